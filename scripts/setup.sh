@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Set up attnlab from nothing: a virtual environment in .venv, torch pinned to
+# the CPU build (constraints.txt), the package with its test extras, and
+# Debian's Chromium for the browser tests. Safe to run again: it only adds
+# what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+    echo "setup: creating .venv"
+    "$PY" -m venv .venv
+fi
+PIP=".venv/bin/python -m pip --disable-pip-version-check -q"
+if ! .venv/bin/python -c "import torch" 2>/dev/null; then
+    echo "setup: installing torch (pinned by constraints.txt)"
+    $PIP install -c constraints.txt torch
+fi
+echo "setup: installing attnlab[test]"
+$PIP install -c constraints.txt -e ".[test]"
+
+# Headless Chromium for the explorer and report tests (Debian's package; no
+# browser download). Skipped quietly where we cannot install system packages.
+if [ ! -x /usr/bin/chromium ]; then
+    if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null; then
+        echo "setup: installing Debian chromium"
+        (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) \
+            >/tmp/attnlab-apt.log 2>&1 || echo "setup: chromium install failed (see /tmp/attnlab-apt.log); browser tests will skip"
+    else
+        echo "setup: /usr/bin/chromium missing and not root; browser tests will skip"
+    fi
+fi
+echo "setup: done"

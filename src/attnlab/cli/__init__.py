@@ -1,0 +1,1 @@
+"""The ``attnlab`` command line: one entry point, one module per subcommand."""

@@ -1,0 +1,146 @@
+"""The attention core in PyTorch: one function returning ``(output, weights)``.
+
+    softmax(Q Kᵀ / √d_k + B + M) V          (Vaswani et al. 2017, eq. 1)
+
+Dimension legend: ``b`` batch, ``h`` heads, ``i`` query positions, ``j`` key
+positions, ``d`` head width (d_k for q and k, d_v for v).
+
+``M`` is the mask, given as booleans (``True`` = may attend) and applied as
+``-inf`` on forbidden scores; ``B`` is an optional additive bias (ALiBi).
+A row whose every key is forbidden has no softmax; we define its weights and
+its output as exactly zero (not NaN), so padding queries stay harmless.
+
+Three kernels compute the same function:
+``naive``  materialises the (i, j) score matrix and returns the weights;
+``sdpa``   calls ``torch.nn.functional.scaled_dot_product_attention`` (fused,
+           returns no weights);
+``memeff`` attnlab's tiled online-softmax attention (``attnlab.nn.memeff``),
+           which never holds the (i, j) matrix (returns no weights).
+Left out: attention-weight dropout in the fused kernels is PyTorch's own.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+
+def causal_mask(n_query: int, n_key: int, device: torch.device | None = None) -> Tensor:
+    """Boolean (i, j) mask, True where query i may see key j.
+
+    The queries are the *last* ``n_query`` positions of the ``n_key`` keys, as
+    when decoding with a KV cache: query i sits at absolute position
+    ``n_key - n_query + i`` and sees keys ``j <= n_key - n_query + i``.
+
+    >>> causal_mask(2, 3).int().tolist()
+    [[1, 1, 0], [1, 1, 1]]
+    """
+    offset = n_key - n_query
+    i = torch.arange(n_query, device=device)[:, None]
+    j = torch.arange(n_key, device=device)[None, :]
+    return j <= i + offset
+
+
+def stable_softmax(scores: Tensor) -> Tensor:
+    """Softmax over the last axis, max-subtracted; rows of all ``-inf`` give zeros."""
+    top = scores.amax(dim=-1, keepdim=True)
+    top = torch.where(torch.isfinite(top), top, torch.zeros_like(top))
+    e = torch.exp(scores - top)
+    total = e.sum(dim=-1, keepdim=True)
+    return e / torch.where(total > 0, total, torch.ones_like(total))
+
+
+def attention(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    *,
+    causal: bool = True,
+    mask: Tensor | None = None,
+    bias: Tensor | None = None,
+    scale: bool = True,
+    dropout_p: float = 0.0,
+    training: bool = False,
+    backend: str = "naive",
+) -> tuple[Tensor, Tensor | None]:
+    """Scaled dot-product attention.
+
+    Args:
+        q: (b, h, i, d_k) queries.  k: (b, h, j, d_k) keys.  v: (b, h, j, d_v) values.
+        causal: forbid keys after each query (queries are the last i of the j).
+        mask: optional boolean, broadcastable to (b, h, i, j); True = may attend.
+        bias: optional additive scores, broadcastable to (b, h, i, j) (ALiBi).
+        scale: divide scores by √d_k; ``False`` is the experiment of §3.2.
+        dropout_p: dropout on the attention weights after the softmax (training only).
+        backend: ``naive`` | ``sdpa`` | ``memeff`` (see the module docstring).
+
+    Returns:
+        ``(out, weights)``: out is (b, h, i, d_v); weights is (b, h, i, j) for
+        the naive kernel and ``None`` for the fused ones.
+    """
+    if q.dim() != 4 or k.dim() != 4 or v.dim() != 4:
+        raise ValueError(
+            f"attention expects (batch, heads, positions, width) tensors, got shapes "
+            f"{tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}"
+        )
+    if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
+        raise ValueError(
+            f"shape mismatch: q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)} "
+            "(q and k must share width, k and v must share positions)"
+        )
+    n_query, n_key, d_k = q.shape[-2], k.shape[-2], q.shape[-1]
+    if causal and n_query > n_key:
+        raise ValueError(f"causal attention needs n_query <= n_key, got {n_query} > {n_key}")
+    p = dropout_p if training else 0.0
+    factor = 1.0 / math.sqrt(d_k) if scale else 1.0
+
+    if backend == "sdpa":
+        allowed = _combined_mask(mask, causal, n_query, n_key, q.device)
+        attn_mask = bias if allowed is None else _bias_with_mask(bias, allowed, q.dtype)
+        if attn_mask is None and causal and n_query == n_key:
+            out = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True, scale=factor)
+        else:
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, dropout_p=p,
+                                                 scale=factor)
+        if allowed is not None:  # fully masked rows: SDPA gives NaN, we define zeros
+            out = torch.where(allowed.any(-1, keepdim=True), out, torch.zeros_like(out))
+        return out, None
+    if backend == "memeff":
+        from attnlab.nn.memeff import memory_efficient_attention
+
+        if mask is not None or p:
+            raise ValueError("the memeff backend supports causal/bias only (no mask, no dropout)")
+        return memory_efficient_attention(q, k, v, causal=causal, bias=bias, scale=scale), None
+    if backend != "naive":
+        raise ValueError(f"unknown attention backend {backend!r}; choose naive, sdpa or memeff")
+
+    scores = (q @ k.transpose(-2, -1)) * factor  # (b, h, i, j)
+    if bias is not None:
+        scores = scores + bias
+    allowed = _combined_mask(mask, causal, n_query, n_key, q.device)
+    if allowed is not None:
+        scores = scores.masked_fill(~allowed, float("-inf"))
+    weights = stable_softmax(scores)
+    if p:
+        weights = F.dropout(weights, p=p, training=True)
+    return weights @ v, weights  # (b, h, i, d_v), (b, h, i, j)
+
+
+def _combined_mask(
+    mask: Tensor | None, causal: bool, n_query: int, n_key: int, device: torch.device
+) -> Tensor | None:
+    allowed = causal_mask(n_query, n_key, device) if causal else None
+    if mask is not None:
+        if mask.dtype != torch.bool:
+            raise ValueError(f"mask must be boolean (True = may attend), got {mask.dtype}")
+        allowed = mask if allowed is None else (mask & allowed)
+    return allowed
+
+
+def _bias_with_mask(bias: Tensor | None, allowed: Tensor, dtype: torch.dtype) -> Tensor:
+    additive = torch.zeros(allowed.shape, dtype=dtype, device=allowed.device)
+    additive = additive.masked_fill(~allowed, float("-inf"))
+    return additive if bias is None else additive + bias

@@ -1,0 +1,127 @@
+"""The one model configuration from which every model in attnlab is built.
+
+Every experiment (the ladder rows, the √d_k runs, pre/post-norm, the position
+schemes, the Winograd probe, GPT-2 parity) is a ``ModelConfig`` value, never a
+model class of its own. Choices are fields with a fixed set of values, checked
+on construction so that a typo fails at once with a clear ``ValueError``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+MIXERS = ("none", "mean", "head", "mha")
+POSITIONS = ("none", "learned", "sinusoidal", "rope", "alibi")
+NORMS = ("none", "pre", "post")
+GELUS = ("exact", "tanh")
+BACKENDS = ("naive", "sdpa", "memeff")
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """A decoder-only language model, from "no context" to GPT-2."""
+
+    vocab_size: int = 1024  # tokens in the vocabulary (BPE-1024 by default)
+    n_ctx: int = 128  # longest context the model is trained on
+    d_model: int = 128  # width of the residual stream
+    n_layer: int = 1  # number of blocks (mixer [+ MLP]) stacked
+    mixer: str = "mha"  # context mixer: none | mean | head | mha
+    n_head: int = 4  # heads of the "mha" mixer, each of width d_model / n_head
+    head_dim: int | None = None  # q/k width of the single "head" mixer (None: d_model)
+    scale: bool = True  # divide scores by √d_k (the experiment of §3.2 turns it off)
+    qkv_bias: bool = False  # biases on the q, k, v maps (GPT-2 has them)
+    out_proj: bool = True  # "mha": W_o (with bias) after the concat of heads
+    position: str = "learned"  # none | learned | sinusoidal | rope | alibi
+    n_pos: int | None = None  # rows of a learned table (None: n_ctx); larger to probe extrapolation
+    mlp: bool = True  # the ×4 GELU MLP sublayer after the mixer
+    mlp_ratio: int = 4  # hidden width of the MLP as a multiple of d_model
+    gelu: str = "exact"  # exact erf GELU, or GPT-2's tanh approximation
+    norm: str = "pre"  # LayerNorm placement: none | pre (and at the end) | post
+    norm_eps: float = 1e-5  # LayerNorm epsilon
+    residual: bool = True  # add each sublayer to its input, or replace the input
+    dropout: float = 0.0  # on attention weights, sublayer outputs and the embedding sum
+    tie_weights: bool = False  # output layer shares the token embedding
+    lm_head_bias: bool = True  # bias on the output layer (GPT-2 has none)
+    backend: str = "naive"  # attention kernel: naive (readable) | sdpa (fused) | memeff (tiled)
+
+    def __post_init__(self) -> None:
+        _check_choice("mixer", self.mixer, MIXERS)
+        _check_choice("position", self.position, POSITIONS)
+        _check_choice("norm", self.norm, NORMS)
+        _check_choice("gelu", self.gelu, GELUS)
+        _check_choice("backend", self.backend, BACKENDS)
+        for name in ("vocab_size", "n_ctx", "d_model", "n_head", "mlp_ratio"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.n_layer < 0:
+            raise ValueError(f"n_layer must be >= 0, got {self.n_layer}")
+        if self.mixer == "mha" and self.d_model % self.n_head:
+            raise ValueError(
+                f"n_head={self.n_head} does not divide d_model={self.d_model}: "
+                "each head must have width d_model / n_head"
+            )
+        if self.position == "rope" and self.mixer in ("head", "mha") and self.qk_dim % 2:
+            raise ValueError(f"RoPE rotates pairs of dims: head width {self.qk_dim} must be even")
+        if self.tie_weights and self.lm_head_bias:
+            # Allowed, but a tied head usually has no bias; keep it explicit.
+            pass
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+        if self.n_pos is not None and self.n_pos < self.n_ctx:
+            raise ValueError(f"n_pos={self.n_pos} must be >= n_ctx={self.n_ctx}")
+
+    @property
+    def heads(self) -> int:
+        """Number of heads the mixer uses (1 for the single head)."""
+        return self.n_head if self.mixer == "mha" else 1
+
+    @property
+    def qk_dim(self) -> int:
+        """Width d_k of each head's queries and keys."""
+        if self.mixer == "mha":
+            return self.d_model // self.n_head
+        return self.head_dim or self.d_model
+
+    @property
+    def pos_rows(self) -> int:
+        """Rows of the learned position table."""
+        return self.n_pos or self.n_ctx
+
+    def replace(self, **changes: Any) -> ModelConfig:
+        """A copy with some fields changed (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ModelConfig:
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"unknown ModelConfig field(s): {', '.join(unknown)}")
+        return cls(**data)
+
+
+def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise ValueError(f"unknown {name} {value!r}; choose one of: {', '.join(choices)}")
+
+
+def gpt2_config(
+    vocab_size: int = 50257, n_ctx: int = 1024, d_model: int = 768, n_layer: int = 12,
+    n_head: int = 12,
+) -> ModelConfig:
+    """GPT-2's architecture settings (Radford et al. 2019) as a ModelConfig.
+
+    Pre-norm blocks with a final LayerNorm, biases on q, k, v, o and the MLP,
+    tanh GELU, learned positions, output layer tied to the token embedding and
+    without bias. Defaults give GPT-2 small.
+    """
+    return ModelConfig(
+        vocab_size=vocab_size, n_ctx=n_ctx, d_model=d_model, n_layer=n_layer,
+        mixer="mha", n_head=n_head, qkv_bias=True, position="learned", mlp=True,
+        gelu="tanh", norm="pre", residual=True, tie_weights=True, lm_head_bias=False,
+    )

@@ -1,0 +1,151 @@
+"""The decoder-only language model built from one ``ModelConfig``.
+
+Dimension legend: ``b`` batch, ``t`` positions, ``c`` model width, ``v`` vocabulary.
+
+    tokens → embedding (+ absolute positions) → dropout → blocks → [final LN] → linear → logits
+
+``generate`` decodes with a KV cache: each step feeds only the new token and
+reuses every layer's keys and values (the mean mixer keeps its inputs). A
+test shows cache and no-cache logits are the same.
+Initialisation is PyTorch's own (``nn.Embedding`` N(0, 1), ``nn.Linear``
+Kaiming-uniform), the textbook's "just use the layers" setting; GPT-2's
+scaled init is left out.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from attnlab.nn.block import Block
+from attnlab.nn.config import ModelConfig
+from attnlab.nn.positions import AdditivePositions
+
+
+class KVCache:
+    """Per-layer state for incremental decoding, and how many positions it holds."""
+
+    def __init__(self, n_layer: int) -> None:
+        self.layers: list[dict] = [{} for _ in range(n_layer)]
+        self.length = 0
+
+
+class LanguageModel(nn.Module):
+    """Every model of attnlab: from the bigram (no context) to GPT-2."""
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.tok = nn.Embedding(cfg.vocab_size, cfg.d_model)
+        self.pos = (
+            AdditivePositions(cfg.position, cfg.pos_rows, cfg.d_model)
+            if cfg.position in ("learned", "sinusoidal")
+            else None
+        )
+        self.drop = nn.Dropout(cfg.dropout)
+        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
+        self.norm = nn.LayerNorm(cfg.d_model, eps=cfg.norm_eps) if cfg.norm == "pre" else None
+        self.head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=cfg.lm_head_bias)
+        if cfg.tie_weights:
+            self.head.weight = self.tok.weight  # Press & Wolf 2017
+
+    def num_parameters(self) -> int:
+        """Trainable parameters, a tied matrix counted once."""
+        return sum(p.numel() for p in self.parameters())
+
+    def forward(
+        self,
+        idx: Tensor,
+        cache: KVCache | None = None,
+        return_attention: bool = False,
+    ) -> Tensor | tuple[Tensor, list[Tensor | None]]:
+        """Logits (b, t, v) for token ids (b, t); with ``return_attention`` also the
+        attention weights of each block, (b, h, t, s) or ``None`` for weightless mixers."""
+        if idx.dim() != 2:
+            raise ValueError(f"expected token ids of shape (batch, positions), got {tuple(idx.shape)}")
+        b, t = idx.shape
+        start = cache.length if cache is not None else 0
+        if self.pos is not None and self.cfg.position == "learned" and start + t > self.cfg.pos_rows:
+            raise ValueError(
+                f"{start + t} positions exceed the learned position table ({self.cfg.pos_rows} "
+                "rows); use a shorter input or a larger n_pos"
+            )
+        positions = torch.arange(start, start + t, device=idx.device)  # (t,)
+        x = self.tok(idx)  # (b, t, c)
+        if self.pos is not None:
+            x = x + self.pos(positions)  # (t, c) broadcast over b
+        x = self.drop(x)
+        attn: list[Tensor | None] = []
+        for i, block in enumerate(self.blocks):
+            layer_cache = cache.layers[i] if cache is not None else None
+            x, w = block(x, positions, layer_cache, need_weights=return_attention)
+            attn.append(w)
+        if cache is not None:
+            cache.length += t
+        if self.norm is not None:
+            x = self.norm(x)
+        logits = self.head(x)  # (b, t, v)
+        return (logits, attn) if return_attention else logits
+
+    def loss(self, idx: Tensor, targets: Tensor) -> Tensor:
+        """Mean next-token cross-entropy."""
+        logits = self(idx)
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+
+    @torch.no_grad()
+    def generate(
+        self,
+        idx: Tensor,
+        max_new_tokens: int,
+        *,
+        temperature: float = 1.0,
+        top_k: int | None = None,
+        seed: int | None = None,
+        use_cache: bool = True,
+    ) -> Tensor:
+        """Sample ``max_new_tokens`` after ``idx`` (b, t); returns (b, t + new).
+
+        ``temperature`` divides the logits (0 means greedy); ``top_k`` keeps the k
+        most likely tokens; ``seed`` fixes the sampling generator. Without the cache
+        every step recomputes the whole (cropped) context.
+        """
+        if max_new_tokens < 0:
+            raise ValueError(f"max_new_tokens must be >= 0, got {max_new_tokens}")
+        if temperature < 0:
+            raise ValueError(f"temperature must be >= 0, got {temperature}")
+        if top_k is not None and top_k < 1:
+            raise ValueError(f"top_k must be >= 1, got {top_k}")
+        total = idx.shape[1] + max_new_tokens
+        if use_cache and self.cfg.position == "learned" and total > self.cfg.pos_rows:
+            raise ValueError(
+                f"prompt + new tokens = {total} exceeds the model's {self.cfg.pos_rows} learned "
+                "positions; ask for fewer tokens or generate with use_cache=False (a sliding window)"
+            )
+        was_training = self.training
+        self.eval()
+        gen = torch.Generator(device=idx.device)
+        gen.manual_seed(0 if seed is None else seed)
+        cache = KVCache(len(self.blocks)) if use_cache else None
+        out = idx
+        step_input = idx
+        for _ in range(max_new_tokens):
+            if cache is None:
+                step_input = out[:, -self.cfg.pos_rows :] if self.cfg.position == "learned" else out
+            logits = self(step_input, cache=cache)[:, -1, :]  # (b, v)
+            nxt = _sample(logits, temperature, top_k, gen)  # (b, 1)
+            out = torch.cat([out, nxt], dim=1)
+            step_input = nxt
+        self.train(was_training)
+        return out
+
+
+def _sample(logits: Tensor, temperature: float, top_k: int | None, gen: torch.Generator) -> Tensor:
+    if temperature == 0:
+        return logits.argmax(-1, keepdim=True)
+    logits = logits / temperature
+    if top_k is not None:
+        kth = torch.topk(logits, min(top_k, logits.shape[-1])).values[:, -1:]  # (b, 1)
+        logits = logits.masked_fill(logits < kth, float("-inf"))
+    probs = torch.softmax(logits, dim=-1)
+    return torch.multinomial(probs, 1, generator=gen)

@@ -1,0 +1,205 @@
+"""Equivalence checks of SPEC §1: each returns one row (name, max |diff|, tolerance).
+
+``attnlab verify`` prints the rows and fails if any exceeds its tolerance; the
+tests assert the same rows. Every check builds its own small random inputs
+from a fixed seed, so the figures are reproducible.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from attnlab.nn.attention import attention, causal_mask
+from attnlab.nn.config import ModelConfig, gpt2_config
+from attnlab.nn.mixers import MultiHeadAttention, UniformCausalMean
+from attnlab.nn.model import KVCache, LanguageModel
+from attnlab.nn.params import gpt2_formula
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    diff: float  # max |difference| (or |count difference|)
+    tol: float
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.diff <= self.tol)
+
+
+def _maxdiff(a: torch.Tensor | np.ndarray, b: torch.Tensor | np.ndarray) -> float:
+    a = torch.as_tensor(a, dtype=torch.float64)
+    b = torch.as_tensor(b, dtype=torch.float64)
+    return float((a - b).abs().max())
+
+
+def _mha(d: int = 64, h: int = 4, qkv_bias: bool = True) -> MultiHeadAttention:
+    torch.manual_seed(0)
+    cfg = ModelConfig(d_model=d, n_head=h, mixer="mha", qkv_bias=qkv_bias, position="none")
+    return MultiHeadAttention(cfg).eval()
+
+
+@torch.no_grad()
+def check_torch_mha(b: int = 2, t: int = 16, d: int = 64, h: int = 4) -> Check:
+    """Ours vs ``nn.MultiheadAttention`` with the same weights, causal."""
+    ours = _mha(d, h)
+    ref = torch.nn.MultiheadAttention(d, h, bias=True, batch_first=True).eval()
+    ref.in_proj_weight.copy_(torch.cat([ours.q.weight, ours.k.weight, ours.v.weight]))
+    ref.in_proj_bias.copy_(torch.cat([ours.q.bias, ours.k.bias, ours.v.bias]))
+    ref.out_proj.weight.copy_(ours.o.weight)
+    ref.out_proj.bias.copy_(ours.o.bias)
+    x = torch.randn(b, t, d)
+    y, _ = ours(x, torch.arange(t))
+    forbidden = ~causal_mask(t, t)  # nn.MultiheadAttention: True = may NOT attend
+    y_ref, _ = ref(x, x, x, attn_mask=forbidden, need_weights=False)
+    return Check("ours vs torch.nn.MultiheadAttention (fp32)", _maxdiff(y, y_ref), 1e-6)
+
+
+@torch.no_grad()
+def check_sdpa(b: int = 2, h: int = 4, t: int = 32, d: int = 16) -> Check:
+    """Our attention core vs ``F.scaled_dot_product_attention``, causal."""
+    torch.manual_seed(1)
+    q, k, v = (torch.randn(b, h, t, d) for _ in range(3))
+    ours, _ = attention(q, k, v, causal=True, backend="naive")
+    ref = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    return Check("ours vs F.scaled_dot_product_attention (fp32)", _maxdiff(ours, ref), 1e-6)
+
+
+@torch.no_grad()
+def check_fused(t: int = 32) -> Check:
+    """Readable per-head path vs the fused SDPA path, the same model."""
+    torch.manual_seed(2)
+    cfg = ModelConfig(vocab_size=97, n_ctx=t, d_model=64, n_layer=2, n_head=4)
+    naive = LanguageModel(cfg).eval()
+    fused = LanguageModel(cfg.replace(backend="sdpa")).eval()
+    fused.load_state_dict(naive.state_dict())
+    idx = torch.randint(0, 97, (2, t))
+    return Check("per-head vs fused SDPA model logits (fp32)", _maxdiff(naive(idx), fused(idx)),
+                 1e-5)
+
+
+@torch.no_grad()
+def check_numpy_reference(b: int = 2, t: int = 12, d: int = 32, h: int = 4) -> Check:
+    """NumPy float64 reference multi-head attention vs our fp32 module, same weights."""
+    from attnlab.reference import multi_head_attention
+
+    ours = _mha(d, h)
+    x = torch.randn(b, t, d)
+    y, _ = ours(x, torch.arange(t))
+    w = {n: getattr(ours, n).weight.double().numpy() for n in "qkvo"}
+    bias = {n: getattr(ours, n).bias.double().numpy() for n in "qkvo"}
+    y_ref, _ = multi_head_attention(
+        x.double().numpy(), w["q"], w["k"], w["v"], w["o"], bias["o"], n_head=h,
+        b_q=bias["q"], b_k=bias["k"], b_v=bias["v"], causal=True,
+    )
+    return Check("NumPy reference vs torch module", _maxdiff(y, y_ref), 1e-6)
+
+
+@torch.no_grad()
+def check_means(b: int = 2, t: int = 20, c: int = 8) -> list[Check]:
+    """Prefix-mean loop == averaging matrix == softmax of all-zero masked scores;
+    and a shuffled context gives the same mean."""
+    torch.manual_seed(3)
+    x = torch.randn(b, t, c)
+    loop = torch.stack([x[:, : i + 1].mean(1) for i in range(t)], dim=1)  # (b, t, c)
+    matrix, _ = UniformCausalMean()(x, torch.arange(t))
+    zeros = torch.zeros(t, t).masked_fill(~causal_mask(t, t), float("-inf"))
+    softmax = torch.softmax(zeros, dim=-1) @ x
+    perm = torch.randperm(t - 1)
+    shuffled = torch.cat([x[:, :-1][:, perm], x[:, -1:]], dim=1)  # same set before the last
+    last_shuffled, _ = UniformCausalMean()(shuffled, torch.arange(t))
+    return [
+        Check("prefix-mean loop vs averaging matrix", _maxdiff(loop, matrix), 1e-6),
+        Check("averaging matrix vs softmax(all-zero masked scores)", _maxdiff(matrix, softmax),
+              1e-6),
+        Check("shuffled context gives the same mean", _maxdiff(matrix[:, -1], last_shuffled[:, -1]),
+              1e-6),
+    ]
+
+
+@torch.no_grad()
+def check_kv_cache(t: int = 24) -> Check:
+    """Decoding token by token with the KV cache == one full forward."""
+    torch.manual_seed(4)
+    cfg = ModelConfig(vocab_size=97, n_ctx=t, d_model=32, n_layer=2, n_head=4, position="rope")
+    model = LanguageModel(cfg).eval()
+    idx = torch.randint(0, 97, (2, t))
+    full = model(idx)
+    cache = KVCache(cfg.n_layer)
+    steps = [model(idx[:, i : i + 1], cache=cache) for i in range(t)]
+    return Check("KV-cache decoding vs full forward", _maxdiff(full, torch.cat(steps, 1)), 1e-5)
+
+
+def _small_gpt2_config():  # noqa: ANN202 - transformers type
+    from transformers import GPT2Config
+
+    return GPT2Config(vocab_size=211, n_positions=64, n_embd=48, n_layer=3, n_head=4,
+                      resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
+                      bos_token_id=0, eos_token_id=0)
+
+
+@torch.no_grad()
+def check_hf_gpt2(t: int = 40) -> Check:
+    """Our model with GPT-2's settings and HF weights vs ``GPT2LMHeadModel`` logits."""
+    from transformers import GPT2LMHeadModel
+
+    from attnlab.nn.gpt2 import from_hf
+
+    torch.manual_seed(5)
+    hf = GPT2LMHeadModel(_small_gpt2_config()).eval()
+    ours = from_hf(hf)
+    idx = torch.randint(0, 211, (2, t))
+    return Check("ours vs Hugging Face GPT2LMHeadModel logits", _maxdiff(ours(idx),
+                 hf(idx).logits), 1e-5)
+
+
+@torch.no_grad()
+def check_memeff(t: int = 130) -> Check:
+    """attnlab's tiled memory-efficient attention vs the naive kernel."""
+    torch.manual_seed(6)
+    q, k, v = (torch.randn(2, 4, t, 16) for _ in range(3))
+    naive, _ = attention(q, k, v, causal=True, backend="naive")
+    tiled, _ = attention(q, k, v, causal=True, backend="memeff")
+    return Check("memory-efficient (tiled) vs naive attention (fp32)", _maxdiff(naive, tiled), 1e-5)
+
+
+def check_gpt2_params() -> list[Check]:
+    """12d² + 13d per block + V·d + n_ctx·d + 2d == our count == HF's count."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    formula = gpt2_formula(768, 12, 50257, 1024)
+    ours = LanguageModel(gpt2_config()).num_parameters()
+    with torch.device("meta"):  # count shapes without allocating 500 MB
+        hf = sum(p.numel() for p in GPT2LMHeadModel(GPT2Config()).parameters())
+    return [
+        Check(f"GPT-2 small params: formula {formula:,} vs ours {ours:,}", abs(formula - ours), 0),
+        Check(f"GPT-2 small params: formula {formula:,} vs HF {hf:,}", abs(formula - hf), 0),
+        Check(f"GPT-2 small params: formula = 124,439,808 ({formula:,})",
+              abs(formula - 124_439_808), 0),
+    ]
+
+
+CHECKS: list[Callable[[], Check | list[Check]]] = [
+    check_torch_mha,
+    check_sdpa,
+    check_fused,
+    check_numpy_reference,
+    check_means,
+    check_kv_cache,
+    check_memeff,
+    check_hf_gpt2,
+    check_gpt2_params,
+]
+
+
+def run_checks() -> list[Check]:
+    rows: list[Check] = []
+    for fn in CHECKS:
+        out = fn()
+        rows.extend(out if isinstance(out, list) else [out])
+    return rows
