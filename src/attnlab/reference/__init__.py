@@ -1,1 +1,43 @@
-"""attnlab.reference"""
+"""NumPy float64 reference of attention: readable before fast.
+
+- ``softmax``   stable softmax, causal and padding masks, boolean ↔ additive.
+- ``attention`` scaled dot-product and multi-head attention.
+- ``backward``  hand-written backward of attention and a finite-difference check.
+- ``positions`` sinusoidal encoding, RoPE, ALiBi.
+"""
+
+from __future__ import annotations
+
+from attnlab.reference.attention import multi_head_attention, scaled_dot_product_attention
+from attnlab.reference.backward import (
+    AttentionCache,
+    attention_backward,
+    attention_forward,
+    finite_difference_grad,
+)
+from attnlab.reference.positions import alibi_bias, alibi_slopes, rope, sinusoidal
+from attnlab.reference.softmax import (
+    additive_mask,
+    boolean_mask,
+    causal_mask,
+    padding_mask,
+    softmax,
+)
+
+__all__ = [
+    "AttentionCache",
+    "additive_mask",
+    "alibi_bias",
+    "alibi_slopes",
+    "attention_backward",
+    "attention_forward",
+    "boolean_mask",
+    "causal_mask",
+    "finite_difference_grad",
+    "multi_head_attention",
+    "padding_mask",
+    "rope",
+    "scaled_dot_product_attention",
+    "sinusoidal",
+    "softmax",
+]
