@@ -1,0 +1,51 @@
+"""Smoke runs of the foundation commands and their bad-input paths."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from attnlab.cli.main import main
+
+
+def test_params_gpt2_small_prints_the_count(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["params", "--preset", "gpt2-small"]) == 0
+    out = capsys.readouterr().out
+    assert "124,439,808" in out and "MLP share" in out
+
+
+def test_params_override(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["params", "--set", "n_layer=3", "--set", "mlp=false"]) == 0
+    assert "block 3" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "argv,match",
+    [
+        (["params", "--set", "n_head=3"], "does not divide"),
+        (["params", "--set", "position=absolute"], "unknown position"),
+        (["params", "--set", "d_modle=3"], "unknown model field"),
+        (["params", "--set", "n_layer=two"], "takes a number"),
+        (["params", "--set", "nokey"], "KEY=VALUE"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    argv: list[str], match: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert match in err and len(err.splitlines()) == 1 and err.startswith("attnlab: error:")
+
+
+def test_unknown_subcommand_exits_2() -> None:
+    proc = subprocess.run([sys.executable, "-m", "attnlab.cli.main", "frobnicate"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and "invalid choice" in proc.stderr
+
+
+def test_verify_command_passes(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["verify"]) == 0
+    out = capsys.readouterr().out
+    assert "all checks passed" in out and "FAIL" not in out
