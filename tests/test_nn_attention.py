@@ -34,7 +34,8 @@ def test_two_token_case_by_hand() -> None:
     assert torch.allclose(out[0, 0, 1], w1[0] * v[0, 0, 0] + w1[1] * v[0, 0, 1])
     # Without the division: [1, e] / (1 + e).
     _, w_raw = attention(q, q, v, causal=True, scale=False)
-    assert torch.allclose(w_raw[0, 0, 1], torch.tensor([1, math.e], dtype=torch.float64) / (1 + math.e))
+    expected = torch.tensor([1, math.e], dtype=torch.float64) / (1 + math.e)
+    assert torch.allclose(w_raw[0, 0, 1], expected)
 
 
 def test_rows_sum_to_one_and_causal_zeros() -> None:

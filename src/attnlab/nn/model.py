@@ -63,10 +63,13 @@ class LanguageModel(nn.Module):
         """Logits (b, t, v) for token ids (b, t); with ``return_attention`` also the
         attention weights of each block, (b, h, t, s) or ``None`` for weightless mixers."""
         if idx.dim() != 2:
-            raise ValueError(f"expected token ids of shape (batch, positions), got {tuple(idx.shape)}")
+            raise ValueError(
+                f"expected token ids of shape (batch, positions), got {tuple(idx.shape)}"
+            )
         b, t = idx.shape
         start = cache.length if cache is not None else 0
-        if self.pos is not None and self.cfg.position == "learned" and start + t > self.cfg.pos_rows:
+        learned = self.cfg.position == "learned"
+        if learned and start + t > self.cfg.pos_rows:
             raise ValueError(
                 f"{start + t} positions exceed the learned position table ({self.cfg.pos_rows} "
                 "rows); use a shorter input or a larger n_pos"
@@ -120,7 +123,7 @@ class LanguageModel(nn.Module):
         if use_cache and self.cfg.position == "learned" and total > self.cfg.pos_rows:
             raise ValueError(
                 f"prompt + new tokens = {total} exceeds the model's {self.cfg.pos_rows} learned "
-                "positions; ask for fewer tokens or generate with use_cache=False (a sliding window)"
+                "positions; ask for fewer tokens or use use_cache=False (a sliding window)"
             )
         was_training = self.training
         self.eval()
@@ -131,7 +134,8 @@ class LanguageModel(nn.Module):
         step_input = idx
         for _ in range(max_new_tokens):
             if cache is None:
-                step_input = out[:, -self.cfg.pos_rows :] if self.cfg.position == "learned" else out
+                learned = self.cfg.position == "learned"
+                step_input = out[:, -self.cfg.pos_rows :] if learned else out
             logits = self(step_input, cache=cache)[:, -1, :]  # (b, v)
             nxt = _sample(logits, temperature, top_k, gen)  # (b, 1)
             out = torch.cat([out, nxt], dim=1)
