@@ -19,6 +19,7 @@ import sys
 SUBCOMMANDS = [
     "verify",
     "params",
+    "explore",
 ]
 
 
