@@ -5,6 +5,11 @@ tokenizer is trained at most once per session."""
 from __future__ import annotations
 
 import pytest
+import torch
+
+# Tests use tiny models, for which one thread is much faster than two fighting
+# over a busy 2-core machine.
+torch.set_num_threads(1)
 
 
 @pytest.fixture(autouse=True, scope="session")

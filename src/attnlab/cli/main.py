@@ -19,6 +19,11 @@ import sys
 SUBCOMMANDS = [
     "verify",
     "params",
+    "train",
+    "evaluate",
+    "generate",
+    "run",
+    "reproduce",
     "explore",
 ]
 

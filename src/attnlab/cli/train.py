@@ -1,0 +1,81 @@
+"""``attnlab train``: train a model from a run config, resuming where it stopped.
+
+    attnlab train configs/tiny.toml --set train.steps=200 --set model.position=rope
+
+The run lives in ``runs/<config hash>`` unless ``--run-dir`` says otherwise;
+running the same command again resumes an interrupted run or reports that it
+has finished. Under ``torchrun`` every process runs this command and only
+rank 0 prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "train",
+        help="train a model from a config (resumes an interrupted run)",
+        description="Train a language model. CONFIG is a TOML or JSON file with [model], "
+        "[train] and [data] tables (all optional; defaults are the spec's: width 128, "
+        "context 128, 3,000 AdamW steps at 1e-3, batch 64, Tiny Shakespeare). "
+        "Run again to resume; a finished run is reported, not retrained.",
+    )
+    p.add_argument("config", nargs="?", metavar="CONFIG", help="run config (.toml or .json)")
+    p.add_argument("--set", dest="overrides", action="append", default=[],
+                   metavar="SECTION.KEY=VALUE",
+                   help="override one field, e.g. --set train.steps=200 --set model.d_model=64")
+    p.add_argument("--run-dir", metavar="DIR",
+                   help="where the run lives (default: runs/<config hash>)")
+    p.add_argument("--corpus", metavar="PATH",
+                   help="train on this UTF-8 text file (same as --set data.corpus=PATH)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--json", action="store_true", help="print the result record as JSON")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from attnlab.train.config import load_run_config, run_hash
+    from attnlab.train.progress import ProgressPrinter
+    from attnlab.train.rundir import RESULT, check_same_config
+    from attnlab.train.trainer import TrainingDiverged, train
+
+    overrides = list(args.overrides)
+    if args.corpus is not None:
+        overrides.append(f"data.corpus={args.corpus}")
+    cfg = load_run_config(args.config, overrides)
+    run_dir = Path(args.run_dir) if args.run_dir else Path("runs") / run_hash(cfg)
+    check_same_config(run_dir, cfg)  # before anything is printed: one line on error
+    main_rank = int(os.environ.get("RANK", "0")) == 0
+    say = print if main_rank else _silent
+    finished = (run_dir / RESULT).is_file()
+    say(f"run: {run_dir} (config {run_hash(cfg)})", file=sys.stderr)
+    progress = None if args.quiet or not main_rank else ProgressPrinter(sys.stderr)
+    try:
+        result = train(cfg, run_dir, progress=progress)
+    except TrainingDiverged as err:
+        say(f"attnlab: training stopped: {err}", file=sys.stderr)
+        return 1
+    if finished:
+        say(f"run {run_dir} has already finished; delete it to train again", file=sys.stderr)
+    say(json.dumps(result, sort_keys=True) if args.json else summary(result))
+    return 0
+
+
+def summary(result: dict) -> str:
+    """One human line: steps, loss, perplexities, speed."""
+    return (
+        f"steps {result['steps']}  final loss {result['final_loss']:.4f}  "
+        f"train ppl {result['train_ppl']:.2f}  held-out ppl {result['held_ppl']:.2f}  "
+        f"{result['tokens_per_s']:,.0f} tok/s  {result['wall_s']:.0f}s  "
+        f"{result['params']:,} params"
+    )
+
+
+def _silent(*_args: object, **_kwargs: object) -> None:
+    return None

@@ -1,0 +1,102 @@
+"""Progress of a long run, rendered for a terminal or for a log file.
+
+The trainer calls ``progress(record)`` with a dict per log line: ``kind``
+("train" or "eval"), ``step``, ``steps`` (total), and for "train" ``loss``,
+``tokens_per_s``, ``eta_s``; for "eval" ``train_ppl`` and ``held_ppl``.
+``ProgressPrinter`` turns those into one line that redraws itself with ``\\r``
+on a terminal, and into periodic plain lines otherwise (CI logs, files), so a
+log is neither silent for an hour nor a wall of carriage returns.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, TextIO
+
+BAR_WIDTH = 20
+
+
+def format_duration(seconds: float) -> str:
+    """Seconds as ``1h02m``, ``4m05s`` or ``12s``.
+
+    >>> format_duration(3725), format_duration(245), format_duration(12.4)
+    ('1h02m', '4m05s', '12s')
+    """
+    s = max(int(round(seconds)), 0)
+    if s >= 3600:
+        return f"{s // 3600}h{s % 3600 // 60:02d}m"
+    if s >= 60:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s}s"
+
+
+def format_train_line(record: dict[str, Any]) -> str:
+    """``[#####...............]  120/3000  loss 5.123  12,345 tok/s  ETA 4m05s``"""
+    step, total = record["step"], record["steps"]
+    filled = int(BAR_WIDTH * step / total) if total else BAR_WIDTH
+    bar = "#" * filled + "." * (BAR_WIDTH - filled)
+    width = len(str(total))
+    return (
+        f"[{bar}] {step:>{width}}/{total}  loss {record['loss']:.4f}  "
+        f"{record['tokens_per_s']:,.0f} tok/s  ETA {format_duration(record['eta_s'])}"
+    )
+
+
+def format_eval_line(record: dict[str, Any]) -> str:
+    """``step 500/3000: train ppl 101.20, held-out ppl 123.40``"""
+    return (
+        f"step {record['step']}/{record['steps']}: train ppl {record['train_ppl']:.2f}, "
+        f"held-out ppl {record['held_ppl']:.2f}"
+    )
+
+
+class ProgressPrinter:
+    """Callable progress sink for ``train(..., progress=ProgressPrinter(sys.stderr))``.
+
+    On a TTY each training record redraws one line; elsewhere a line is written
+    at most every ``interval_s`` seconds and always for the last step. Eval
+    records always get a line of their own.
+    """
+
+    def __init__(
+        self,
+        stream: TextIO,
+        *,
+        interval_s: float = 30.0,
+        tty: bool | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.stream = stream
+        self.interval_s = interval_s
+        isatty = getattr(stream, "isatty", None)
+        self.tty = bool(isatty and isatty()) if tty is None else tty
+        self.clock = clock
+        self._last: float | None = None
+        self._open_line = False  # a \r line is on screen and needs a newline first
+
+    def __call__(self, record: dict[str, Any]) -> None:
+        if record.get("kind") == "eval":
+            self._line(format_eval_line(record))
+            return
+        text = format_train_line(record)
+        last_step = record["step"] >= record["steps"]
+        if self.tty:
+            self.stream.write("\r" + text + "  ")
+            self._open_line = True
+            if last_step:
+                self.stream.write("\n")
+                self._open_line = False
+            self.stream.flush()
+            return
+        now = self.clock()
+        if last_step or self._last is None or now - self._last >= self.interval_s:
+            self._last = now
+            self._line(text)
+
+    def _line(self, text: str) -> None:
+        if self._open_line:
+            self.stream.write("\n")
+            self._open_line = False
+        self.stream.write(text + "\n")
+        self.stream.flush()

@@ -1,0 +1,186 @@
+"""The training loop: run files, bitwise resume, divergence, refusals, evaluation."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from attnlab.train import trainer as trainer_mod
+from attnlab.train.config import load_run_config, run_hash
+from attnlab.train.rundir import read_metrics
+from attnlab.train.trainer import TrainingDiverged, train
+
+TINY = [
+    "model.vocab_size=32", "model.d_model=16", "model.n_ctx=16", "model.n_head=2",
+    "model.dropout=0.1",  # so that resuming must restore the dropout generator too
+    "train.steps=12", "train.batch_size=4", "train.log_every=2", "train.eval_every=6",
+    "train.ckpt_every=6", "train.eval_batch_size=8", "train.device=cpu",
+]
+
+
+@pytest.fixture(scope="module")
+def data():
+    """A small token stream with structure to learn (a noisy counter mod 29)."""
+    rng = np.random.default_rng(0)
+    steps = np.where(rng.random(3000) < 0.8, 1, rng.integers(0, 29, 3000))
+    tokens = np.cumsum(steps) % 29
+    return SimpleNamespace(train=tokens[:2700], held=tokens[2700:], tokenizer=None)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Tiny models run fastest on one thread; on a busy 2-core machine, threads spin."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def tiny(*extra: str):
+    return load_run_config(None, TINY + list(extra))
+
+
+def tensors(path):
+    return load_file(str(path))
+
+
+def test_run_directory_holds_everything(tmp_path, data):
+    cfg = tiny()
+    records = []
+    rng = torch.get_rng_state()
+    result = train(cfg, tmp_path, data=data, progress=records.append)
+    assert torch.equal(torch.get_rng_state(), rng)  # the caller's random state is untouched
+    names = {p.name for p in tmp_path.iterdir()}
+    assert {"config.json", "meta.json", "metrics.jsonl", "result.json", "checkpoint"} <= names
+    stored = json.loads((tmp_path / "config.json").read_text())
+    assert stored["hash"] == run_hash(cfg) and stored["config"] == cfg.to_dict()
+    meta = json.loads((tmp_path / "meta.json").read_text())
+    assert meta["seed"] == 0 and meta["versions"]["torch"] == torch.__version__
+    assert {"commit", "dirty"} <= set(meta["code_revision"])
+    assert meta["sessions"][0]["device"] == "cpu"
+    assert json.loads((tmp_path / "result.json").read_text()) == result
+    assert result["steps"] == 12 and result["eval_tokens"] == 300
+    assert result["params"] == sum(t.numel() for t in tensors(
+        tmp_path / "checkpoint" / "model.safetensors").values())
+    assert 1 < result["held_ppl"] < 1e3 and 1 < result["train_ppl"] < 1e3
+    rows = read_metrics(tmp_path)
+    train_rows = [r for r in rows if r["kind"] == "train"]
+    assert [r["step"] for r in train_rows] == [2, 4, 6, 8, 10, 12]
+    assert [r["step"] for r in rows if r["kind"] == "eval"] == [6, 12]
+    assert all(np.isfinite(r["loss"]) and r["tokens_per_s"] > 0 for r in train_rows)
+    assert records == rows  # the progress callback saw exactly the logged lines
+    assert train_rows[-1]["eta_s"] == 0
+
+
+def test_learning_happens(tmp_path, data):
+    cfg = tiny("train.steps=60", "train.lr=1e-2", "train.eval_every=0", "train.ckpt_every=0",
+               "train.log_every=60", "model.dropout=0.0")
+    result = train(cfg, tmp_path, data=data)
+    assert result["held_ppl"] < 8  # uniform is 29; a counter is predictable
+
+
+def test_resume_is_bitwise_identical(tmp_path, data):
+    cfg = tiny()
+    straight = train(cfg, tmp_path / "a", data=data)
+
+    def interrupt_at_8(record):
+        if record["step"] == 8:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        train(cfg, tmp_path / "b", data=data, progress=interrupt_at_8)
+    assert json.loads((tmp_path / "b/checkpoint/state.json").read_text())["step"] == 6
+    assert not (tmp_path / "b/result.json").exists()
+    resumed = train(cfg, tmp_path / "b", data=data)  # resumes from step 6
+    for name in ("model.safetensors", "optimizer.safetensors"):
+        a, b = tensors(tmp_path / "a/checkpoint" / name), tensors(tmp_path / "b/checkpoint" / name)
+        assert a.keys() == b.keys()
+        for key in a:
+            assert torch.equal(a[key], b[key]), (name, key)
+    for key in ("final_loss", "train_ppl", "held_ppl", "steps"):
+        assert resumed[key] == straight[key], key
+    losses = [[(r["step"], r["loss"]) for r in read_metrics(tmp_path / d) if r["kind"] == "train"]
+              for d in ("a", "b")]
+    assert losses[0] == losses[1]  # lines after the checkpoint were dropped and redone
+    meta = json.loads((tmp_path / "b/meta.json").read_text())
+    assert [s["start_step"] for s in meta["sessions"]] == [0, 6]
+
+
+def test_finished_run_is_not_retrained(tmp_path, data):
+    cfg = tiny("train.steps=2", "train.eval_every=0")
+    first = train(cfg, tmp_path, data=data)
+    stamp = (tmp_path / "checkpoint/state.json").stat().st_mtime_ns
+    assert train(cfg, tmp_path, data=data) == first
+    assert (tmp_path / "checkpoint/state.json").stat().st_mtime_ns == stamp
+
+
+def test_other_config_in_same_directory_is_refused(tmp_path, data):
+    train(tiny("train.steps=2"), tmp_path, data=data)
+    with pytest.raises(ValueError, match="holds a different config"):
+        train(tiny("train.steps=3"), tmp_path, data=data)
+
+
+def test_injected_nan_stops_and_keeps_last_checkpoint(tmp_path, data, monkeypatch):
+    cfg = tiny("train.ckpt_every=2", "train.log_every=1")
+    real = trainer_mod.F.cross_entropy
+    calls = []
+
+    def nan_at_step_5(*args, **kwargs):
+        calls.append(1)
+        loss = real(*args, **kwargs)
+        return loss * float("nan") if len(calls) == 5 else loss
+
+    monkeypatch.setattr(trainer_mod, "F", SimpleNamespace(cross_entropy=nan_at_step_5))
+    with pytest.raises(TrainingDiverged, match=r"non-finite loss \(nan\) at step 5 of 12.*"
+                                               r"last good checkpoint \(step 4\)"):
+        train(cfg, tmp_path, data=data)
+    state = json.loads((tmp_path / "checkpoint/state.json").read_text())
+    assert state["step"] == 4 and not (tmp_path / "result.json").exists()
+    assert read_metrics(tmp_path)[-1] == {"kind": "diverged", "step": 5, "loss": "nan"}
+    # The kept checkpoint is the uninterrupted run's step-4 state.
+    monkeypatch.undo()
+    train(tiny("train.steps=4", "train.ckpt_every=2", "train.log_every=1"), tmp_path / "ref",
+          data=data)
+    a, b = tensors(tmp_path / "checkpoint/model.safetensors"), tensors(
+        tmp_path / "ref/checkpoint/model.safetensors")
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_huge_learning_rate_diverges_with_a_message(tmp_path, data):
+    cfg = tiny("train.lr=1e30", "train.ckpt_every=1", "train.log_every=1", "model.dropout=0.0")
+    with pytest.raises(TrainingDiverged, match=r"at step (\d+) of 12") as info:
+        train(cfg, tmp_path, data=data)
+    step = int(str(info.value).split(" at step ")[1].split()[0])
+    state = json.loads((tmp_path / "checkpoint/state.json").read_text())
+    assert state["step"] == step - 1
+    assert read_metrics(tmp_path)[-1]["kind"] == "diverged"
+    assert read_metrics(tmp_path)[-1]["step"] == step
+
+
+def test_bad_data_is_refused(tmp_path, data):
+    with pytest.raises(ValueError, match=r"token ids up to 28 but model.vocab_size=16"):
+        train(tiny("model.vocab_size=16"), tmp_path / "a", data=data)
+    with pytest.raises(ValueError, match="too few for windows"):
+        train(tiny("data.train_tokens=10"), tmp_path / "b", data=data)
+    with pytest.raises(ValueError, match="exceeds the 2700 training tokens"):
+        train(tiny("data.train_tokens=5000"), tmp_path / "c", data=data)
+
+
+def test_cpu_bf16_autocast_trains(tmp_path, data):
+    cfg = tiny("train.precision=bf16", "train.steps=4", "train.eval_every=0")
+    result = train(cfg, tmp_path, data=data)
+    assert result["precision"] == "bf16" and np.isfinite(result["held_ppl"])
+    weights = tensors(tmp_path / "checkpoint/model.safetensors")
+    assert all(t.dtype == torch.float32 for t in weights.values())  # master weights stay fp32
+
+
+def test_cuda_without_gpu_is_a_clear_error(tmp_path, data):
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present")
+    with pytest.raises(ValueError, match="no CUDA device"):
+        train(tiny("train.device=cuda"), tmp_path, data=data)
