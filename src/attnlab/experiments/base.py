@@ -15,7 +15,7 @@ and is listed in ``attnlab.experiments.registry``. The claims that its record
 decides live in ``attnlab.experiments.claims``.
 
 Training runs inside an experiment go through ``Context.train``: each is keyed
-by the hash of its resolved ``RunConfig`` and lives in ``<work>/runs/<hash>``,
+by the hash of its resolved ``RunConfig`` and lives in ``<work>/<hash>``,
 so a rerun skips finished runs and resumes interrupted ones from their last
 checkpoint. ``Context.seeds`` repeats a run with seeds 0..N-1; ``mean_std``
 summarises the repeats for the tables.
@@ -45,7 +45,7 @@ Progress = Callable[[dict], None]
 class Context:
     """Where and how an experiment runs; shared by every experiment of a suite."""
 
-    work: Path  # runs are cached under work/runs/<hash>
+    work: Path  # training runs are cached under work/<hash>
     seeds: int = 1  # repeat each training run with seeds 0..seeds-1
     corpus: str | None = None  # explicit corpus path (None: the spec's search order)
     progress: Progress | None = None  # receives trainer progress dicts (+ "run" name)
@@ -85,7 +85,7 @@ class Context:
         key = run_hash(cfg)
         if data is not None:
             key += "-" + data_fingerprint(data)
-        run_dir = self.work / "runs" / key
+        run_dir = self.work / key
         result_path = run_dir / "result.json"
         if result_path.is_file():
             return {**json.loads(result_path.read_text()), "run_dir": str(run_dir)}

@@ -1,0 +1,123 @@
+"""``attnlab run NAME``: run one experiment, print its table and its claims.
+
+The record, table and figure go to ``<out>/<NAME>/`` (default
+``reports/<profile>/``, the folder ``attnlab reproduce`` uses, so a later
+``reproduce`` reuses the finished experiment); training runs are cached under
+``<work>/runs/<hash>``. Progress goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from attnlab.train.progress import ProgressPrinter, format_duration
+
+
+class SuiteProgress:
+    """Progress sink: a line per experiment event, the trainer's lines via ProgressPrinter."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.printer = ProgressPrinter(stream)
+
+    def __call__(self, info: dict[str, Any]) -> None:
+        kind = info.get("kind")
+        if kind == "experiment":
+            self.stream.write(experiment_line(info) + "\n")
+            self.stream.flush()
+        elif kind in ("train", "eval"):
+            self.printer(info)
+
+
+def experiment_line(info: dict[str, Any]) -> str:
+    """``[2/7] sqrt_dk: done in 4m05s`` and the like.
+
+    >>> experiment_line({"index": 1, "total": 2, "name": "params", "event": "skipped",
+    ...                  "reason": "no corpus"})
+    '[1/2] params: skipped (no corpus)'
+    """
+    head = f"[{info['index']}/{info['total']}] {info['name']}"
+    event = info["event"]
+    if event == "start":
+        return f"{head}: {info.get('title', '')} ..."
+    if event == "done":
+        how = "reused the finished record" if info.get("reused") else \
+            f"done in {format_duration(info.get('wall_s', 0.0))}"
+        return f"{head}: {how}"
+    if event == "failed":
+        return f"{head}: FAILED ({info.get('reason', '')})"
+    return f"{head}: {event} ({info.get('reason', '')})"
+
+
+def add_common(p: argparse.ArgumentParser, profiles: list[str]) -> None:
+    """Options shared by ``run`` and ``reproduce``."""
+    p.add_argument("--profile", choices=profiles, default="quick",
+                   help="full: the spec's settings; quick: scaled down for a 2-core CPU "
+                   "(default); micro: seconds, for tests")
+    p.add_argument("--seeds", type=int, default=1,
+                   help="repeat every training run with seeds 0..N-1 (tables show mean ± std)")
+    p.add_argument("--out", default=None,
+                   help="folder for results and the report (default: reports/<profile>)")
+    p.add_argument("--work", default="runs",
+                   help="folder whose runs/<hash> cache the training runs (default: runs)")
+    p.add_argument("--corpus", default=None,
+                   help="corpus text file (default: $ATTNLAB_DATA, the cache, or a download)")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from attnlab.experiments.registry import EXPERIMENTS, PROFILES
+
+    p = sub.add_parser(
+        "run",
+        help="run one experiment by name; print its table and claims",
+        description="Run one experiment (cached and resumable), print its Markdown table and "
+        f"the claims it decides. Experiments: {', '.join(EXPERIMENTS)}.",
+    )
+    p.add_argument("name", metavar="NAME", help="experiment name: " + ", ".join(EXPERIMENTS))
+    add_common(p, list(PROFILES))
+    p.set_defaults(func=run)
+
+
+def check_seeds(seeds: int) -> None:
+    if seeds < 1:
+        raise ValueError(f"--seeds must be at least 1, got {seeds}")
+
+
+def run(args: argparse.Namespace, stdout: TextIO | None = None,
+        stderr: TextIO | None = None) -> int:
+    from attnlab.experiments.base import Context
+    from attnlab.experiments.claims import render
+    from attnlab.experiments.registry import load, run_experiment
+    from attnlab.report.suite import evaluate_claims, finished_records
+
+    stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
+    check_seeds(args.seeds)
+    try:
+        mod = load(args.name)  # ValueError for an unknown name
+    except ImportError as err:
+        raise ValueError(f"experiment {args.name!r} cannot be loaded: {err}") from err
+    out = Path(args.out) if args.out else Path("reports") / args.profile
+    if getattr(mod, "NEEDS_CORPUS", True):
+        from attnlab.data.corpus import resolve_corpus
+
+        resolve_corpus(args.corpus)  # CorpusError (a ValueError): one line, exit 2
+    progress = SuiteProgress(stderr)
+    ctx = Context(work=Path(args.work), seeds=args.seeds, corpus=args.corpus, progress=progress)
+    progress({"kind": "experiment", "index": 1, "total": 1, "name": args.name,
+              "event": "start", "title": mod.TITLE})
+    envelope = run_experiment(args.name, args.profile, ctx, out)
+    progress({"kind": "experiment", "index": 1, "total": 1, "name": args.name,
+              "event": "done", "wall_s": envelope["wall_s"]})
+    folder = out / args.name
+    stdout.write(f"# {mod.TITLE} ({args.profile})\n\n")
+    stdout.write((folder / "table.md").read_text(encoding="utf-8").rstrip() + "\n\n")
+    records = {**finished_records(out, args.profile, args.seeds), args.name: envelope["record"]}
+    verdicts = evaluate_claims({args.name: mod}, records)
+    if verdicts:
+        stdout.write("Claims:\n" + render(verdicts) + "\n")
+    stdout.write(f"results in {folder}/ (result.json, table.md, figure.png)\n")
+    stdout.flush()
+    return 0

@@ -1,0 +1,250 @@
+"""Write one report folder: ``report.md``, a self-contained ``report.html``, ``results.json``.
+
+The report is composed once, as Markdown; the HTML page is the same text
+converted by ``attnlab.report.markdown`` with every figure inlined as a
+base64 PNG ``data:`` URI and the style sheet inline, so the page opens
+offline, anywhere, and can be mailed as one file. ``results.json`` holds
+every envelope (the experiment records), every claim verdict and the meta.
+
+An *envelope* is what ``attnlab.experiments.registry.run_experiment``
+returns. An experiment that did not run is an envelope with ``status``
+``"skipped"`` or ``"failed"`` and a one-line ``reason``. Tables and figures
+are read from ``<experiments_dir>/<name>/table.md`` and ``figure.png``, where
+``run_experiment`` writes them.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from attnlab.experiments.claims import render
+from attnlab.report.markdown import to_html
+
+log = logging.getLogger(__name__)
+
+STATUSES = ("held", "not held", "skipped")
+CSS = """
+body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1d2125;
+       max-width: 1100px; margin: 2rem auto; padding: 0 1.5rem; }
+h1 { border-bottom: 2px solid #1d2125; padding-bottom: .3rem; }
+h2 { border-bottom: 1px solid #ccd; padding-bottom: .2rem; margin-top: 2.5rem; }
+table { border-collapse: collapse; margin: .8rem 0; font-size: 13px; }
+th, td { border: 1px solid #ccd; padding: .25rem .55rem; }
+th { background: #eef0f4; }
+tbody tr:nth-child(even) { background: #f8f9fb; }
+code { background: #f1f2f4; padding: 0 .25rem; border-radius: 3px; }
+pre { background: #f1f2f4; padding: .6rem; overflow-x: auto; }
+figure { margin: 1rem 0; }
+figure img { max-width: 100%; border: 1px solid #dde; }
+figcaption { color: #667; font-size: 13px; }
+.missing { color: #a33; }
+.held { color: #1a7f37; } .not-held { color: #c62828; }
+.skipped { color: #8a6d00; } .failed { color: #c62828; }
+"""
+
+
+def status_of(envelope: dict[str, Any]) -> str:
+    """``ok`` for a finished experiment, else its ``skipped`` / ``failed`` status."""
+    return envelope.get("status", "ok")
+
+
+def summary(envelopes: dict[str, dict], verdicts: list[dict]) -> dict[str, Any]:
+    """Counts of claim verdicts and of experiment outcomes."""
+    claims = {s: sum(v["status"] == s for v in verdicts) for s in STATUSES}
+    experiments = {s: [n for n, e in envelopes.items() if status_of(e) == s]
+                   for s in ("ok", "skipped", "failed")}
+    return {"claims": claims, "claims_total": len(verdicts), "experiments": experiments}
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "–"
+    from attnlab.train.progress import format_duration
+
+    return f"{seconds:.1f} s" if seconds < 60 else format_duration(seconds)
+
+
+def _settings_text(settings: dict[str, Any] | None) -> str:
+    if not settings:
+        return "–"
+    return ", ".join(f"{k}={json.dumps(v)}" for k, v in settings.items())
+
+
+def _table_text(name: str, envelope: dict, folder: Path) -> str:
+    path = folder / "table.md"
+    if path.is_file():
+        return path.read_text(encoding="utf-8")
+    try:  # re-render from the record when the table file is gone
+        from attnlab.experiments.registry import load
+
+        return load(name).table(envelope["record"])
+    except Exception as err:  # noqa: BLE001 - the report must still be written
+        return f"*(table not available: {type(err).__name__}: {err})*\n"
+
+
+def _verdict_owner(verdict: dict) -> str:
+    return verdict.get("experiment") or verdict["id"].split(".")[0]
+
+
+def _experiment_section(
+    index: int, name: str, envelope: dict, verdicts: list[dict], folder: Path, out_dir: Path,
+    profile: str | None,
+) -> list[str]:
+    title = envelope.get("title") or name
+    lines = [f"## {index}. {title} (`{name}`)", ""]
+    status = status_of(envelope)
+    if status != "ok":
+        lines += [f"**{status.upper()}**: {envelope.get('reason', 'no reason given')}", ""]
+    else:
+        reused = " (reused a finished record)" if envelope.get("reused") else ""
+        lines += [
+            f"Wall time: {_duration(envelope.get('wall_s'))}{reused}; profile "
+            f"`{envelope.get('profile', profile)}`, seeds {envelope.get('seeds', '–')}; "
+            f"settings: `{_settings_text(envelope.get('settings'))}`.",
+            "",
+        ]
+        if envelope.get("profile", profile) == "quick" and envelope.get("quick_changes"):
+            lines += [f"**What quick changes:** {envelope['quick_changes']}", ""]
+        lines += [_table_text(name, envelope, folder).rstrip(), ""]
+        figure = folder / "figure.png"
+        rel = Path(os.path.relpath(figure, out_dir)).as_posix()
+        lines += [f"![{title}]({rel})" if figure.is_file() else "*(no figure)*", ""]
+    if verdicts:
+        lines += ["### Claims", "", render(verdicts).rstrip(), ""]
+    return lines
+
+
+def compose(
+    envelopes: dict[str, dict], verdicts: list[dict], meta: dict[str, Any], out_dir: Path,
+    experiments_dir: Path,
+) -> str:
+    """The whole report as Markdown."""
+    s = summary(envelopes, verdicts)
+    c = s["claims"]
+    profile = meta.get("profile")
+    lines = [
+        f"# attnlab report — profile `{profile}`",
+        "",
+        f"**Claims: {c['held']} held, {c['not held']} not held, {c['skipped']} skipped** "
+        f"(of {s['claims_total']}). Experiments: {len(s['experiments']['ok'])} finished, "
+        f"{len(s['experiments']['skipped'])} skipped, {len(s['experiments']['failed'])} failed. "
+        f"Total wall time: {_duration(meta.get('wall_s'))}.",
+        "",
+    ]
+    if verdicts:
+        rows = ["| claim | verdict | experiment |", "|---|---|---|"]
+        for v in verdicts:
+            text = v["text"].replace("|", "\\|")
+            rows.append(f"| {text} | **{v['status'].upper()}** | {_verdict_owner(v)} |")
+        lines += ["## Claim summary", "", *rows, ""]
+    not_run = [n for n, e in envelopes.items() if status_of(e) != "ok"]
+    if not_run:
+        lines += ["## Skipped and failed experiments", ""]
+        lines += [f"- `{n}` **{status_of(envelopes[n])}**: {envelopes[n].get('reason', '')}"
+                  for n in not_run]
+        lines.append("")
+    lines += ["## Profile and settings", ""]
+    lines += [f"Profile `{profile}`, seeds {meta.get('seeds', '–')}, corpus: "
+              f"{meta.get('corpus_status', meta.get('corpus') or 'default search order')}.", ""]
+    rows = ["| experiment | status | wall time | settings |", "|---|---|---:|---|"]
+    for n, e in envelopes.items():
+        settings = _settings_text(e.get("settings")).replace("|", "\\|")
+        rows.append(f"| {n} | {status_of(e)} | {_duration(e.get('wall_s'))} | `{settings}` |")
+    lines += [*rows, ""]
+    for i, (name, envelope) in enumerate(envelopes.items(), 1):
+        own = [v for v in verdicts if _verdict_owner(v) == name]
+        lines += _experiment_section(i, name, envelope, own, experiments_dir / name, out_dir,
+                                     profile)
+    others = [v for v in verdicts if _verdict_owner(v) not in envelopes]
+    if others:
+        lines += ["## Other claims", "", render(others).rstrip(), ""]
+    lines += _machine_section(meta)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _machine_section(meta: dict[str, Any]) -> list[str]:
+    machine = meta.get("machine", {})
+    rev = meta.get("code_revision", {})
+    rows = ["| what | value |", "|---|---|"]
+    for key, value in machine.items():
+        rows.append(f"| {key} | {value} |")
+    for key, value in meta.get("versions", {}).items():
+        rows.append(f"| {key} version | {value} |")
+    dirty = {True: " (with uncommitted changes)", False: "", None: ""}[rev.get("dirty")]
+    rows.append(f"| code revision | `{rev.get('commit', 'unknown')}`{dirty} |")
+    for key in ("started_at", "finished_at"):
+        if key in meta:
+            rows.append(f"| {key.replace('_', ' ')} | {meta[key]} |")
+    rows.append(f"| total wall time | {_duration(meta.get('wall_s'))} |")
+    return ["## Machine, versions and code", "", *rows, ""]
+
+
+def data_uri(path: Path) -> str:
+    """``data:image/png;base64,…`` of a PNG file."""
+    return "data:image/png;base64," + base64.b64encode(Path(path).read_bytes()).decode("ascii")
+
+
+def to_page(markdown: str, title: str, base: Path) -> str:
+    """A self-contained HTML page: inline CSS, figures as data URIs, no external reference."""
+    def image_src(rel: str) -> str | None:
+        path = (base / rel).resolve()
+        return data_uri(path) if path.suffix.lower() == ".png" and path.is_file() else None
+
+    body = to_html(markdown, image_src)
+    for word, cls in (("NOT HELD", "not-held"), ("HELD", "held"), ("SKIPPED", "skipped"),
+                      ("FAILED", "failed")):  # colour the verdicts
+        body = body.replace(f"<strong>{word}</strong>", f'<strong class="{cls}">{word}</strong>')
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+        f"<title>{html.escape(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
+        f"{body}</body>\n</html>\n"
+    )
+
+
+def write_report(
+    envelopes: dict[str, dict],
+    verdicts: list[dict],
+    out_dir: str | Path,
+    meta: dict[str, Any],
+    *,
+    experiments_dir: str | Path | None = None,
+) -> dict[str, Path]:
+    """Write report.md, report.html and results.json into ``out_dir``; returns their paths.
+
+    ``experiments_dir`` is where ``run_experiment`` put ``<name>/table.md`` and
+    ``<name>/figure.png`` (default: ``out_dir``).
+    """
+    out_dir = Path(out_dir)
+    experiments_dir = Path(experiments_dir) if experiments_dir is not None else out_dir
+    out_dir.mkdir(parents=True, exist_ok=True)
+    markdown = compose(envelopes, verdicts, meta, out_dir, experiments_dir)
+    paths = {
+        "markdown": out_dir / "report.md",
+        "html": out_dir / "report.html",
+        "json": out_dir / "results.json",
+    }
+    title = f"attnlab report — {meta.get('profile', '')}"
+    results = {
+        "meta": meta,
+        "summary": summary(envelopes, verdicts),
+        "claims": verdicts,
+        "experiments": envelopes,
+    }
+    texts = {
+        "markdown": markdown,
+        "html": to_page(markdown, title, out_dir),
+        "json": json.dumps(results, indent=2, default=str) + "\n",
+    }
+    for key, path in paths.items():
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_text(texts[key], encoding="utf-8")
+        tmp.replace(path)
+    log.info("report written to %s", paths["html"])
+    return paths

@@ -1,0 +1,133 @@
+"""``attnlab run`` and ``attnlab reproduce``: output, exit codes, bad input."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from attnlab.cli import main as cli_main
+from attnlab.cli import reproduce as reproduce_cmd
+from attnlab.cli import run as run_cmd
+from attnlab.experiments import registry
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="attnlab")
+    sub = parser.add_subparsers(dest="command", required=True)
+    run_cmd.register(sub)
+    reproduce_cmd.register(sub)
+    return parser.parse_args(argv)
+
+
+def call(argv: list[str]) -> tuple[int, str, str]:
+    args = parse(argv)
+    out, err = io.StringIO(), io.StringIO()
+    return args.func(args, stdout=out, stderr=err), out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def dirs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("cli")
+    return ["--out", str(root / "out"), "--work", str(root / "work")]
+
+
+@pytest.fixture(scope="module")
+def ran(dirs):
+    return call(["run", "params", "--profile", "micro", *dirs])
+
+
+def test_run_params_prints_table_and_claims(ran):
+    code, out, err = ran
+    assert code == 0
+    assert "124,439,808" in out and "MLP share" in out
+    assert out.count("**HELD**") == 2
+    assert out.rstrip().splitlines()[-1].startswith("results in ")
+    assert "[1/1] params: Where the parameters are ..." in err
+    assert "[1/1] params: done in" in err
+
+
+def test_reproduce_only_params_writes_the_report(ran, dirs):
+    code, out, err = call(["reproduce", "--profile", "micro", "--only", "params", *dirs])
+    assert code == 0
+    assert "claims: 2 held, 0 not held, 0 skipped" in out
+    last = out.rstrip().splitlines()[-1]
+    assert last.startswith("report: ") and "report.html" in last
+    assert "[1/1] params: reused the finished record" in err  # `run` above finished it
+    results = json.loads((Path(dirs[1]) / "results.json").read_text())
+    assert results["meta"]["profile"] == "micro"
+
+
+def test_reproduce_exit_code_on_failure(dirs, monkeypatch):
+    def load(name):
+        raise ModuleNotFoundError(f"No module named 'attnlab.experiments.{name}'")
+
+    monkeypatch.setattr(registry, "load", load)
+    code, out, err = call(["reproduce", "--profile", "micro", "--only", "ladder", *dirs])
+    assert code == 1
+    assert "FAILED ladder: cannot load: ModuleNotFoundError" in out
+    assert "[1/1] ladder: FAILED" in err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["run", "nosuch"], "unknown experiment"),
+    (["run", "params", "--seeds", "0"], "--seeds must be at least 1"),
+    (["reproduce", "--only", "params,nosuch"], "unknown experiment"),
+    (["reproduce", "--only", ","], "--only needs"),
+])
+def test_bad_input_is_a_value_error(argv, message):
+    with pytest.raises(ValueError, match=message):
+        call(argv)
+
+
+def test_run_without_corpus_is_one_clear_error(monkeypatch, tmp_path):
+    import types
+
+    mod = types.ModuleType("needs")
+    mod.NEEDS_CORPUS, mod.TITLE = True, "Needs the corpus"
+    monkeypatch.setattr(registry, "load", lambda name: mod)
+    with pytest.raises(ValueError, match="does not exist"):
+        call(["run", "ladder", "--corpus", str(tmp_path / "absent.txt")])
+
+
+def test_progress_lines():
+    stream = io.StringIO()
+    sink = run_cmd.SuiteProgress(stream)
+    sink({"kind": "experiment", "index": 2, "total": 7, "name": "sqrt_dk", "event": "done",
+          "wall_s": 245.0})
+    sink({"kind": "train", "step": 3000, "steps": 3000, "loss": 4.5, "tokens_per_s": 12345.0,
+          "eta_s": 0.0})
+    sink({"kind": "something else"})
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "[2/7] sqrt_dk: done in 4m05s"
+    assert "3000/3000" in lines[1] and "12,345 tok/s" in lines[1]
+    assert len(lines) == 2
+
+
+def test_main_wires_run_and_reproduce(capsys, monkeypatch):
+    # The lead adds "run" and "reproduce" to SUBCOMMANDS; until then, add them here.
+    names = list(dict.fromkeys([*cli_main.SUBCOMMANDS, "run", "reproduce"]))
+    monkeypatch.setattr(cli_main, "SUBCOMMANDS", names)
+    assert cli_main.main(["run", "nosuch"]) == 2
+    assert "unknown experiment" in capsys.readouterr().err
+    assert cli_main.main(["reproduce", "--only", "nosuch"]) == 2
+    with pytest.raises(SystemExit) as exc:
+        cli_main.main(["reproduce", "--help"])
+    assert exc.value.code == 0
+    assert "--only" in capsys.readouterr().out
+
+
+def test_report_only_runs_nothing(ran, dirs, tmp_path):
+    code, out, _ = call(["reproduce", "--profile", "micro", "--only", "params", "--report-only",
+                         *dirs])
+    assert code == 0 and "claims: 2 held" in out
+    empty = ["--out", str(tmp_path / "empty"), "--work", str(tmp_path / "w")]
+    code, out, err = call(["reproduce", "--profile", "micro", "--only", "params",
+                           "--report-only", *empty])
+    assert code == 0
+    assert "claims: 0 held, 0 not held, 2 skipped" in out
+    assert "skipped params: report only: no finished micro result" in out
+    assert not (tmp_path / "empty" / "params").exists()  # nothing ran
