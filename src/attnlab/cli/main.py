@@ -64,8 +64,9 @@ def main(argv: list[str] | None = None) -> int:
         msg = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         print(f"attnlab: error: {msg}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("attnlab: interrupted (finished work is kept; run again to resume)", file=sys.stderr)
+    except KeyboardInterrupt as err:
+        msg = str(err) or "interrupted (finished work is kept; run the same command to resume)"
+        print(f"attnlab: {msg}", file=sys.stderr)
         return 130
 
 

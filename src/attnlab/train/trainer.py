@@ -26,16 +26,21 @@ Failure. A non-finite loss stops the run before the update that would have
 used it, with ``TrainingDiverged`` naming the step; the checkpoint on disk is
 the last one written before it. An interrupted run (Ctrl-C, a killed job)
 resumes from its last periodic checkpoint when started again with the same
-config; a different config in the same directory is refused.
+config; a different config in the same directory is refused. Ctrl-C or
+SIGTERM does not cut a step in half: the loop finishes the current update,
+writes a checkpoint and stops with ``TrainingInterrupted``, so nothing since
+the last periodic checkpoint is lost (a second Ctrl-C stops at once).
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import signal
+import threading
 import time
-from collections.abc import Callable
-from contextlib import nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +91,42 @@ Progress = Callable[[dict[str, Any]], None]
 
 class TrainingDiverged(RuntimeError):
     """The loss became NaN or infinite; the run stopped and kept its last good checkpoint."""
+
+
+class TrainingInterrupted(KeyboardInterrupt):
+    """Stopped by Ctrl-C or SIGTERM at a step boundary, after writing a checkpoint."""
+
+
+@contextmanager
+def _stop_requests(enabled: bool) -> Iterator[dict[str, int | None]]:
+    """Turn SIGINT/SIGTERM into a flag the loop checks between steps.
+
+    Only in the main thread of a single process (under DDP every rank would have
+    to stop at the same step; there the signal keeps its default effect). A
+    second signal restores the default handlers and interrupts at once.
+    """
+    flag: dict[str, int | None] = {"signal": None}
+    if not enabled or threading.current_thread() is not threading.main_thread():
+        yield flag
+        return
+    signals = (signal.SIGINT, signal.SIGTERM)
+    previous = {s: signal.getsignal(s) for s in signals}
+
+    def handler(signum: int, frame: object) -> None:
+        if flag["signal"] is not None:
+            for s, h in previous.items():
+                signal.signal(s, h)
+            raise KeyboardInterrupt
+        flag["signal"] = signum
+        log.warning("stop requested: finishing this step and writing a checkpoint")
+
+    for s in signals:
+        signal.signal(s, handler)
+    try:
+        yield flag
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
 
 
 def train(
@@ -213,8 +254,22 @@ class _Run:
         amp = autocast(self.device, self.precision)
         tokens_per_step = tc.batch_size * m.n_ctx * self.info.world_size
         session_start, session_first = time.perf_counter(), self.step
-        train_s, window = 0.0, []
         self.model.train()
+        with _stop_requests(not self.info.enabled) as stop:
+            self._loop(net, amp, tokens_per_step, session_start, session_first, stop)
+        return self._finish(self.wall_before + time.perf_counter() - session_start)
+
+    def _loop(
+        self,
+        net: torch.nn.Module,
+        amp: Any,
+        tokens_per_step: int,
+        session_start: float,
+        session_first: int,
+        stop: dict[str, int | None],
+    ) -> None:
+        tc, m = self.tc, self.cfg.model
+        train_s, window = 0.0, []
         while self.step < tc.steps:
             t0 = time.perf_counter()
             lr = lr_at(self.step, tc)
@@ -255,7 +310,13 @@ class _Run:
                     record["grad_norm"] = grad_norm
                 self._emit(record)
                 window = []
-        return self._finish(self.wall_before + time.perf_counter() - session_start)
+            if stop["signal"] is not None:
+                if self.last_ckpt_step != self.step:
+                    self._checkpoint(wall)
+                raise TrainingInterrupted(
+                    f"interrupted at step {self.step} of {tc.steps}; checkpoint written to "
+                    f"{self.run_dir / 'checkpoint'}: run the same command again to resume"
+                )
 
     def _evaluate(self) -> dict[str, float]:
         return evaluate(
