@@ -1,0 +1,423 @@
+"""The cost of attention (SPEC §3.5): time and peak memory of one layer against n.
+
+One attention layer — width 512, 8 heads, batch 1, float32, causal, with its
+q/k/v/o projections (``nn.Linear``) — is run forward at n = 128 … 16,384 for
+three kernels that compute the same function:
+
+``naive``  materialises the (h, n, n) scores (``attnlab.nn.attention``, backend naive);
+``sdpa``   ``torch.nn.functional.scaled_dot_product_attention`` (PyTorch's fused kernel);
+``memeff`` attnlab's tiled online-softmax attention (``attnlab.nn.memeff``).
+
+Dimension legend: ``b`` batch, ``n`` positions, ``h`` heads, ``d`` head width,
+``m`` model width (= h·d).
+
+What is measured, and how:
+- *total ms*: the layer's **forward only** (under ``torch.no_grad``), median of
+  ``repeats`` runs after one warm-up run.
+- *proj ms*: the four linear maps alone (q, k, v on the input, o on a tensor of
+  the same shape), timed separately, summed; median of ``repeats``.
+- *n×n bytes*: ``4 · h · n²``, the bytes of one float32 n×n score matrix per
+  head — what the naive kernel holds at least once.
+- *peak memory*: on CPU, in a fresh subprocess per (kind, n): after importing
+  torch, building the layer, a tiny warm-up forward (which starts the thread
+  pool) and making the input, the child reads its resident set (baseline) and
+  its virtual size (VSZ), sets ``RLIMIT_AS = VSZ + mem_limit_bytes`` (torch's
+  import alone maps ~0.7 GB of address space, so a bare limit would be
+  meaningless), runs one forward, and reports ``ru_maxrss − baseline``. An
+  allocation refused by the limit (``MemoryError``, "can't allocate") or a
+  child killed by a signal gives an ``oom`` record and the sweep goes on.
+  On CUDA the allocator is asked instead (``max_memory_allocated`` minus the
+  allocation before the forward); a peak over the budget also counts as oom.
+- exponents: least-squares slope of log(value) against log(n) over the last
+  four completed rows of a kind.
+
+Left out: the backward pass, batch sizes other than one, other dtypes. The
+CUDA path is written but was not run when this file was made.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from attnlab.nn.attention import attention
+from attnlab.nn.memeff import memory_efficient_attention
+
+log = logging.getLogger(__name__)
+
+KINDS = ("naive", "sdpa", "memeff")
+DEFAULT_SIZES = tuple(128 * 2**k for k in range(8))  # 128, 256, …, 16,384
+GIB = 2**30
+_OOM_WORDS = ("can't allocate", "cannot allocate", "out of memory", "memoryerror", "bad_alloc")
+
+
+class AttentionLayer(nn.Module):
+    """Causal multi-head self-attention with q/k/v/o projections and a chosen kernel."""
+
+    def __init__(self, kind: str, d_model: int = 512, n_head: int = 8):
+        super().__init__()
+        if kind not in KINDS:
+            raise ValueError(f"unknown attention kind {kind!r}; choose one of {', '.join(KINDS)}")
+        if d_model % n_head:
+            raise ValueError(f"d_model={d_model} is not divisible by n_head={n_head}")
+        self.kind, self.n_head = kind, n_head
+        self.q, self.k, self.v, self.o = (nn.Linear(d_model, d_model) for _ in range(4))
+
+    def forward(self, x: Tensor) -> Tensor:
+        b, n, m = x.shape
+        h, d = self.n_head, m // self.n_head
+        q, k, v = (f(x).view(b, n, h, d).transpose(1, 2) for f in (self.q, self.k, self.v))
+        # q, k, v: (b, h, n, d)
+        if self.kind == "naive":
+            out, _ = attention(q, k, v, causal=True, backend="naive")
+        elif self.kind == "sdpa":
+            out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        else:
+            out = memory_efficient_attention(q, k, v, causal=True)
+        return self.o(out.transpose(1, 2).reshape(b, n, m))  # (b, n, m)
+
+
+def score_matrix_bytes(n: int, n_head: int = 8) -> int:
+    """Bytes of one float32 n×n score matrix per head, times heads: ``4·h·n²``.
+
+    >>> score_matrix_bytes(16384, 8) == 8 * 2**30
+    True
+    """
+    return 4 * n_head * n * n
+
+
+def measure_time(
+    kind: str, n: int, d_model: int = 512, n_head: int = 8, repeats: int = 3,
+    device: str = "cpu", seed: int = 0,
+) -> dict:
+    """Forward-only time of one layer at n positions, in this process (no memory limit)."""
+    _check_sizes([n], repeats)
+    torch.manual_seed(seed)
+    layer = AttentionLayer(kind, d_model, n_head).to(device)
+    x = torch.randn(1, n, d_model, device=device)  # (b, n, m)
+    record = {"kind": kind, "n": n, "d_model": d_model, "n_head": n_head, "device": device,
+              "timed": "forward", "repeats": repeats, "nn_bytes": score_matrix_bytes(n, n_head)}
+    record.update(_time_layer(layer, x, repeats, warm_up=True))
+    return record
+
+
+def _time_layer(layer: AttentionLayer, x: Tensor, repeats: int, warm_up: bool) -> dict:
+    def clock() -> float:
+        if x.is_cuda:
+            torch.cuda.synchronize(x.device)
+        return time.perf_counter()
+
+    totals, projections = [], []
+    with torch.no_grad():
+        if warm_up:
+            layer(x)
+        for _ in range(repeats):
+            start = clock()
+            layer(x)
+            totals.append(clock() - start)
+            spent = 0.0
+            for linear in (layer.q, layer.k, layer.v, layer.o):
+                start = clock()
+                linear(x)
+                spent += clock() - start
+            projections.append(spent)
+    return {"total_ms": 1e3 * statistics.median(totals),
+            "proj_ms": 1e3 * statistics.median(projections)}
+
+
+def measure_memory(
+    kind: str, n: int, mem_limit_bytes: int = 8 * GIB, repeats: int = 0,
+    d_model: int = 512, n_head: int = 8, device: str = "cpu", threads: int | None = None,
+    timeout_s: float | None = 3600.0, seed: int = 0,
+) -> dict:
+    """Peak memory of one forward (and, if ``repeats``, its time) under a memory limit.
+
+    CPU: a fresh subprocess with ``RLIMIT_AS = VSZ + mem_limit_bytes`` (module
+    docstring). CUDA: in this process, by the allocator. Returns a record with
+    ``status`` "ok", "oom", "timeout" or "error".
+    """
+    _check_sizes([n], repeats)
+    if kind not in KINDS:
+        raise ValueError(f"unknown attention kind {kind!r}; choose one of {', '.join(KINDS)}")
+    if mem_limit_bytes <= 0:
+        raise ValueError(f"mem_limit_bytes must be positive, got {mem_limit_bytes}")
+    spec = {"kind": kind, "n": n, "d_model": d_model, "n_head": n_head, "device": device,
+            "repeats": repeats, "mem_limit_bytes": mem_limit_bytes, "threads": threads,
+            "seed": seed}
+    if device.startswith("cuda"):
+        return _run_measurement(spec)
+    return _run_child(spec, timeout_s)
+
+
+def _run_child(spec: dict, timeout_s: float | None) -> dict:
+    record = _blank_record(spec)
+    src = str(Path(__file__).resolve().parents[2])  # the folder holding the attnlab package
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        p for p in (src, os.environ.get("PYTHONPATH", "")) if p))
+    with tempfile.TemporaryDirectory() as tmp:
+        result = Path(tmp) / "record.json"
+        command = [sys.executable, "-m", "attnlab.experiments.cost_measure", json.dumps(spec),
+                   str(result)]
+        start = time.perf_counter()
+        try:
+            done = subprocess.run(command, env=env, capture_output=True, text=True,
+                                  timeout=timeout_s, check=False)
+        except subprocess.TimeoutExpired:
+            record.update(status="timeout", error=f"no result within {timeout_s} s")
+            return record
+        wall = time.perf_counter() - start  # the child's torch import included
+        if result.exists():
+            record.update(json.loads(result.read_text()), wall_seconds=wall)
+            return record
+    record["wall_seconds"] = wall
+    tail = done.stderr.strip().splitlines()[-1:] or [""]
+    oom = done.returncode < 0 or any(w in done.stderr.lower() for w in _OOM_WORDS)
+    why = f"killed by signal {-done.returncode}" if done.returncode < 0 else tail[0]
+    record.update(status="oom" if oom else "error", error=why)
+    if not oom:
+        log.warning("cost child for %s n=%d failed: %s", spec["kind"], spec["n"], why)
+    return record
+
+
+def _blank_record(spec: dict) -> dict:
+    return {"kind": spec["kind"], "n": spec["n"], "d_model": spec["d_model"],
+            "n_head": spec["n_head"], "device": spec["device"], "timed": "forward",
+            "repeats": spec["repeats"], "threads": spec["threads"],
+            "nn_bytes": score_matrix_bytes(spec["n"], spec["n_head"]),
+            "mem_limit_bytes": spec["mem_limit_bytes"], "status": "error", "total_ms": None,
+            "proj_ms": None, "peak_bytes": None, "baseline_bytes": None, "limit_bytes": None,
+            "error": None, "seconds": None, "wall_seconds": None}
+
+
+def _run_measurement(spec: dict) -> dict:
+    """Body of one measurement: in the child on CPU, in this process on CUDA."""
+    record = _blank_record(spec)
+    start = time.perf_counter()
+    device = torch.device(spec["device"])
+    if spec["threads"]:
+        torch.set_num_threads(spec["threads"])
+    torch.manual_seed(spec["seed"])
+    layer = AttentionLayer(spec["kind"], spec["d_model"], spec["n_head"]).to(device)
+    with torch.no_grad():
+        layer(torch.randn(1, 16, spec["d_model"], device=device))  # starts threads, kernels
+    x = torch.randn(1, spec["n"], spec["d_model"], device=device)  # (b, n, m)
+    try:
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+            torch.cuda.reset_peak_memory_stats(device)
+            record["baseline_bytes"] = torch.cuda.memory_allocated(device)
+            with torch.no_grad():
+                layer(x)
+            torch.cuda.synchronize(device)
+            peak = torch.cuda.max_memory_allocated(device) - record["baseline_bytes"]
+        else:
+            record["baseline_bytes"] = _proc_status_bytes("VmRSS")
+            record["limit_bytes"] = _proc_status_bytes("VmSize") + spec["mem_limit_bytes"]
+            resource.setrlimit(resource.RLIMIT_AS, (record["limit_bytes"],) * 2)
+            with torch.no_grad():
+                layer(x)
+            maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
+            peak = maxrss - record["baseline_bytes"]
+        record["peak_bytes"] = peak
+        if peak > spec["mem_limit_bytes"]:
+            record.update(status="oom", error=f"peak {peak} bytes over the budget")
+        else:
+            record["status"] = "ok"
+            if spec["repeats"]:
+                record.update(_time_layer(layer, x, spec["repeats"], warm_up=False))
+    except (MemoryError, RuntimeError) as error:  # torch.cuda.OutOfMemoryError is a RuntimeError
+        message = f"{type(error).__name__}: {error}"
+        if not any(w in message.lower() for w in _OOM_WORDS):
+            raise
+        record.update(status="oom", error=message.splitlines()[0][:300], peak_bytes=None)
+    record["seconds"] = time.perf_counter() - start
+    return record
+
+
+def _proc_status_bytes(field: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) * 1024  # reported in kB
+    raise RuntimeError(f"/proc/self/status has no {field}")
+
+
+def sweep(
+    kinds: Sequence[str] = KINDS, sizes: Sequence[int] = DEFAULT_SIZES,
+    mem_limit_bytes: int = 8 * GIB, repeats: int = 3, *, d_model: int = 512, n_head: int = 8,
+    device: str = "cpu", threads: int | None = 1, skip_after_oom: bool = True,
+) -> list[dict]:
+    """One record per (kind, n), sizes ascending, with ratios to the row above.
+
+    ``threads`` is torch's intra-op thread count in each child (None: torch's
+    default). One thread is the default because on a small shared machine
+    several threads contend with other work and timings scatter by 10×.
+
+    With ``skip_after_oom`` a size larger than one that ran out of memory is
+    recorded as oom without being run (it cannot fit either).
+    """
+    sizes = sorted(sizes)
+    _check_sizes(sizes, repeats)
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown:
+        raise ValueError(f"unknown attention kinds {unknown}; choose from {', '.join(KINDS)}")
+    records = []
+    for kind in kinds:
+        above: dict | None = None
+        for n in sizes:
+            if skip_after_oom and above is not None and above["status"] == "oom":
+                record = _blank_record({"kind": kind, "n": n, "d_model": d_model,
+                                        "n_head": n_head, "device": device, "repeats": repeats,
+                                        "threads": threads, "mem_limit_bytes": mem_limit_bytes})
+                record.update(status="oom", error=f"not run: n={above['n']} already ran out")
+            else:
+                record = measure_memory(kind, n, mem_limit_bytes, repeats, d_model, n_head,
+                                        device, threads)
+            record["time_ratio"] = _ratio(record, above, "total_ms")
+            record["mem_ratio"] = _ratio(record, above, "peak_bytes")
+            log.info("%s n=%d: %s", kind, n, record["status"])
+            records.append(record)
+            above = record
+    return records
+
+
+def _ratio(record: dict, above: dict | None, key: str) -> float | None:
+    if above is None or not record.get(key) or not above.get(key):
+        return None
+    return record[key] / above[key]
+
+
+def _check_sizes(sizes: Sequence[int], repeats: int) -> None:
+    if not sizes or any(not isinstance(n, int) or n < 1 for n in sizes):
+        raise ValueError(f"sizes must be positive integers, got {list(sizes)}")
+    if repeats < 0:
+        raise ValueError(f"repeats must be >= 0, got {repeats}")
+
+
+def fit_exponent(ns: Sequence[float], values: Sequence[float | None], last: int = 4) -> float:
+    """Least-squares slope of log(value) against log(n) over the last ``last`` completed points.
+
+    ``None`` values (rows that did not complete) are skipped.
+
+    >>> round(fit_exponent([1, 2, 4, 8], [3, 12, 48, 192]), 6)
+    2.0
+    """
+    if len(ns) != len(values):
+        raise ValueError(f"ns and values differ in length: {len(ns)} != {len(values)}")
+    points = [(n, v) for n, v in zip(ns, values, strict=True) if v is not None][-last:]
+    if len(points) < 2:
+        raise ValueError(f"need at least two completed points to fit, got {len(points)}")
+    if any(n <= 0 or v <= 0 for n, v in points):
+        raise ValueError(f"cannot fit a log-log slope through non-positive points {points}")
+    xs = [math.log(n) for n, _ in points]
+    ys = [math.log(v) for _, v in points]
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    spread = sum((x - mx) ** 2 for x in xs)
+    if spread == 0:
+        raise ValueError("cannot fit a slope: all n are equal")
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / spread
+
+
+def exponents(records: Sequence[dict], last: int = 4) -> dict[str, dict[str, float | None]]:
+    """Per kind: fitted time and memory exponents (None where they cannot be fitted)."""
+    fitted: dict[str, dict[str, float | None]] = {}
+    for kind in dict.fromkeys(r["kind"] for r in records):
+        rows = [r for r in records if r["kind"] == kind and r["status"] == "ok"]
+        fitted[kind] = {}
+        for name, key in (("time", "total_ms"), ("memory", "peak_bytes")):
+            try:
+                fitted[kind][name] = fit_exponent([r["n"] for r in rows],
+                                                  [r.get(key) for r in rows], last)
+            except ValueError:
+                fitted[kind][name] = None
+    return fitted
+
+
+def _size(nbytes: float | None) -> str:
+    if nbytes is None:
+        return "–"
+    for unit, scale in (("GiB", GIB), ("MiB", 2**20), ("KiB", 2**10)):
+        if abs(nbytes) >= scale:
+            return f"{nbytes / scale:.1f} {unit}"
+    return f"{nbytes:.0f} B"
+
+
+def _num(value: float | None, fmt: str) -> str:
+    return "–" if value is None else format(value, fmt)
+
+
+def table(records: Sequence[dict]) -> str:
+    """Markdown: one table per kind, then its fitted time and memory exponents."""
+    fitted = exponents(records)
+    parts = []
+    for kind, exps in fitted.items():
+        lines = [f"### {kind}", "",
+                 "| n | total ms | ratio | proj ms | n×n bytes | peak memory | ratio |",
+                 "|---:|---:|---:|---:|---:|---:|---:|"]
+        for r in (r for r in records if r["kind"] == kind):
+            if r["status"] == "ok":
+                cells = [_num(r["total_ms"], ".1f"), _num(r["time_ratio"], ".2f"),
+                         _num(r["proj_ms"], ".1f"), _size(r["nn_bytes"]),
+                         _size(r["peak_bytes"]), _num(r["mem_ratio"], ".2f")]
+            else:
+                word = "OUT OF MEMORY" if r["status"] == "oom" else r["status"].upper()
+                cells = [word, "", "", _size(r["nn_bytes"]), word, ""]
+            lines.append(f"| {r['n']} | " + " | ".join(cells) + " |")
+        lines += ["", f"Fitted exponent over the last four completed rows ({kind}): "
+                      f"time {_num(exps['time'], '.2f')}, memory {_num(exps['memory'], '.2f')}.",
+                  ""]
+        parts.append("\n".join(lines))
+    return "\n".join(parts)
+
+
+def figure(records: Sequence[dict], path: str | Path) -> Path:
+    """PNG: forward time and peak memory against n, log-log, one line per kind."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(10, 4))
+    FigureCanvasAgg(fig)
+    time_ax, mem_ax = fig.subplots(1, 2)
+    for kind in dict.fromkeys(r["kind"] for r in records):
+        rows = [r for r in records if r["kind"] == kind and r["status"] == "ok"]
+        timed = [r for r in rows if r["total_ms"]]
+        sized = [r for r in rows if r["peak_bytes"] and r["peak_bytes"] > 0]
+        time_ax.plot([r["n"] for r in timed], [r["total_ms"] for r in timed], "o-", label=kind)
+        mem_ax.plot([r["n"] for r in sized], [r["peak_bytes"] / 2**20 for r in sized], "o-",
+                    label=kind)
+    for ax, ylabel in ((time_ax, "forward ms"), (mem_ax, "peak memory (MiB)")):
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("n (positions)")
+        ax.set_ylabel(ylabel)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend()
+    fig.suptitle("Cost of one attention layer (width 512, 8 heads, batch 1, float32)")
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=120)
+    return path
+
+
+def _child_main(argv: Sequence[str]) -> int:
+    """Entry of the measuring subprocess (``python -m attnlab.experiments.cost_measure``)."""
+    spec, out = json.loads(argv[0]), Path(argv[1])
+    out.write_text(json.dumps(_run_measurement(spec)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_child_main(sys.argv[1:]))

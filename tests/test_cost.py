@@ -1,0 +1,164 @@
+"""attnlab.experiments.cost_measure: the §3.5 measurements in a micro setting.
+
+The layer's three kernels agree; a real subprocess sweep at n in {16, 32}
+gives records and a table; a tiny memory limit gives an OUT OF MEMORY row;
+the exponent fit is exact on synthetic powers; ratios, skipping and the
+table are checked on hand-made records (no subprocess).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from attnlab.experiments import cost_measure as cost
+
+
+def test_three_kernels_compute_the_same_layer():
+    x = torch.randn(1, 40, 64)  # (b, n, m)
+    outs = []
+    for kind in cost.KINDS:
+        torch.manual_seed(0)
+        layer = cost.AttentionLayer(kind, d_model=64, n_head=4)
+        with torch.no_grad():
+            outs.append(layer(x))
+    for out in outs[1:]:
+        torch.testing.assert_close(out, outs[0], rtol=0, atol=1e-5)
+
+
+def test_score_matrix_bytes_is_four_h_n_squared():
+    assert cost.score_matrix_bytes(128, 8) == 4 * 8 * 128 * 128
+    assert cost.score_matrix_bytes(16384, 8) == 8 * 2**30
+
+
+def test_measure_time_in_process():
+    record = cost.measure_time("memeff", 16, d_model=32, n_head=2, repeats=1)
+    assert record["timed"] == "forward"
+    assert record["total_ms"] > 0 and record["proj_ms"] > 0
+    assert record["nn_bytes"] == 4 * 2 * 16 * 16
+
+
+def test_micro_sweep_in_subprocesses_gives_records_and_a_table():
+    records = cost.sweep(["memeff"], [16, 32], cost.GIB, repeats=1)
+    assert [(r["kind"], r["n"], r["status"]) for r in records] == [
+        ("memeff", 16, "ok"), ("memeff", 32, "ok")]
+    for r in records:
+        assert r["total_ms"] > 0 and r["proj_ms"] > 0
+        assert r["peak_bytes"] is not None and r["baseline_bytes"] > 0
+        assert r["limit_bytes"] > cost.GIB  # address-space limit = child's VSZ + budget
+    assert records[0]["time_ratio"] is None
+    assert records[1]["time_ratio"] == pytest.approx(
+        records[1]["total_ms"] / records[0]["total_ms"])
+    text = cost.table(records)
+    assert "### memeff" in text and "| 16 |" in text and "| 32 |" in text
+
+
+def test_a_tiny_memory_limit_gives_an_out_of_memory_row():
+    record = cost.measure_memory("naive", 2048, mem_limit_bytes=2**20)
+    assert record["status"] == "oom", record
+    assert "allocate" in record["error"]
+    assert "OUT OF MEMORY" in cost.table([record])
+
+
+def test_fit_exponent_on_synthetic_powers():
+    ns = [128, 256, 512, 1024, 2048]
+    assert cost.fit_exponent(ns, [3 * n**2 for n in ns]) == pytest.approx(2.0, abs=1e-12)
+    assert cost.fit_exponent(ns, [0.5 * n for n in ns]) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_fit_exponent_uses_the_last_completed_rows_only():
+    ns = [1, 2, 4, 8, 16, 32, 64]
+    values = [5.0, 5.0, 5.0, 8.0, 16.0, 32.0, None]  # flat start, linear end, then a failure
+    assert cost.fit_exponent(ns, values, last=3) == pytest.approx(1.0, abs=1e-12)
+    assert cost.fit_exponent(ns, values, last=4) < 1.0
+
+
+@pytest.mark.parametrize(
+    ("ns", "values", "match"),
+    [([1, 2], [1.0], "differ in length"),
+     ([1, 2], [1.0, None], "at least two"),
+     ([1, 2], [1.0, 0.0], "non-positive"),
+     ([4, 4], [1.0, 2.0], "all n are equal")],
+)
+def test_fit_exponent_rejects_what_it_cannot_fit(ns, values, match):
+    with pytest.raises(ValueError, match=match):
+        cost.fit_exponent(ns, values)
+
+
+def fake_measure(kind, n, mem_limit_bytes, repeats, d_model, n_head, device, threads):
+    """Quadratic naive that runs out of memory from n = 64; linear memeff."""
+    record = cost._blank_record({"kind": kind, "n": n, "d_model": d_model, "n_head": n_head,
+                                 "device": device, "repeats": repeats, "threads": threads,
+                                 "mem_limit_bytes": mem_limit_bytes})
+    if kind == "naive" and n >= 64:
+        record.update(status="oom", error="can't allocate")
+    else:
+        power = 2 if kind == "naive" else 1
+        record.update(status="ok", total_ms=0.01 * n**2, proj_ms=0.001 * n,
+                      peak_bytes=1000 * n**power)
+    return record
+
+
+def test_sweep_ratios_skipping_and_table_on_fake_measurements(monkeypatch, tmp_path):
+    calls = []
+
+    def spy(*args):
+        calls.append(args[:2])
+        return fake_measure(*args)
+
+    monkeypatch.setattr(cost, "measure_memory", spy)
+    records = cost.sweep(["naive", "memeff"], [128, 16, 32, 64], 10**9, repeats=1)
+    assert [r["n"] for r in records] == [16, 32, 64, 128] * 2
+    assert ("naive", 128) not in calls  # larger than an OOM size: not run
+    naive, memeff = records[:4], records[4:]
+    assert [r["status"] for r in naive] == ["ok", "ok", "oom", "oom"]
+    assert naive[1]["time_ratio"] == pytest.approx(4.0)
+    assert naive[1]["mem_ratio"] == pytest.approx(4.0)
+    assert memeff[3]["mem_ratio"] == pytest.approx(2.0)
+    assert naive[2]["time_ratio"] is None
+    fitted = cost.exponents(records)
+    assert fitted["naive"]["memory"] == pytest.approx(2.0)
+    assert fitted["memeff"]["memory"] == pytest.approx(1.0)
+    assert fitted["memeff"]["time"] == pytest.approx(2.0)
+
+    text = cost.table(records)
+    assert text.count("OUT OF MEMORY") == 4  # time and memory cells of two naive rows
+    assert "(naive): time 2.00, memory 2.00" in text
+    assert "(memeff): time 2.00, memory 1.00" in text
+    header = "| n | total ms | ratio | proj ms | n×n bytes | peak memory | ratio |"
+    assert text.count(header) == 2
+    assert "| 128 | OUT OF MEMORY |  |  | 512.0 KiB | OUT OF MEMORY |  |" in text
+
+    path = cost.figure(records, tmp_path / "cost.png")
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_exponents_report_none_when_too_few_rows_complete():
+    records = [fake_measure("naive", n, 1, 1, 32, 2, "cpu", 1) for n in (32, 64)]
+    for r in records:
+        r.update(time_ratio=None, mem_ratio=None)
+    assert cost.exponents(records) == {"naive": {"time": None, "memory": None}}
+    assert "time –, memory –" in cost.table(records)
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [(lambda: cost.sweep(["fast"], [16]), "unknown attention kinds"),
+     (lambda: cost.sweep(["naive"], [0]), "positive integers"),
+     (lambda: cost.sweep(["naive"], [16], repeats=-1), "repeats"),
+     (lambda: cost.measure_memory("naive", 16, mem_limit_bytes=0), "mem_limit_bytes"),
+     (lambda: cost.measure_time("flash", 16), "unknown attention kind"),
+     (lambda: cost.AttentionLayer("naive", d_model=30, n_head=4), "divisible")],
+)
+def test_bad_input_raises_value_error(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_bytes_are_printed_readably():
+    assert cost._size(8 * 2**30) == "8.0 GiB"
+    assert cost._size(1536) == "1.5 KiB"
+    assert cost._size(None) == "–"
+    assert not math.isnan(cost.fit_exponent([1, 2], [1, 2]))

@@ -1,0 +1,37 @@
+"""The cost experiment: a micro run through the registry, and both claims both ways."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from attnlab.experiments import cost
+from attnlab.experiments.base import Context
+from attnlab.experiments.registry import run_experiment
+
+
+def _records(naive_mem: float, naive_time: float, proj: float, memeff_mem: float,
+             memeff_top: str = "ok") -> dict:
+    rows = [{"kind": "naive", "n": 64, "status": "oom"},
+            {"kind": "memeff", "n": 64, "status": memeff_top}]
+    return {"cost": {"records": rows, "exponents": {
+        "naive": {"time": naive_time, "memory": naive_mem, "projections": proj},
+        "memeff": {"time": 1.9, "memory": memeff_mem, "projections": 1.0}}}}
+
+
+def test_claims_both_ways() -> None:
+    quad, lin = cost.CLAIMS
+    assert quad.decide(_records(1.97, 1.8, 1.0, 0.98))[0]
+    assert not quad.decide(_records(1.1, 1.8, 1.0, 0.98))[0]  # memory not quadratic
+    assert not quad.decide(_records(1.97, 1.8, 1.9, 0.98))[0]  # projections not linear
+    assert lin.decide(_records(1.97, 1.8, 1.0, 0.98))[0]
+    assert not lin.decide(_records(1.97, 1.8, 1.0, 1.9))[0]
+    assert not lin.decide(_records(1.97, 1.8, 1.0, 0.98, memeff_top="oom"))[0]
+
+
+def test_micro_run_writes_table_and_figure(tmp_path: Path) -> None:
+    env = run_experiment("cost", "micro", Context(work=tmp_path / "runs"), tmp_path / "out")
+    record = env["record"]
+    assert {r["kind"] for r in record["records"]} == {"naive", "memeff"}
+    assert all(r["status"] == "ok" for r in record["records"])
+    assert "memory exp." in (tmp_path / "out" / "cost" / "table.md").read_text()
+    assert (tmp_path / "out" / "cost" / "figure.png").stat().st_size > 1000
