@@ -24,6 +24,7 @@ SUBCOMMANDS = [
     "generate",
     "run",
     "reproduce",
+    "report",
     "explore",
 ]
 

@@ -14,6 +14,8 @@ from typing import TextIO
 
 from attnlab.cli.run import SuiteProgress, add_common, check_seeds
 
+__all__ = ["add_common", "register", "run"]
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     from attnlab.experiments.registry import EXPERIMENTS, PROFILES

@@ -3,7 +3,7 @@
 The record, table and figure go to ``<out>/<NAME>/`` (default
 ``reports/<profile>/``, the folder ``attnlab reproduce`` uses, so a later
 ``reproduce`` reuses the finished experiment); training runs are cached under
-``<work>/runs/<hash>``. Progress goes to stderr.
+``<work>/<hash>``. Progress goes to stderr.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def add_common(p: argparse.ArgumentParser, profiles: list[str]) -> None:
     p.add_argument("--out", default=None,
                    help="folder for results and the report (default: reports/<profile>)")
     p.add_argument("--work", default="runs",
-                   help="folder whose runs/<hash> cache the training runs (default: runs)")
+                   help="folder caching the training runs as <work>/<hash> (default: runs)")
     p.add_argument("--corpus", default=None,
                    help="corpus text file (default: $ATTNLAB_DATA, the cache, or a download)")
 
