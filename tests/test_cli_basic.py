@@ -26,9 +26,9 @@ def test_params_override(capsys: pytest.CaptureFixture[str]) -> None:
     [
         (["params", "--set", "n_head=3"], "does not divide"),
         (["params", "--set", "position=absolute"], "unknown position"),
-        (["params", "--set", "d_modle=3"], "unknown model field"),
-        (["params", "--set", "n_layer=two"], "takes a number"),
-        (["params", "--set", "nokey"], "KEY=VALUE"),
+        (["params", "--set", "d_modle=3"], "unknown key model.d_modle"),
+        (["params", "--set", "n_layer=two"], "expects int"),
+        (["params", "--set", "nokey"], "section.key=value"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(

@@ -139,6 +139,16 @@ def load_run_config(
     return _build(data, list(overrides or []))
 
 
+def model_with_overrides(base: ModelConfig, overrides: list[str]) -> ModelConfig:
+    """``base`` with ``key=value`` (or ``model.key=value``) overrides, typed and checked.
+
+    >>> model_with_overrides(ModelConfig(), ["n_layer=3"]).n_layer
+    3
+    """
+    dotted = [o if o.startswith("model.") else f"model.{o}" for o in overrides]
+    return _build({"model": dataclasses.asdict(base)}, dotted).model
+
+
 def read_config_file(path: Path) -> dict[str, Any]:
     """The nested dict of a ``.toml`` or ``.json`` config file."""
     if not path.is_file():
