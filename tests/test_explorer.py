@@ -330,7 +330,7 @@ def test_cli_writes_the_hand_page(tmp_path, capsys) -> None:
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--checkpoint", "runs/x"], "not wired in yet"),
+        (["--checkpoint", "runs/x"], "run directory not found"),
         (["--port", "9000"], "--port only goes with --serve"),
         (["--serve", "--out", "x.html"], "choose one"),
         (["--text", " "], "empty"),

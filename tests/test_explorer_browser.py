@@ -199,3 +199,26 @@ def test_served_page_refuses_long_input_with_a_message(page, server) -> None:
     page.get_by_role("button", name="duerme", exact=True).wait_for()
     assert error.is_hidden()
     page.errors.clear()  # the 400 answer is logged by Chromium as a failed resource
+
+
+def test_model_page_row_is_the_models_own_attention(page, tmp_path) -> None:
+    torch = pytest.importorskip("torch")
+    from attnlab.data.synthetic import Vocab
+    from attnlab.explorer.build import page_data
+    from attnlab.explorer.models import checkpoint_view
+    from attnlab.nn.config import ModelConfig
+    from attnlab.nn.model import LanguageModel
+
+    words = Vocab(("the", "cat", "sat", "on", "a", "mat"))
+    torch.manual_seed(0)
+    cfg = ModelConfig(vocab_size=6, n_ctx=8, d_model=16, n_layer=2, n_head=2, position="alibi")
+    model = LanguageModel(cfg).eval()
+    text = "the cat sat on a mat"
+    data = page_data("m", "d", [checkpoint_view(model, words, text)], causal=True)
+    page.goto(write_page(data, tmp_path / "m.html").as_uri())
+    page.get_by_test_id("layer-select").select_option(label="layer 2")
+    page.get_by_test_id("head-select").select_option(label="2: head 2")
+    page.get_by_role("button", name="mat", exact=True).click()
+    with torch.no_grad():
+        _, attn = model(torch.tensor([words.encode(text)]), return_attention=True)
+    np.testing.assert_allclose(_weights(page, "row-bar"), attn[1][0, 1, -1].numpy(), atol=1e-5)

@@ -3,23 +3,28 @@
 attnlab explore                         # hand-designed heads -> explorer.html
 attnlab explore --text "El perro que mordió al gato estaba muy cansado" --out perro.html
 attnlab explore --serve --port 8000     # type any sentence at http://127.0.0.1:8000/
-attnlab explore --hf-model DIR --serve  # a local Hugging Face GPT-2 folder
+attnlab explore --checkpoint runs/RUN --text "To be, or not"  # a run of `attnlab train`
+attnlab explore --hf-model DIR --serve  # a local Hugging Face GPT-2, converted to attnlab's
+attnlab explore --winograd              # the §3.7 pair under a trained probe (cached in runs/)
+attnlab explore --agreement             # `I work , you work , he` under a trained probe
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from attnlab.explorer.build import checkpoint_compute, hand_compute, hf_gpt2_compute
+from attnlab.explorer.build import hand_compute
 from attnlab.explorer.heads import SENTENCE
 from attnlab.explorer.page import write_page
 from attnlab.explorer.server import serve
 
 DEFAULT_OUT = Path("explorer.html")
 DEFAULT_PORT = 8000
+DEFAULT_WORK = "runs"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -34,24 +39,51 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     source.add_argument(
         "--hand", action="store_true", help="hand-designed heads over word features (default)"
     )
-    source.add_argument("--checkpoint", metavar="RUN", help="heads of a trained attnlab run")
-    source.add_argument("--hf-model", metavar="DIR", help="a Hugging Face GPT-2 saved in DIR")
+    source.add_argument("--checkpoint", metavar="RUN", help="heads of a run of `attnlab train`")
+    source.add_argument(
+        "--hf-model", metavar="DIR", help="a Hugging Face GPT-2 saved in DIR (converted)"
+    )
+    source.add_argument(
+        "--winograd", action="store_true",
+        help="the Winograd sentence pair under a small trained probe model (trains once, cached)",
+    )  # fmt: skip
+    source.add_argument(
+        "--agreement", action="store_true",
+        help="`I work , you work , he` under a small trained model (trains once, cached)",
+    )  # fmt: skip
     p.add_argument("--text", help=f"sentence to show (default: {SENTENCE!r})")
     p.add_argument("--out", type=Path, help=f"page to write (default: {DEFAULT_OUT})")
     p.add_argument("--serve", action="store_true", help="serve on 127.0.0.1 instead of writing")
     p.add_argument("--port", type=int, help=f"port for --serve (default: {DEFAULT_PORT})")
+    p.add_argument(
+        "--work", type=Path, help=f"--winograd/--agreement: where training runs are cached "
+        f"(default: {DEFAULT_WORK})",
+    )  # fmt: skip
     p.set_defaults(func=run)
 
 
 def _compute(args: argparse.Namespace) -> Callable[[str], dict[str, Any]]:
-    try:
-        if args.checkpoint:
-            return checkpoint_compute(args.checkpoint)
-        if args.hf_model:
-            return hf_gpt2_compute(args.hf_model)
-    except NotImplementedError as err:
-        raise ValueError(str(err)) from err
+    if args.checkpoint:
+        from attnlab.explorer.models import checkpoint_compute
+
+        return checkpoint_compute(args.checkpoint)
+    if args.hf_model:
+        from attnlab.explorer.models import hf_gpt2_compute
+
+        return hf_gpt2_compute(args.hf_model)
     return hand_compute
+
+
+def _probe_page(args: argparse.Namespace) -> dict[str, Any]:
+    from attnlab.explorer.models import agreement_page, winograd_page
+    from attnlab.train.progress import ProgressPrinter
+
+    flag = "--winograd" if args.winograd else "--agreement"
+    if args.text is not None or args.serve:
+        raise ValueError(f"{flag} shows its own sentences: --text and --serve do not go with it")
+    work = args.work if args.work is not None else Path(DEFAULT_WORK)
+    page = winograd_page if args.winograd else agreement_page
+    return page(work, progress=ProgressPrinter(sys.stderr))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -60,6 +92,12 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--out writes a page and --serve serves one: choose one")
     if args.port is not None and not args.serve:
         raise ValueError("--port only goes with --serve")
+    if args.winograd or args.agreement:
+        path = write_page(_probe_page(args), args.out or DEFAULT_OUT)
+        print(f"wrote {path}")
+        return 0
+    if args.work is not None:
+        raise ValueError("--work only goes with --winograd or --agreement")
     compute = _compute(args)
     text = args.text if args.text is not None else SENTENCE
     if args.serve:

@@ -1,4 +1,4 @@
-"""Explorer data from the hand-designed heads and (adapters) from trained models.
+"""Explorer data from the hand-designed heads, and the pieces every model adapter shares.
 
 Dimension legend: ``L`` layers, ``H`` heads per layer, ``n`` tokens, ``f``
 feature columns, ``k`` query/key width of a head (``d_k``).
@@ -7,14 +7,17 @@ Every function here returns the page's one input, the *data* dict described in
 ``attnlab.explorer.page``, with raw unscaled scores: the page itself applies
 the softmax, the √d_k division and the causal mask.
 
-Left out: value vectors and head outputs, and models other than attnlab's own
-and Hugging Face GPT-2 (the adapters marked TODO are still to be filled in).
+The adapters for attnlab's own models (trained runs, GPT-2 folders converted
+into attnlab's model, the Winograd and agreement probes) are in
+``attnlab.explorer.models``; ``gpt2_scores`` here reads a ``transformers``
+GPT-2 directly, by hooks, and serves as the cross-check of the conversion.
+
+Left out: value vectors and head outputs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,18 +26,13 @@ from attnlab.explorer.heads import SENTENCE, feature_matrix, feature_names, hand
 from attnlab.explorer.page import validate_data, write_page
 
 __all__ = [
-    "checkpoint_compute",
-    "checkpoint_view",
     "gpt2_scores",
     "hand_compute",
     "hand_designed_page",
     "hand_view",
-    "hf_gpt2_compute",
     "hf_gpt2_view",
     "page_data",
-    "verb_agreement_view",
     "view_from_scores",
-    "winograd_view",
     "write_page",
 ]
 
@@ -172,50 +170,3 @@ def hf_gpt2_view(model: Any, tokenizer: Any, text: str) -> dict[str, Any]:
     tokens = [tokenizer.decode([i]) for i in ids]
     d_k = model.config.n_embd // model.config.n_head
     return view_from_scores("GPT-2", tokens, gpt2_scores(model, ids), d_k)
-
-
-def hf_gpt2_compute(model_dir: str | Path) -> Callable[[str], dict[str, Any]]:
-    """Load a GPT-2 and its tokenizer saved in ``model_dir`` (no download); return compute."""
-    model_dir = Path(model_dir)
-    if not model_dir.is_dir():
-        raise FileNotFoundError(f"no model folder at {model_dir}")
-    from transformers import AutoTokenizer, GPT2LMHeadModel
-
-    model = GPT2LMHeadModel.from_pretrained(model_dir, local_files_only=True).eval()
-    tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
-    title = f"GPT-2 attention ({model_dir.name})"
-    description = "Where each token looks in every head of a GPT-2: choose a token to see its row."
-
-    def compute(text: str) -> dict[str, Any]:
-        return page_data(title, description, [hf_gpt2_view(model, tokenizer, text)])
-
-    return compute
-
-
-# --- attnlab's own models: TODO, once the model and its checkpoints exist ---------------
-
-
-def checkpoint_view(model: Any, tokenizer: Any, text: str) -> dict[str, Any]:
-    """TODO: one view of an attnlab LanguageModel on ``text`` (raw scores per layer and head).
-
-    Read q and k after the projections (and after RoPE where used), score them
-    without the √d_k division or mask, add ALiBi's bias if the model uses it,
-    and pass them to ``view_from_scores``; refuse text longer than the context
-    with a ValueError.
-    """
-    raise NotImplementedError("explorer: attnlab checkpoints are not wired in yet")
-
-
-def checkpoint_compute(run: str | Path) -> Callable[[str], dict[str, Any]]:
-    """TODO: load the model and tokenizer of a finished training run; return compute."""
-    raise NotImplementedError("explorer: attnlab checkpoints are not wired in yet")
-
-
-def winograd_view(model: Any, sentence: str) -> dict[str, Any]:
-    """TODO: the §3.7 Winograd pair (`… too tired …` / `… too wet …`) as two views."""
-    raise NotImplementedError("explorer: the Winograd view is not wired in yet")
-
-
-def verb_agreement_view(model: Any, sentence: str) -> dict[str, Any]:
-    """TODO: a trained model on the verb-agreement language (`he works`)."""
-    raise NotImplementedError("explorer: the verb-agreement view is not wired in yet")

@@ -1,0 +1,329 @@
+"""Explorer data from attnlab's own models: trained runs, converted GPT-2s, the probe languages.
+
+Dimension legend: ``L`` blocks, ``H`` heads per block, ``b`` batch, ``n`` tokens,
+``d`` query/key width of a head (``d_k``), ``c`` model width, ``v`` vocabulary.
+
+The scores shown are what each head computes before its softmax, but *raw*:
+q·k after the projections and after RoPE, plus ALiBi's bias, without the
+√d_k division and without the causal mask, which the page applies with its
+switches. The model adds ALiBi's bias *after* the division, so it is shown
+multiplied by √d_k, and the page's division gives back the model's weights.
+The mixer's input is read by a forward pre-hook on the mixer, so it is
+whatever the block hands it (LN(x) for pre-norm, x for post-norm). A test
+checks that the page's softmax of these scores is the model's own attention.
+
+The probe pages (``--winograd``, ``--agreement``) train a small model on a
+synthetic language (SPEC §2) through the experiments' cached training
+(``Context.train``): sentences are concatenated into one token stream and
+the trainer draws random windows from it, as it does from the corpus.
+
+Left out: value vectors and head outputs, and mixers without scores (the
+no-context mixer is refused; the uniform mean is shown as equal scores).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from attnlab.data.synthetic import (
+    SCORE_INDEX,
+    forced_choice_accuracy,
+    top1_accuracy,
+    verb_agreement_dataset,
+    winograd_dataset,
+)
+from attnlab.explorer.build import page_data, view_from_scores
+from attnlab.nn.config import ModelConfig
+from attnlab.nn.mixers import AttentionHead, MultiHeadAttention, UniformCausalMean
+from attnlab.nn.positions import alibi_bias
+from attnlab.train.config import TrainConfig
+
+log = logging.getLogger(__name__)
+
+Compute = Callable[[str], dict[str, Any]]
+Progress = Callable[[dict], None]
+
+MEAN_NOTE = (
+    "the uniform causal mean has no scores: every word it may see gets the same weight, "
+    "shown here as equal (zero) scores"
+)
+UNSCALED_NOTE = "this model does not divide by √d_k: switch √d off to see its own weights"
+WINOGRAD_TEXT = "the animal did not cross the street because it was too {adj} , so the"
+AGREEMENT_TEXT = "I work , you work , he"
+
+
+# --- scores of any attnlab LanguageModel ---------------------------------------------------
+
+
+def model_scores(model: torch.nn.Module, ids: Sequence[int]) -> tuple[np.ndarray, str | None]:
+    """Raw scores (L, H, n, n) of every block of a ``LanguageModel`` on ``ids``, and a note.
+
+    A mean mixer gives zeros (one "head"); a model without any mixer is refused.
+    """
+    blocks = list(model.blocks)
+    mixers = [block.mixer for block in blocks if block.mixer is not None]
+    if not blocks or not mixers:
+        raise ValueError("this model has no context mixer: no word looks at any other")
+    inputs: list[tuple[torch.Tensor, torch.Tensor]] = []
+    hooks = [m.register_forward_pre_hook(lambda mod, args: inputs.append(args[:2])) for m in mixers]
+    device = next(model.parameters()).device
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            model(torch.tensor([list(ids)], dtype=torch.long, device=device))
+    finally:
+        model.train(was_training)
+        for hook in hooks:
+            hook.remove()
+    n = len(ids)
+    out, note = [], None
+    for mixer, (x, positions) in zip(mixers, inputs, strict=True):
+        if isinstance(mixer, UniformCausalMean):
+            out.append(np.zeros((1, n, n)))
+            note = MEAN_NOTE
+            continue
+        if not isinstance(mixer, (AttentionHead, MultiHeadAttention)):
+            raise ValueError(f"cannot read scores from a {type(mixer).__name__} mixer")
+        with torch.no_grad():
+            q, k, _ = mixer.project(x, positions)  # (1, H, n, d) each, RoPE applied
+            s = q @ k.transpose(-2, -1)  # (1, H, n, n), unscaled
+            if mixer.cfg.position == "alibi":  # added after the division: undo it here
+                unscale = math.sqrt(mixer.d_qk) if mixer.cfg.scale else 1.0
+                s = s + unscale * alibi_bias(mixer.n_head, n, n, s.device)  # (H, n, n)
+        out.append(s[0].double().cpu().numpy())
+        note = None if mixer.cfg.scale else UNSCALED_NOTE
+    return np.stack(out), note  # (L, H, n, n)
+
+
+def context_limit(cfg: ModelConfig) -> int:
+    """Longest input the model takes: its learned table's rows, else its trained context."""
+    return cfg.pos_rows if cfg.position == "learned" else cfg.n_ctx
+
+
+def token_strings(tokenizer: Any, ids: Sequence[int]) -> list[str]:
+    """One display string per id: ``token_strings`` when the tokenizer has it, else decode."""
+    if hasattr(tokenizer, "token_strings"):
+        return list(tokenizer.token_strings(ids))
+    return [tokenizer.decode([i]) for i in ids]
+
+
+def checkpoint_view(
+    model: torch.nn.Module, tokenizer: Any, text: str, name: str | None = None
+) -> dict[str, Any]:
+    """One view of an attnlab ``LanguageModel`` on ``text``: raw scores per block and head.
+
+    ``tokenizer`` needs ``encode(text) -> ids`` and ``token_strings(ids)`` or
+    ``decode(ids)``. Text longer than the model's context is a ValueError.
+    """
+    ids = list(tokenizer.encode(text))
+    if not ids:
+        raise ValueError("the sentence is empty")
+    limit = context_limit(model.cfg)
+    if len(ids) > limit:
+        raise ValueError(f"the input is {len(ids)} tokens; the model's context is {limit}")
+    scores, note = model_scores(model, ids)
+    d_k = model.cfg.qk_dim if model.cfg.mixer in ("head", "mha") else 1
+    view = view_from_scores(name or text, token_strings(tokenizer, ids), scores, d_k)
+    if note is not None:
+        for layer in view["layers"]:
+            for head in layer["heads"]:
+                head["note"] = note
+    return view
+
+
+def _describe(cfg: ModelConfig) -> str:
+    heads = f"{cfg.n_head} heads" if cfg.mixer == "mha" else f"a {cfg.mixer} mixer"
+    return f"{cfg.n_layer} block(s) of {heads}, {cfg.position} positions"
+
+
+def checkpoint_compute(run: str | Path) -> Compute:
+    """Load the model and tokenizer of a run made by ``attnlab train``; return compute."""
+    from attnlab.train.runtime import load_trained
+
+    run_dir = Path(run)
+    cfg, model, tokenizer, record = load_trained(run_dir, "cpu")
+    if tokenizer is None:
+        raise ValueError(
+            f"run {run_dir} has no tokenizer.json (it was trained on token ids given directly), "
+            "so typed text cannot be tokenised"
+        )
+    title = f"Attention of run {run_dir.name} (step {record.get('step', '?')})"
+    description = (
+        f"Raw scores of every head of a trained attnlab model ({_describe(cfg.model)}): "
+        "choose a token to see its row of weights."
+    )
+
+    def compute(text: str) -> dict[str, Any]:
+        view = checkpoint_view(model, tokenizer, text, name=run_dir.name)
+        return page_data(title, description, [view], causal=True)
+
+    return compute
+
+
+def hf_gpt2_compute(model_dir: str | Path) -> Compute:
+    """A GPT-2 saved by ``save_pretrained`` in ``model_dir`` (no download), converted into
+    attnlab's ``LanguageModel`` (``attnlab.nn.gpt2``); return compute."""
+    model_dir = Path(model_dir)
+    if not model_dir.is_dir():
+        raise FileNotFoundError(f"no model folder at {model_dir}")
+    from transformers import AutoTokenizer
+
+    from attnlab.nn.gpt2 import load_hf_folder
+
+    model = load_hf_folder(model_dir)
+    tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
+    title = f"GPT-2 attention ({model_dir.name})"
+    description = (
+        "Where each token looks in every head of a GPT-2 converted into attnlab's model: "
+        "choose a token to see its row."
+    )
+
+    def compute(text: str) -> dict[str, Any]:
+        return page_data(title, description, [checkpoint_view(model, tokenizer, text, "GPT-2")],
+                         causal=True)  # fmt: skip
+
+    return compute
+
+
+# --- probe languages: a trained model, then its page -------------------------------------
+
+
+@dataclass(frozen=True)
+class Probe:
+    """A small model and its training budget for one synthetic language.
+
+    ``model.vocab_size`` is replaced by the language's vocabulary size.
+    """
+
+    model: ModelConfig  # the architecture (vocab_size filled in from the language)
+    train: TrainConfig  # the budget; a few hundred steps on the CPU
+
+
+WINOGRAD_PROBE = Probe(
+    model=ModelConfig(n_ctx=36, d_model=64, n_layer=2, mixer="mha", n_head=4, position="rope"),
+    train=TrainConfig(steps=600, lr=3e-3, batch_size=32, warmup_steps=50, decay="cosine",
+                      eval_every=0, ckpt_every=0, log_every=50, device="cpu"),
+)  # fmt: skip
+AGREEMENT_PROBE = Probe(
+    model=ModelConfig(n_ctx=18, d_model=64, n_layer=2, mixer="mha", n_head=4, position="rope"),
+    train=TrainConfig(steps=300, lr=3e-3, batch_size=32, warmup_steps=30, decay="cosine",
+                      eval_every=0, ckpt_every=0, log_every=50, device="cpu"),
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Stream:
+    """Sentences concatenated into the flat token arrays the trainer draws windows from."""
+
+    train: np.ndarray  # (N_train,) int64
+    held: np.ndarray  # (N_held,) int64
+
+
+def _train_probe(
+    label: str, probe: Probe, vocab_size: int, train_rows: np.ndarray, held_rows: np.ndarray,
+    work: Path, progress: Progress | None,
+) -> tuple[torch.nn.Module, dict[str, Any]]:  # fmt: skip
+    from attnlab.experiments.base import Context
+
+    ctx = Context(work=Path(work), progress=progress)
+    cfg = probe.model.replace(vocab_size=vocab_size)
+    stream = _Stream(train=train_rows.ravel(), held=held_rows.ravel())
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # a model this small only loses time to a second thread
+    try:
+        record = ctx.train(label, cfg, probe.train, data=stream)
+    finally:
+        torch.set_num_threads(threads)
+    log.info("%s: run %s, %d steps", label, record["run_dir"], record["steps"])
+    return ctx.load_model(record), record
+
+
+def _last_position_logits(model: torch.nn.Module, rows: np.ndarray) -> np.ndarray:
+    """Logits (b, v) at the last position of each row of ids (b, n)."""
+    with torch.no_grad():
+        return model(torch.as_tensor(rows, dtype=torch.long))[:, -1].double().numpy()
+
+
+def next_word_probs(
+    model: torch.nn.Module, vocab: Any, text: str, words: Sequence[str]
+) -> dict[str, float]:
+    """P(word | text) of the model for each of ``words``, at the position after ``text``."""
+    logits = _last_position_logits(model, np.array([vocab.encode(text)]))[0]  # (v,)
+    p = np.exp(logits - logits.max())
+    p /= p.sum()
+    return {w: float(p[vocab.id(w)]) for w in words}
+
+
+def last_row_weights(model: torch.nn.Module, vocab: Any, text: str) -> np.ndarray:
+    """The model's own attention weights of the last word, (L, H, n), as the model scales."""
+    ids = torch.tensor([vocab.encode(text)], dtype=torch.long)
+    with torch.no_grad():
+        _, attn = model(ids, return_attention=True)
+    return np.stack([w[0, :, -1].double().numpy() for w in attn])  # (L, H, n)
+
+
+def _strongest(weight: np.ndarray) -> str:
+    """``block 2 head 3 puts 0.97`` for the largest entry of weights (L, H)."""
+    layer, head = np.unravel_index(int(np.argmax(weight)), weight.shape)
+    return f"block {layer + 1} head {head + 1} puts {weight[layer, head]:.2f}"
+
+
+def winograd_page(work: str | Path = "runs", progress: Progress | None = None) -> dict[str, Any]:
+    """The §3.7 Winograd pair (``… too tired …`` / ``… too wet …``) under a trained
+    two-block, four-head model of Variant B; accuracy measured on the held-out pairs."""
+    lang = winograd_dataset("B", seed=0)
+    probe = WINOGRAD_PROBE
+    model, record = _train_probe("explorer winograd probe", probe, lang.vocab.size, lang.train,
+                                 lang.held, Path(work), progress)  # fmt: skip
+    logits = _last_position_logits(model, lang.held[:, : SCORE_INDEX + 1])  # (b, v)
+    choice = forced_choice_accuracy(logits, lang.candidates, lang.answer)
+    top1 = top1_accuracy(logits, lang.answer)
+    views, said, rows = [], [], []
+    for adj, answer in (("tired", "animal"), ("wet", "street")):
+        text = WINOGRAD_TEXT.format(adj=adj)
+        views.append(checkpoint_view(model, lang.vocab, text, name=f"… too {adj} …"))
+        p = next_word_probs(model, lang.vocab, text, ("animal", "street"))[answer]
+        said.append(f"after “{adj}” P({answer}) = {p:.2f}")
+        rows.append(last_row_weights(model, lang.vocab, text).mean(axis=1))  # (L, n)
+    apart = 0.5 * np.abs(rows[0] - rows[1]).sum(-1)  # (L,) total variation per block
+    blocks = ", ".join(f"block {i + 1} {d:.2f}" for i, d in enumerate(apart))
+    description = (
+        f"Where each word looks in a model of {probe.model.n_layer} blocks of "
+        f"{probe.model.n_head} heads trained {record['steps']} steps on the Winograd referent "
+        f"language (Variant B), held-out forced choice {choice:.1%} (chance 50%), top-1 "
+        f"{top1:.1%}; choose the last “the”, the scored position: {'; '.join(said)}; its "
+        f"weights (mean over heads) differ between the two sentences by {blocks} "
+        "(total variation)."
+    )
+    return page_data("Winograd referents: where “so the” looks", description, views)
+
+
+def agreement_page(work: str | Path = "runs", progress: Progress | None = None) -> dict[str, Any]:
+    """``I work , you work , he`` under a small model trained on the verb-agreement language:
+    the measured P(works) and P(work), and where the last word looks."""
+    lang = verb_agreement_dataset(seed=0)
+    probe = AGREEMENT_PROBE
+    model, record = _train_probe("explorer agreement probe", probe, lang.vocab.size, lang.train,
+                                 lang.held, Path(work), progress)  # fmt: skip
+    p = next_word_probs(model, lang.vocab, AGREEMENT_TEXT, ("works", "work"))
+    tokens = AGREEMENT_TEXT.split()
+    w = last_row_weights(model, lang.vocab, AGREEMENT_TEXT)  # (L, H, n)
+    on_he = _strongest(w[..., tokens.index("he")])  # "he" is the last word
+    on_work = _strongest(w[..., [i for i, t in enumerate(tokens) if t == "work"]].sum(-1))
+    view = checkpoint_view(model, lang.vocab, AGREEMENT_TEXT, name="he ___")
+    description = (
+        f"A model of {probe.model.n_layer} blocks of {probe.model.n_head} heads trained "
+        f"{record['steps']} steps on the verb-agreement language predicts after “he”: "
+        f"P(works) = {p['works']:.3f}, P(work) = {p['work']:.3f}; choose “he” to see its row "
+        f"({on_he} on “he”, {on_work} on the two “work”s)."
+    )
+    return page_data("Verb agreement: what “he” looks at", description, [view])

@@ -1,0 +1,300 @@
+"""The explorer on attnlab's own models: raw scores of every head, trained runs, GPT-2 folders,
+and the Winograd and verb-agreement probe pages (with training budgets shrunk to a few steps)."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import re
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from attnlab.cli import main as cli_main
+from attnlab.data.synthetic import Vocab
+from attnlab.explorer import models
+from attnlab.explorer.models import checkpoint_compute, checkpoint_view, model_scores
+from attnlab.explorer.page import page_weights
+from attnlab.explorer.server import start_server
+from attnlab.nn.config import ModelConfig
+from attnlab.nn.model import LanguageModel
+from attnlab.train.config import TrainConfig
+
+WORDS = Vocab(tuple("the cat sat on a mat and dog ran to it".split()))
+TEXT = "the cat sat on the mat and the dog ran"  # 10 words, "the" three times
+
+
+def _model(**changes) -> LanguageModel:
+    torch.manual_seed(0)
+    base = {"vocab_size": WORDS.size, "n_ctx": 12, "d_model": 16, "n_layer": 2, "n_head": 2}
+    cfg = ModelConfig(**{**base, **changes})
+    return LanguageModel(cfg).eval()
+
+
+def _page_data(path: Path) -> dict:
+    raw = re.search(
+        r'<script type="application/json" id="attnlab-data">(.*?)</script>',
+        path.read_text(encoding="utf-8"), re.S,
+    )  # fmt: skip
+    return json.loads(raw.group(1))
+
+
+# --- scores of a LanguageModel ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"position": "learned"},
+        {"position": "sinusoidal", "norm": "post"},
+        {"position": "rope"},
+        {"position": "alibi"},
+        {"position": "rope", "mixer": "head", "head_dim": 6, "n_layer": 1},
+        {"position": "learned", "qkv_bias": True, "norm": "none"},
+    ],
+    ids=["learned", "sinusoidal-post", "rope", "alibi", "single-head", "bias-no-norm"],
+)
+def test_page_softmax_of_the_scores_is_the_models_attention(changes) -> None:
+    model = _model(**changes)
+    ids = WORDS.encode(TEXT)
+    view = checkpoint_view(model, WORDS, TEXT)
+    cfg = model.cfg
+    assert view["tokens"] == TEXT.split() and view["name"] == TEXT
+    assert len(view["layers"]) == cfg.n_layer
+    with torch.no_grad():
+        _, attn = model(torch.tensor([ids]), return_attention=True)
+    for li, layer in enumerate(view["layers"]):
+        assert len(layer["heads"]) == cfg.heads
+        for h, head in enumerate(layer["heads"]):
+            assert head["d_k"] == cfg.qk_dim and "note" not in head
+            w = page_weights(head["scores"], head["d_k"], causal=True, scale=True)
+            np.testing.assert_allclose(w, attn[li][0, h].double().numpy(), atol=1e-5)
+
+
+@pytest.mark.parametrize("position", ["learned", "rope", "alibi"])
+def test_first_block_scores_are_the_mixers_scores_unscaled(position: str) -> None:
+    model = _model(position=position)
+    ids = WORDS.encode(TEXT)
+    n, d_k = len(ids), model.cfg.qk_dim
+    positions = torch.arange(n)
+    x = model.tok(torch.tensor([ids]))  # (1, n, c)
+    if position == "learned":
+        x = x + model.pos(positions)
+    block = model.blocks[0]
+    with torch.no_grad():
+        scaled = block.mixer.scores(block.norm1(x), positions)[0].double().numpy()  # (H, n, n)
+    expected = scaled * math.sqrt(d_k)
+    if position == "alibi":  # by hand: slopes 2^-4 and 2^-8 for two heads; -slope · (i - j),
+        back = np.clip(np.arange(n)[:, None] - np.arange(n)[None, :], 0, None)  # (n, n)
+        slopes = np.array([2**-4, 2**-8])[:, None, None]  # added after the √d_k division
+        expected = expected - math.sqrt(d_k) * slopes * back
+    scores, note = model_scores(model, ids)  # (L, H, n, n)
+    assert scores.shape == (2, 2, n, n) and note is None
+    np.testing.assert_allclose(scores[0], expected, rtol=1e-5, atol=1e-5)
+    assert np.abs(np.triu(scores[0, 0], 1)).sum() > 0  # the future is left unmasked
+
+
+def test_unscaled_model_says_so_and_its_weights_need_the_switch_off() -> None:
+    model = _model(position="rope", scale=False)
+    view = checkpoint_view(model, WORDS, TEXT)
+    with torch.no_grad():
+        _, attn = model(torch.tensor([WORDS.encode(TEXT)]), return_attention=True)
+    head = view["layers"][1]["heads"][0]
+    assert "√d_k" in head["note"]
+    w = page_weights(head["scores"], head["d_k"], causal=True, scale=False)
+    np.testing.assert_allclose(w, attn[1][0, 0].double().numpy(), atol=1e-5)
+
+
+def test_mean_mixer_is_equal_scores_with_a_note_and_no_mixer_is_refused() -> None:
+    view = checkpoint_view(_model(mixer="mean"), WORDS, "the cat sat")
+    head = view["layers"][0]["heads"][0]
+    assert len(view["layers"][0]["heads"]) == 1 and head["scores"] == [[0.0] * 3] * 3
+    assert "uniform" in head["note"]
+    np.testing.assert_allclose(
+        page_weights(head["scores"], head["d_k"], causal=True)[2], [1 / 3] * 3
+    )
+    with pytest.raises(ValueError, match="no context mixer"):
+        checkpoint_view(_model(mixer="none"), WORDS, "the cat")
+
+
+@pytest.mark.parametrize(("position", "limit"), [("learned", 12), ("rope", 12)])
+def test_text_longer_than_the_context_is_refused(position: str, limit: int) -> None:
+    model = _model(position=position)
+    checkpoint_view(model, WORDS, " ".join(["cat"] * limit))
+    with pytest.raises(ValueError, match=f"13 tokens; the model's context is {limit}"):
+        checkpoint_view(model, WORDS, " ".join(["cat"] * (limit + 1)))
+    with pytest.raises(ValueError, match="empty"):
+        checkpoint_view(model, WORDS, "  ")
+    with pytest.raises(ValueError, match="not in the vocabulary"):
+        checkpoint_view(model, WORDS, "the zebra")
+
+
+# --- a run of `attnlab train`, through the command line -------------------------------------
+
+
+@pytest.fixture
+def bpe_run(tmp_path, monkeypatch) -> Path:
+    from attnlab.train.config import DataConfig, RunConfig
+    from attnlab.train.trainer import train
+
+    monkeypatch.setenv("ATTNLAB_CACHE", str(tmp_path / "cache"))
+    words = "the king queen rose sword night crown river speaks and of to my lord".split()
+    rng = random.Random(0)
+    corpus = tmp_path / "tiny.txt"
+    corpus.write_text("\n".join(" ".join(rng.choices(words, k=10)) for _ in range(300)))
+    cfg = RunConfig(
+        model=ModelConfig(vocab_size=300, n_ctx=16, d_model=16, n_head=2, position="alibi"),
+        train=TrainConfig(steps=2, batch_size=4, eval_every=0, device="cpu"),
+        data=DataConfig(corpus=str(corpus), vocab_size=300),
+    )
+    train(cfg, tmp_path / "run")
+    return tmp_path / "run"
+
+
+def test_cli_checkpoint_writes_a_page_of_the_runs_heads(bpe_run, tmp_path, capsys) -> None:
+    out = tmp_path / "run.html"
+    text = "the king speaks to my lord"
+    assert cli_main.main(["explore", "--checkpoint", str(bpe_run), "--text", text,
+                          "--out", str(out)]) == 0  # fmt: skip
+    assert "wrote" in capsys.readouterr().out
+    data = _page_data(out)
+    view = data["views"][0]
+    assert "".join(view["tokens"]) == text and data["causal"] is True
+    assert len(view["layers"]) == 1 and len(view["layers"][0]["heads"]) == 2
+    assert view["layers"][0]["heads"][0]["d_k"] == 8
+    with start_server(checkpoint_compute(bpe_run), default_text="my lord") as srv:
+        for words, status, answer in (
+            ("the crown", 200, "the crown"),
+            ("the king " * 20, 400, "context is 16"),
+        ):
+            url = srv.url + "api/attention?" + urllib.parse.urlencode({"text": words})
+            try:
+                with urllib.request.urlopen(url, timeout=10) as r:
+                    got = (r.status, "".join(json.loads(r.read())["views"][0]["tokens"]))
+            except urllib.error.HTTPError as err:
+                got = (err.code, json.loads(err.read())["error"])
+            assert got[0] == status and answer in got[1]
+
+
+def test_cli_checkpoint_errors(tmp_path, capsys) -> None:
+    assert cli_main.main(["explore", "--checkpoint", str(tmp_path / "nope")]) == 2
+    assert "run directory not found" in capsys.readouterr().err
+    assert cli_main.main(["explore", "--winograd", "--text", "the cat"]) == 2
+    assert "do not go with it" in capsys.readouterr().err
+    assert cli_main.main(["explore", "--work", str(tmp_path)]) == 2
+    assert "--work only goes with" in capsys.readouterr().err
+
+
+# --- the probe pages, with the training budget shrunk ----------------------------------------
+
+
+@pytest.fixture
+def tiny_probes(monkeypatch) -> None:
+    for name in ("WINOGRAD_PROBE", "AGREEMENT_PROBE"):
+        probe = getattr(models, name)
+        small = models.Probe(
+            model=probe.model.replace(d_model=16, n_ctx=18),
+            train=TrainConfig(steps=3, batch_size=4, eval_every=0, ckpt_every=0, device="cpu"),
+        )  # fmt: skip
+        monkeypatch.setattr(models, name, small)
+
+
+def test_cli_winograd_page_reports_the_measured_accuracy(tiny_probes, tmp_path, capsys) -> None:
+    from attnlab.data.synthetic import (
+        SCORE_INDEX,
+        forced_choice_accuracy,
+        winograd_dataset,
+    )
+    from attnlab.experiments.base import Context
+
+    out, work = tmp_path / "w.html", tmp_path / "work"
+    assert cli_main.main(["explore", "--winograd", "--work", str(work), "--out", str(out)]) == 0
+    data = _page_data(out)
+    assert [v["name"] for v in data["views"]] == ["… too tired …", "… too wet …"]
+    for view, adj in zip(data["views"], ("tired", "wet"), strict=True):
+        assert view["tokens"] == models.WINOGRAD_TEXT.format(adj=adj).split()
+        assert len(view["layers"]) == 2 and all(len(la["heads"]) == 4 for la in view["layers"])
+    (run_dir,) = work.iterdir()  # the one cached training run
+    model = Context.load_model({"run_dir": str(run_dir)})
+    lang = winograd_dataset("B", seed=0)
+    with torch.no_grad():
+        logits = model(torch.tensor(lang.held[:, : SCORE_INDEX + 1]))[:, -1].numpy()
+    acc = forced_choice_accuracy(logits, lang.candidates, lang.answer)
+    assert "trained 3 steps" in data["description"]
+    assert f"forced choice {acc:.1%} (chance 50%)" in data["description"]
+
+
+def test_cli_agreement_page_reports_the_measured_probabilities(tiny_probes, tmp_path) -> None:
+    from attnlab.data.synthetic import verb_agreement_dataset
+    from attnlab.experiments.base import Context
+
+    out, work = tmp_path / "a.html", tmp_path / "work"
+    assert cli_main.main(["explore", "--agreement", "--work", str(work), "--out", str(out)]) == 0
+    data = _page_data(out)
+    assert data["views"][0]["tokens"] == "I work , you work , he".split()
+    (run_dir,) = work.iterdir()
+    model = Context.load_model({"run_dir": str(run_dir)})
+    vocab = verb_agreement_dataset(seed=0).vocab
+    p = models.next_word_probs(model, vocab, models.AGREEMENT_TEXT, ("works", "work"))
+    assert 0 < p["works"] + p["work"] <= 1
+    assert f"P(works) = {p['works']:.3f}, P(work) = {p['work']:.3f}" in data["description"]
+    # cached: a second page trains nothing and says the same
+    assert models.agreement_page(work)["description"] == data["description"]
+
+
+# --- a Hugging Face GPT-2 folder, converted into attnlab's model ------------------------------
+
+
+@pytest.fixture(scope="module")
+def gpt2_folder(tmp_path_factory) -> Path:
+    pytest.importorskip("transformers")
+    from tokenizers import Tokenizer, decoders, pre_tokenizers, trainers
+    from tokenizers import models as tok_models
+    from transformers import GPT2Config, GPT2LMHeadModel, GPT2TokenizerFast
+
+    folder = tmp_path_factory.mktemp("gpt2")
+    bpe = Tokenizer(tok_models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    bpe.train_from_iterator(
+        ["the cat sat on the mat"] * 3,
+        trainers.BpeTrainer(vocab_size=300, special_tokens=["<|endoftext|>"],
+                            initial_alphabet=pre_tokenizers.ByteLevel.alphabet()),
+    )  # fmt: skip
+    GPT2TokenizerFast(tokenizer_object=bpe, eos_token="<|endoftext|>").save_pretrained(folder)
+    torch.manual_seed(0)
+    cfg = GPT2Config(vocab_size=bpe.get_vocab_size(), n_positions=16, n_embd=32, n_layer=2,
+                     n_head=4, bos_token_id=0, eos_token_id=0)  # fmt: skip
+    GPT2LMHeadModel(cfg).save_pretrained(folder)
+    return folder
+
+
+def test_cli_hf_model_page_from_the_converted_model(gpt2_folder, tmp_path, capsys) -> None:
+    out = tmp_path / "g.html"
+    argv = ["explore", "--hf-model", str(gpt2_folder), "--text", "the cat sat on the mat"]
+    assert cli_main.main([*argv, "--out", str(out)]) == 0
+    view = _page_data(out)["views"][0]
+    assert view["tokens"] == ["the", " cat", " sat", " on", " the", " mat"]
+    assert len(view["layers"]) == 2 and len(view["layers"][0]["heads"]) == 4
+    assert view["layers"][0]["heads"][0]["d_k"] == 8
+    assert cli_main.main([*argv[:3], "--text", "the cat " * 9, "--out", str(out)]) == 2
+    assert "context is 16" in capsys.readouterr().err
+
+
+@pytest.mark.slow  # a second load of the folder through transformers
+def test_converted_scores_equal_hf_hook_scores(gpt2_folder) -> None:
+    from transformers import GPT2LMHeadModel
+
+    from attnlab.explorer.build import gpt2_scores
+    from attnlab.nn.gpt2 import load_hf_folder
+
+    hf = GPT2LMHeadModel.from_pretrained(gpt2_folder, local_files_only=True).eval()
+    ids = [5, 17, 3, 40, 2, 9]
+    scores, note = model_scores(load_hf_folder(gpt2_folder), ids)
+    np.testing.assert_allclose(scores, gpt2_scores(hf, ids), rtol=1e-5, atol=1e-5)
