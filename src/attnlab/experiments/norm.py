@@ -1,0 +1,279 @@
+"""Pre-norm or post-norm (SPEC §3.3): twelve blocks at a high rate, with and without warmup.
+
+Dimension legend: ``b`` batch, ``t`` positions, ``L`` blocks.
+
+Two measurements on the default block (multi-head attention, ×4 GELU MLP,
+learned positions) stacked twelve deep:
+
+1. *Training*: pre-norm (``x + f(LN(x))``, GPT-2, Xiong et al. 2020) and
+   post-norm (``LN(x + f(x))``, Vaswani et al. 2017), each at a constant AdamW
+   rate of 3e-3 with no warmup and with a linear warmup over the first 200 of
+   1,000 steps; held-out perplexity of each (a 2×2 table).
+2. *Gradients at initialisation*: on a fresh model built with the run's seed
+   (the same weights the training run starts from), one batch (the first batch
+   that run draws), one ``loss.backward()``; the L2 norm of the gradient of each
+   block's parameters. Xiong et al. (2020) show that post-norm's gradients grow
+   toward the output layer, which is why it needs warmup; pre-norm's do not.
+   Reported: first block, last block, and last / first, per placement.
+
+Left out: gradient clipping (off, as in the other experiments), learning-rate
+decay, GPT-2's scaled initialisation, and the gradient of the embeddings and
+the output layer (they are not in any block).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from attnlab.experiments.base import Context, fmt_ms, markdown_table, mean_std, settings_dict
+from attnlab.experiments.claims import Claim, Records
+from attnlab.nn.config import ModelConfig
+from attnlab.nn.model import LanguageModel
+from attnlab.train.config import DataConfig, TrainConfig
+
+log = logging.getLogger(__name__)
+
+NAME = "norm"
+TITLE = "Pre-norm or post-norm"
+NEEDS_CORPUS = True
+PLACEMENTS = ("pre", "post")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The deep stack and its high-rate training budget."""
+
+    n_layer: int = 12  # blocks: depth is what makes post-norm fragile
+    d_model: int = 128  # residual width
+    n_head: int = 4  # heads of width d_model / n_head
+    n_ctx: int = 128  # context length
+    steps: int = 1000  # AdamW updates per run
+    lr: float = 3e-3  # a high constant rate (after warmup)
+    batch_size: int = 64  # windows per update
+    warmup_steps: int = 200  # linear warmup of the "with warmup" runs
+    train_tokens: int | None = None  # first N training tokens only (None: all)
+    vocab_size: int = 1024  # BPE vocabulary
+
+
+PROFILES = {
+    "full": Settings(),
+    "quick": Settings(d_model=64, steps=300, batch_size=8, warmup_steps=60),
+    "micro": Settings(n_layer=3, d_model=16, n_ctx=16, steps=3, batch_size=4, warmup_steps=2,
+                      train_tokens=2_000),
+}
+
+QUICK_CHANGES = (
+    "Width 64 (4 heads of width 16) instead of 128, batch 8 instead of 64, 300 steps instead of "
+    "1,000, and warmup 60 steps (the same 20% of the run as 200 of 1,000). Depth (12 blocks), "
+    "learning rate (3e-3), context (128) and the training split are the spec's: the post-norm "
+    "failure is an effect of depth and rate, so those are kept."
+)
+
+
+def model_config(s: Settings, norm: str) -> ModelConfig:
+    """The default block, ``s.n_layer`` deep, with LayerNorm placed by ``norm``."""
+    if norm not in PLACEMENTS:
+        raise ValueError(f"unknown norm placement {norm!r}; choose one of: pre, post")
+    return ModelConfig(
+        vocab_size=s.vocab_size, n_ctx=s.n_ctx, d_model=s.d_model, n_layer=s.n_layer,
+        mixer="mha", n_head=s.n_head, position="learned", mlp=True, norm=norm, residual=True,
+        dropout=0.0, tie_weights=False, lm_head_bias=True,
+    )
+
+
+def train_config(s: Settings, warmup: bool, seed: int = 0) -> TrainConfig:
+    """Constant rate after an optional warmup; evaluate at the end, checkpoint every quarter."""
+    return TrainConfig(
+        steps=s.steps, lr=s.lr, batch_size=s.batch_size,
+        warmup_steps=s.warmup_steps if warmup else 0, eval_every=0,
+        ckpt_every=max(1, s.steps // 4), seed=seed,
+    )
+
+
+def grad_norms_at_init(
+    cfg: ModelConfig, train_tokens: Any, batch_size: int, seed: int
+) -> list[float]:
+    """L2 norm of each block's parameter gradient after one ``loss.backward()`` at init.
+
+    The model is built as the trainer builds it (``torch.manual_seed(seed)`` then
+    ``LanguageModel``), and the batch is the first one the trainer's sampler draws
+    with that seed, so these are the gradients of the run's very first update.
+    """
+    from attnlab.data.dataset import sample_batch
+    from attnlab.train.distributed import sampler_seed
+
+    torch.manual_seed(seed)
+    model = LanguageModel(cfg)
+    sampler = torch.Generator().manual_seed(sampler_seed(seed, 0))
+    x, y = sample_batch(train_tokens, batch_size, cfg.n_ctx, sampler)  # (b, t) each
+    logits = model(x)  # (b, t, v)
+    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+    loss.backward()
+    norms = []
+    for block in model.blocks:
+        squares = sum(float(p.grad.pow(2).sum()) for p in block.parameters() if p.grad is not None)
+        norms.append(math.sqrt(squares))
+    return norms
+
+
+def _train(ctx: Context, s: Settings, norm: str, warmup: bool) -> list[dict]:
+    """One cell of the 2×2 table for every seed; a diverged run is recorded, not raised."""
+    from attnlab.train.trainer import TrainingDiverged
+
+    data_cfg = DataConfig(corpus=ctx.corpus, vocab_size=s.vocab_size, train_tokens=s.train_tokens)
+    out = []
+    for seed in range(ctx.seeds):
+        label = f"norm {norm} warmup={warmup} seed {seed}"
+        try:
+            r = ctx.train(label, model_config(s, norm), train_config(s, warmup, seed),
+                          data_cfg=data_cfg)
+            out.append({"held_ppl": r["held_ppl"], "train_ppl": r["train_ppl"],
+                        "wall_s": r["wall_s"], "params": r["params"], "diverged": False})
+        except TrainingDiverged as err:
+            log.warning("%s diverged: %s", label, err)
+            out.append({"held_ppl": None, "train_ppl": None, "wall_s": None, "params": None,
+                        "diverged": True})
+    return out
+
+
+def run(settings: Settings, ctx: Context) -> dict:
+    """The 2×2 training table and the per-block gradient norms at initialisation."""
+    data = ctx.token_data(settings.vocab_size, settings.train_tokens)
+    grads = {
+        norm: [grad_norms_at_init(model_config(settings, norm), data.train,
+                                  settings.batch_size, seed) for seed in range(ctx.seeds)]
+        for norm in PLACEMENTS
+    }
+    cells = {
+        f"{norm}/{'warmup' if warmup else 'no_warmup'}": _train(ctx, settings, norm, warmup)
+        for norm in PLACEMENTS for warmup in (False, True)
+    }
+    return {"settings": settings_dict(settings), "seeds": ctx.seeds, "cells": cells,
+            "grad_norms": grads}
+
+
+# -- reading a record -----------------------------------------------------------
+
+
+def held(record: dict, norm: str, warmup: bool) -> float:
+    """Mean held-out perplexity of a cell; ``inf`` if any seed diverged."""
+    runs = record["cells"][f"{norm}/{'warmup' if warmup else 'no_warmup'}"]
+    if any(r["diverged"] for r in runs):
+        return math.inf
+    return mean_std([r["held_ppl"] for r in runs])[0]
+
+
+def _cell_text(runs: list[dict]) -> str:
+    n_div = sum(r["diverged"] for r in runs)
+    if n_div:
+        return f"diverged ({n_div}/{len(runs)} seeds)"
+    return fmt_ms([r["held_ppl"] for r in runs])
+
+
+def grad_summary(record: dict, norm: str) -> dict[str, float]:
+    """First and last block gradient norm (mean over seeds) and their ratio."""
+    per_seed = record["grad_norms"][norm]
+    first = mean_std([g[0] for g in per_seed])[0]
+    last = mean_std([g[-1] for g in per_seed])[0]
+    return {"first": first, "last": last, "ratio": last / first}
+
+
+def table(record: dict) -> str:
+    """Held-out perplexity (placement × warmup) and gradient norms at initialisation."""
+    s = record["settings"]
+    cells = record["cells"]
+    rows = [[norm, _cell_text(cells[f"{norm}/no_warmup"]), _cell_text(cells[f"{norm}/warmup"])]
+            for norm in PLACEMENTS]
+    out = markdown_table(
+        ["placement", "held-out ppl, no warmup", f"held-out ppl, {s['warmup_steps']} warmup steps"],
+        rows,
+    )
+    grad_rows = []
+    for norm in PLACEMENTS:
+        g = grad_summary(record, norm)
+        grad_rows.append([norm, f"{g['first']:.4g}", f"{g['last']:.4g}", f"{g['ratio']:.3g}"])
+    out += "\n" + markdown_table(
+        ["placement", "grad norm, block 1", f"grad norm, block {s['n_layer']}", "last / first"],
+        grad_rows,
+    )
+    out += (
+        f"\n{s['n_layer']} blocks of width {s['d_model']} ({s['n_head']} heads), context "
+        f"{s['n_ctx']}, {s['steps']:,} AdamW steps at lr {s['lr']:g} (constant after warmup), "
+        f"batch {s['batch_size']}; {record['seeds']} seed(s), mean ± std. Gradient norms: one "
+        "batch, one backward pass on the freshly initialised model, before any step.\n"
+    )
+    return out
+
+
+def figure(record: dict, path: Path) -> None:
+    """Gradient norm per block at initialisation, pre vs post (log y)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for norm, marker in zip(PLACEMENTS, ("o", "s"), strict=True):
+        per_seed = record["grad_norms"][norm]
+        means = [mean_std(list(col))[0] for col in zip(*per_seed, strict=True)]
+        blocks = list(range(1, len(means) + 1))
+        ax.plot(blocks, means, marker=marker, label=f"{norm}-norm")
+    ax.set_yscale("log")
+    ax.set_xlabel("block")
+    ax.set_ylabel("gradient norm at initialisation (log)")
+    ax.set_title("Per-block gradient norm before the first step")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+# -- claims (SPEC §3.8) ----------------------------------------------------------
+
+FAR_WORSE = 1.2  # "far worse": post-norm without warmup at least this × pre-norm
+MATCHES = 0.10  # "matches": within this fraction
+HARDLY = 0.05  # "hardly matters": within this fraction
+
+
+def _post_no_warmup_worse(records: Records) -> tuple[bool, dict[str, Any]]:
+    rec = records[NAME]
+    ev = {"post_no_warmup": held(rec, "post", False), "pre_no_warmup": held(rec, "pre", False)}
+    ev["ratio"] = ev["post_no_warmup"] / ev["pre_no_warmup"]
+    return ev["ratio"] >= FAR_WORSE, ev
+
+
+def _post_warmup_matches(records: Records) -> tuple[bool, dict[str, Any]]:
+    rec = records[NAME]
+    ev = {"post_warmup": held(rec, "post", True), "pre_warmup": held(rec, "pre", True)}
+    ev["ratio"] = ev["post_warmup"] / ev["pre_warmup"]
+    return abs(ev["ratio"] - 1) <= MATCHES, ev
+
+
+def _pre_warmup_hardly(records: Records) -> tuple[bool, dict[str, Any]]:
+    rec = records[NAME]
+    ev = {"pre_warmup": held(rec, "pre", True), "pre_no_warmup": held(rec, "pre", False)}
+    ev["ratio"] = ev["pre_no_warmup"] / ev["pre_warmup"]
+    return abs(ev["ratio"] - 1) <= HARDLY, ev
+
+
+CLAIMS: list[Claim] = [
+    Claim(id="norm.post_no_warmup_far_worse",
+          text="Post-norm without warmup is far worse than pre-norm.",
+          needs=(NAME,), decide=_post_no_warmup_worse,
+          rule=f"held-out ppl post/no warmup ÷ pre/no warmup >= {FAR_WORSE:g} (diverged = inf)"),
+    Claim(id="norm.post_warmup_matches_pre",
+          text="Post-norm with warmup matches pre-norm.",
+          needs=(NAME,), decide=_post_warmup_matches,
+          rule=f"|held-out ppl post/warmup ÷ pre/warmup − 1| <= {MATCHES:g}"),
+    Claim(id="norm.warmup_hardly_matters_for_pre",
+          text="Warmup hardly matters for pre-norm.",
+          needs=(NAME,), decide=_pre_warmup_hardly,
+          rule=f"|held-out ppl pre/no warmup ÷ pre/warmup − 1| <= {HARDLY:g}"),
+]

@@ -1,0 +1,154 @@
+"""The ladder (SPEC §3.1): row configs and parameter counts by hand, a micro run, every claim."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from attnlab.experiments import ladder
+from attnlab.experiments.base import Context
+from attnlab.experiments.claims import evaluate
+from attnlab.experiments.registry import run_experiment
+from attnlab.nn.model import LanguageModel
+
+DATA = Path(
+    os.environ.get("ATTNLAB_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data"
+)
+FULL = ladder.PROFILES["full"]
+
+
+def _params(row: int) -> int:
+    return LanguageModel(ladder.row_config(FULL, row)).num_parameters()
+
+
+def test_parameter_counts_by_hand():
+    v, d, t = 1024, 128, 128
+    assert _params(1) == v * d + (d * v + v)  # embedding + linear with bias: the bigram
+    assert _params(2) == _params(1)  # the mean has no parameters
+    assert _params(3) - _params(2) == t * d  # learned positions
+    assert _params(4) == _params(3)  # a residual adds nothing
+    assert _params(5) - _params(4) == 3 * d * d  # q, k, v without bias, width 128
+    assert _params(6) - _params(5) == d * d + d == 16_512  # W_o with bias
+    assert _params(7) == _params(5)
+    assert _params(8) - _params(6) == 8 * d * d + 5 * d  # d→4d→d with biases
+    assert _params(9) - _params(8) == 3 * 2 * d == 768  # two block LNs + the final LN
+    assert _params(10) - _params(9) == 12 * d * d + 10 * d  # one more block (no q, k, v biases)
+    assert _params(9) == 477_696
+
+
+def test_rows_change_one_thing_and_keep_the_rest():
+    cfg = {row: ladder.row_config(FULL, row) for row in ladder.ROWS}
+    base = cfg[1]
+    assert (base.mixer, base.position, base.mlp, base.norm) == ("none", "none", False, "none")
+    assert not base.tie_weights and base.lm_head_bias and base.dropout == 0
+    assert (cfg[2].mixer, cfg[2].residual, cfg[2].position) == ("mean", False, "none")
+    assert all(cfg[r].position == "learned" for r in range(3, 11))  # positions stay
+    assert cfg[5].replace(mixer="mean") == cfg[4]  # row 5 swaps the mixer only
+    assert cfg[7] == cfg[5].replace(residual=False)  # the side row
+    assert cfg[8] == cfg[6].replace(mlp=True)  # row 8 builds on row 6, not on row 7
+    assert cfg[10] == cfg[9].replace(n_layer=2)
+    assert ladder.LADDER[7][0] == 5 and ladder.LADDER[8][0] == 6
+    assert cfg[5].qk_dim == 128 and cfg[6].qk_dim == 32
+
+
+def test_bad_row_is_a_value_error():
+    with pytest.raises(ValueError, match="rows 1..10"):
+        ladder.row_config(FULL, 11)
+
+
+def test_profiles():
+    assert FULL.steps == 3000 and FULL.batch_size == 64 and FULL.lr == 1e-3
+    assert FULL.train_tokens is None and FULL.d_model == 128 and FULL.n_ctx == 128
+    assert ladder.PROFILES["quick"].train_tokens is not None
+    assert "train" in ladder.QUICK_CHANGES
+
+
+@pytest.mark.skipif(not (DATA / "tinyshakespeare.txt").is_file(), reason="corpus not found")
+def test_micro_run_table_figure_and_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTNLAB_DATA", str(DATA))
+    ctx = Context(work=tmp_path / "work")
+    env = run_experiment("ladder", "micro", ctx, out=tmp_path / "out")
+    rows = env["record"]["rows"]
+    assert [r["row"] for r in rows] == list(ladder.ROWS)
+    micro = ladder.PROFILES["micro"]
+    for r in rows:
+        assert r["params"] == LanguageModel(ladder.row_config(micro, r["row"])).num_parameters()
+        assert all(p > 1 for p in r["held_ppl"] + r["train_ppl"])
+    text = (tmp_path / "out" / "ladder" / "table.md").read_text()
+    assert sum(line.startswith("| ") for line in text.splitlines()) == 11  # header + ten rows
+    assert "vs row" in text and "row 7" in text
+    png = (tmp_path / "out" / "ladder" / "figure.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    assert len([p for p in (tmp_path / "work").iterdir() if p.is_dir()]) == 10  # one run a row
+    again = ladder.run(micro, ctx)  # every run cached: the same numbers
+    assert json.dumps(again["rows"]) == json.dumps(rows)
+    verdicts = evaluate({"ladder": env["record"]}, ladder.CLAIMS)
+    assert {v["status"] for v in verdicts} <= {"held", "not held"}
+
+
+# -- claims on synthetic records --------------------------------------------------
+
+# Held-out (and train) perplexities shaped like the textbook's ladder.
+GOOD_HELD = {1: 90.0, 2: 300.0, 3: 290.0, 4: 92.0, 5: 60.0, 6: 55.0, 7: 70.0, 8: 50.0,
+             9: 45.0, 10: 48.0}
+GOOD_TRAIN = {**GOOD_HELD, 9: 40.0, 10: 35.0}
+
+
+def _record(held: dict[int, float], train: dict[int, float]) -> dict:
+    rows = [{"row": r, "above": ladder.LADDER[r][0], "name": f"row {r}", "params": 1,
+             "held_ppl": [held[r]], "train_ppl": [train[r]]} for r in ladder.ROWS]
+    return {"settings": {}, "seeds": 1, "rows": rows}
+
+
+def _verdicts(held: dict[int, float], train: dict[int, float] | None = None) -> dict[str, str]:
+    rec = _record(held, train or held)
+    return {v["id"]: v["status"] for v in evaluate({"ladder": rec}, ladder.CLAIMS)}
+
+
+def test_every_claim_holds_on_the_textbook_shape():
+    assert set(_verdicts(GOOD_HELD, GOOD_TRAIN).values()) == {"held"}
+
+
+@pytest.mark.parametrize(
+    ("claim", "changes"),
+    [
+        ("mean_worse_than_nothing", {2: 150.0, 3: 150.0}),  # only 1.7× worse
+        ("positions_barely_help", {3: 200.0}),  # positions help by a third
+        ("residual_mean_no_better", {4: 80.0}),  # the mean with residual beats the bigram
+        ("head_beats_mean", {5: 85.0, 7: 90.0}),  # only 8% better than the mean
+        ("four_heads_beat_one", {6: 61.0}),
+        ("replacing_worse", {7: 59.0}),
+        ("mlp_and_norm_help", {8: 56.0}),  # the MLP hurts
+        ("mlp_and_norm_help", {9: 51.0, 10: 52.0}),  # LayerNorm hurts
+        ("two_blocks_overfit", {10: 44.0}),  # two blocks also better held out
+    ],
+)
+def test_each_claim_fails_when_its_numbers_say_so(claim, changes):
+    held = {**GOOD_HELD, **changes}
+    train = {**GOOD_TRAIN, **{r: p for r, p in changes.items() if r not in (9, 10)}}
+    verdicts = _verdicts(held, train)
+    assert verdicts[f"ladder.{claim}"] == "not held"
+    others = {k: s for k, s in verdicts.items() if k != f"ladder.{claim}"}
+    assert set(others.values()) == {"held"}
+
+
+def test_two_blocks_needs_the_train_side_too():
+    verdicts = _verdicts(GOOD_HELD, {**GOOD_TRAIN, 10: 39.0})
+    assert verdicts["ladder.two_blocks_overfit"] == "held"
+    verdicts = _verdicts(GOOD_HELD, {**GOOD_TRAIN, 10: 41.0})  # fits training text worse
+    assert verdicts["ladder.two_blocks_overfit"] == "not held"
+
+
+def test_claims_use_the_mean_over_seeds():
+    rec = _record(GOOD_HELD, GOOD_TRAIN)
+    rows = {r["row"]: r for r in rec["rows"]}
+    rows[6]["held_ppl"] = [50.0, 62.0]  # mean 56 < row 5's 60: held
+    held = {v["id"]: v for v in evaluate({"ladder": rec}, ladder.CLAIMS)}
+    assert held["ladder.four_heads_beat_one"]["status"] == "held"
+    assert held["ladder.four_heads_beat_one"]["evidence"]["held_row6"] == pytest.approx(56.0)
+    rows[6]["held_ppl"] = [50.0, 72.0]  # mean 61 > 60
+    held = {v["id"]: v for v in evaluate({"ladder": rec}, ladder.CLAIMS)}
+    assert held["ladder.four_heads_beat_one"]["status"] == "not held"

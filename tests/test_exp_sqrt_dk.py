@@ -1,0 +1,231 @@
+"""Why divide by √d_k (SPEC §3.2): the analytic numbers, attention statistics, a micro run,
+and both claims decided both ways on synthetic records."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from attnlab.experiments import sqrt_dk
+from attnlab.experiments import sqrt_dk_stats as st
+from attnlab.experiments.base import Context
+from attnlab.experiments.claims import evaluate
+from attnlab.experiments.registry import run_experiment
+from attnlab.nn.config import ModelConfig
+from attnlab.nn.model import LanguageModel
+
+DATA = Path(
+    os.environ.get("ATTNLAB_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data"
+)
+
+
+# -- analytic part -----------------------------------------------------------------
+
+
+def test_variance_of_dot_product_is_d():
+    rows = st.dot_variance((4, 64, 1024), n_pairs=20_000, seed=1)
+    for r in rows:
+        # Var(q·k) = d; the sample variance of 20,000 draws is within a few percent
+        assert r["var"] == pytest.approx(r["d"], rel=0.06)
+        assert r["std"] == pytest.approx(math.sqrt(r["var"]))
+        assert r["sqrt_d"] == math.sqrt(r["d"])
+
+
+def test_seeded_draws_repeat():
+    assert st.frozen_rows((16,), 20, seed=3) == st.frozen_rows((16,), 20, seed=3)
+    assert st.one_row((16,), seed=3) != st.one_row((16,), seed=4)
+
+
+def test_effective_tokens_and_jacobian_by_hand():
+    assert st.effective_tokens(np.zeros(64)) == pytest.approx(64.0)  # uniform: every key
+    assert st.effective_tokens(np.array([0.0, 1000.0, 0.0])) == pytest.approx(1.0)
+    # scores [0, ln 3]: weights [1/4, 3/4]; entropy = -(1/4 ln 1/4 + 3/4 ln 3/4)
+    w = st.softmax(np.array([0.0, math.log(3.0)]))
+    assert w == pytest.approx([0.25, 0.75])
+    h = -(0.25 * math.log(0.25) + 0.75 * math.log(0.75))
+    assert st.entropy(w) == pytest.approx(h)
+    # Σ w(1 − w) = 1/4·3/4 + 3/4·1/4 = 3/8; uniform over j keys: 1 − 1/j; one-hot: 0
+    assert st.jacobian_trace(w) == pytest.approx(0.375)
+    assert st.jacobian_trace(np.full(8, 1 / 8)) == pytest.approx(1 - 1 / 8)
+    assert st.jacobian_trace(np.array([0.0, 1.0, 0.0])) == 0.0
+
+
+def test_jacobian_trace_is_the_trace_of_the_softmax_jacobian():
+    s = torch.tensor([0.3, -1.2, 2.0, 0.1], dtype=torch.float64)
+    jac = torch.autograd.functional.jacobian(lambda z: torch.softmax(z, -1), s)
+    assert st.jacobian_trace(torch.softmax(s, -1).numpy()) == pytest.approx(float(jac.trace()))
+
+
+def test_without_division_rows_freeze_as_d_grows():
+    rows = {r["d"]: r for r in st.frozen_rows((4, 1024), n_rows=300, seed=0)}
+    assert rows[4]["frozen_unscaled"] < 0.1
+    # raw scores of std 32: the top two of 64 are often more than ln 99 ≈ 4.6 apart
+    assert rows[1024]["frozen_unscaled"] > 0.5 and rows[1024]["jac_unscaled"] < 0.15
+    for r in rows.values():  # with the division the rows look alike at every width
+        assert r["frozen_scaled"] < 0.05 and r["jac_scaled"] > 0.8
+    one = {r["d"]: r for r in st.one_row((4, 1024), seed=0)}
+    assert one[1024]["eff_unscaled"] < 2 < 20 < one[1024]["eff_scaled"]
+
+
+@pytest.mark.parametrize("call", [
+    lambda: st.dot_variance(()), lambda: st.dot_variance((0, 4)),
+    lambda: st.dot_variance((4,), n_pairs=1), lambda: st.frozen_rows((4,), n_rows=0),
+])
+def test_bad_input(call):
+    with pytest.raises(ValueError):
+        call()
+
+
+# -- statistics of a model ---------------------------------------------------------
+
+
+def _head_model(scale: bool, d_k: int = 64) -> LanguageModel:
+    torch.manual_seed(0)
+    cfg = ModelConfig(vocab_size=50, n_ctx=12, d_model=16, mixer="head", head_dim=d_k,
+                      norm="none", scale=scale)
+    return LanguageModel(cfg)
+
+
+def test_attention_stats_scale_exactly_by_sqrt_dk():
+    idx = torch.randint(0, 50, (3, 12), generator=torch.Generator().manual_seed(0))
+    scaled, raw = _head_model(True), _head_model(False)  # same seed: same weights
+    a, b = st.attention_stats(scaled, idx), st.attention_stats(raw, idx)
+    assert b["score_std"] == pytest.approx(8.0 * a["score_std"], rel=1e-5)  # √64 = 8
+    assert b["entropy"] < a["entropy"] and b["frozen"] >= a["frozen"]
+    assert 1.0 <= a["eff_tokens"] <= 12.0
+
+
+def test_attention_stats_by_hand_on_one_block():
+    model = _head_model(True, d_k=8).eval()
+    idx = torch.randint(0, 50, (2, 12), generator=torch.Generator().manual_seed(1))
+    got = st.attention_stats(model, idx)
+    with torch.no_grad():
+        x = model.tok(idx) + model.pos(torch.arange(12))  # the mixer's input (no norm)
+        mixer = model.blocks[0].mixer
+        s = (mixer.q(x) @ mixer.k(x).transpose(-2, -1)) / math.sqrt(8)  # (b, t, t)
+        keep = torch.ones(12, 12, dtype=torch.bool).tril()
+        w = torch.softmax(s.masked_fill(~keep, float("-inf")), -1)[:, 1:]  # rows 1..11
+    assert got["score_std"] == pytest.approx(float(s[:, keep].std()), rel=1e-5)
+    ent = -(w * torch.log(w.clamp_min(1e-30))).sum(-1)
+    assert got["entropy"] == pytest.approx(float(ent.mean()), rel=1e-5)
+    assert got["frozen"] == pytest.approx(float((w.max(-1).values > 0.99).float().mean()))
+    # make one key dominate: every row freezes
+    with torch.no_grad():
+        mixer.q.weight.mul_(1e3)
+    assert st.attention_stats(model, idx)["frozen"] > 0.9
+
+
+def test_attention_stats_read_the_mixer_input_after_pre_norm():
+    torch.manual_seed(0)
+    model = LanguageModel(ModelConfig(vocab_size=50, n_ctx=10, d_model=16, n_head=2)).eval()
+    idx = torch.randint(0, 50, (2, 10), generator=torch.Generator().manual_seed(2))
+    with torch.no_grad():
+        x = model.blocks[0].norm1(model.tok(idx) + model.pos(torch.arange(10)))  # (b, t, c)
+        s = model.blocks[0].mixer.scores(x, torch.arange(10))  # (b, h, t, t)
+    keep = torch.ones(10, 10, dtype=torch.bool).tril()
+    assert st.attention_stats(model, idx)["score_std"] == pytest.approx(
+        float(s[..., keep].std()), rel=1e-5)
+    two = LanguageModel(ModelConfig(vocab_size=50, n_ctx=10, d_model=16, n_head=2, n_layer=2))
+    assert 0.0 <= st.attention_stats(two, idx)["frozen"] <= 1.0
+
+
+def test_attention_stats_needs_attention():
+    model = LanguageModel(ModelConfig(vocab_size=20, n_ctx=8, d_model=8, mixer="mean"))
+    with pytest.raises(ValueError, match="no attention blocks"):
+        st.attention_stats(model, torch.zeros(1, 8, dtype=torch.long))
+
+
+def test_configs():
+    full = sqrt_dk.PROFILES["full"]
+    cfg = sqrt_dk.default_config(full, 32, scale=False)
+    assert (cfg.mixer, cfg.n_head, cfg.qk_dim, cfg.norm, cfg.scale) == ("mha", 4, 32, "pre", False)
+    assert sqrt_dk.default_config(full, 128, True).n_head == 1  # one head, same block
+    short = sqrt_dk.short_config(full, 1024, True)
+    assert (short.mixer, short.qk_dim, short.norm) == ("head", 1024, "none")
+    with pytest.raises(ValueError, match="must divide"):
+        sqrt_dk.default_config(full, 48, True)
+    steps = {(s, w): tc.steps for s, w, _, tc in sqrt_dk.settings_runs(full)}
+    assert steps == {("default", 32): 3000, ("default", 128): 3000, ("short", 32): 1500,
+                     ("short", 256): 1500, ("short", 1024): 1500}
+
+
+# -- micro run ---------------------------------------------------------------------
+
+
+@pytest.mark.skipif(not (DATA / "tinyshakespeare.txt").is_file(), reason="corpus not found")
+def test_micro_run(tmp_path):
+    torch.set_num_threads(1)
+    # the first 150k characters of the corpus: a held-out split small enough for seconds
+    small = tmp_path / "shakespeare-head.txt"
+    small.write_text((DATA / "tinyshakespeare.txt").read_text(encoding="utf-8")[:150_000])
+    ctx = Context(work=tmp_path / "work", corpus=str(small))
+    env = run_experiment("sqrt_dk", "micro", ctx, out=tmp_path / "out")
+    rec = env["record"]
+    assert [r["d"] for r in rec["variance"]] == [4, 16]
+    assert [(r["setting"], r["d_k"]) for r in rec["training"]] == [("default", 8), ("short", 64)]
+    for r in rec["training"]:
+        for side in ("scaled", "unscaled"):
+            assert set(r[side]["init"]) == set(r[side]["after"]) == set(sqrt_dk.STATS)
+    short = rec["training"][1]
+    # same seed, same weights at initialisation: only the division differs (√64 = 8)
+    assert short["unscaled"]["init"]["score_std"][0] == pytest.approx(
+        8 * short["scaled"]["init"]["score_std"][0], rel=1e-4)
+    folder = tmp_path / "out" / "sqrt_dk"
+    assert "Var(q·k)" in (folder / "table.md").read_text()
+    assert (folder / "figure.png").read_bytes()[:4] == b"\x89PNG"
+    json.loads((folder / "result.json").read_text())
+    assert len(evaluate({"sqrt_dk": rec}, sqrt_dk.CLAIMS)) == 2
+
+
+# -- claims, both ways -------------------------------------------------------------
+
+
+def _side(ppl: float, std0: float, std1: float, frozen1: float) -> dict:
+    stats0 = {"score_std": [std0], "entropy": [1.0], "eff_tokens": [3.0], "frozen": [0.1]}
+    stats1 = {"score_std": [std1], "entropy": [0.1], "eff_tokens": [1.1], "frozen": [frozen1]}
+    return {"held_ppl": [ppl], "train_ppl": [ppl], "init": stats0, "after": stats1}
+
+
+def _record(gaps: dict[int, float], raw_std: tuple[float, float] = (10.0, 20.0),
+            raw_frozen: float = 0.9) -> dict:
+    rows = []
+    for d_k, g in gaps.items():
+        row = {"setting": "short", "d_k": d_k, "scaled": _side(100.0, 1.0, 1.5, 0.0),
+               "unscaled": _side(100.0 * (1 + g), *raw_std, raw_frozen)}
+        row["gap"] = sqrt_dk.gap(row)
+        rows.append(row)
+    return {"training": rows}
+
+
+def _verdicts(record: dict) -> dict[str, str]:
+    return {v["id"]: v["status"] for v in evaluate({"sqrt_dk": record}, sqrt_dk.CLAIMS)}
+
+
+def test_claims_hold():
+    v = _verdicts(_record({32: 0.02, 256: 0.3, 1024: 1.0}))
+    assert v == {"sqrt_dk.matters_only_when_wide": "held", "sqrt_dk.unscaled_collapses": "held"}
+
+
+def test_claims_fail():
+    base = _record({32: 0.02, 256: 0.3, 1024: 1.0})
+    assert _verdicts(_record({32: 0.08, 256: 0.3, 1024: 1.0}))[
+        "sqrt_dk.matters_only_when_wide"] == "not held"  # a difference at 32
+    assert _verdicts(_record({32: 0.02, 256: 0.05, 1024: 1.0}))[
+        "sqrt_dk.matters_only_when_wide"] == "not held"  # none at 256
+    assert _verdicts(_record({32: 0.02, 1024: 1.0}))[
+        "sqrt_dk.matters_only_when_wide"] == "not held"  # 256 missing
+    assert _verdicts(_record({32: 0.0, 256: 0.3, 1024: 1.0}, raw_std=(20.0, 10.0)))[
+        "sqrt_dk.unscaled_collapses"] == "not held"  # spread shrank
+    assert _verdicts(_record({32: 0.0, 256: 0.3, 1024: 1.0}, raw_frozen=0.3))[
+        "sqrt_dk.unscaled_collapses"] == "not held"  # no collapse
+    wide_default = copy.deepcopy(base)
+    wide_default["training"].append({**copy.deepcopy(base["training"][0]), "setting": "default",
+                                     "gap": -0.2})  # every width-32 run counts
+    assert _verdicts(wide_default)["sqrt_dk.matters_only_when_wide"] == "not held"
