@@ -4,6 +4,9 @@ tokenizer is trained at most once per session."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -18,3 +21,16 @@ def _attnlab_cache(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN202
     mp.setenv("ATTNLAB_CACHE", str(tmp_path_factory.mktemp("attnlab-cache")))
     yield
     mp.undo()
+
+
+@pytest.fixture
+def shakespeare_head(tmp_path: Path) -> Path:
+    """The first 150k characters of Tiny Shakespeare: a held-out split small enough for
+    micro runs in seconds (skips when the corpus is not found through ATTNLAB_DATA)."""
+    data = os.environ.get("ATTNLAB_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data"
+    corpus = Path(data) / "tinyshakespeare.txt"
+    if not corpus.is_file():
+        pytest.skip("corpus not found (set ATTNLAB_DATA)")
+    small = tmp_path / "shakespeare-head.txt"
+    small.write_text(corpus.read_text(encoding="utf-8")[:150_000], encoding="utf-8")
+    return small

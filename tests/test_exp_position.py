@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -18,9 +17,6 @@ from attnlab.experiments.registry import run_experiment
 from attnlab.train.config import RunConfig
 from attnlab.train.runtime import build_model
 
-DATA = Path(
-    os.environ.get("ATTNLAB_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data"
-)
 FULL = position.PROFILES["full"]
 
 
@@ -53,13 +49,9 @@ def test_permutation_needs_two_tokens():
         position.permutation_check("none", False, n_tokens=1)
 
 
-@pytest.mark.skipif(not (DATA / "tinyshakespeare.txt").is_file(), reason="corpus not found")
-def test_micro_run(tmp_path):
+def test_micro_run(tmp_path, shakespeare_head):
     torch.set_num_threads(1)
-    # the first 150k characters of the corpus: a held-out split small enough for seconds
-    small = tmp_path / "shakespeare-head.txt"
-    small.write_text((DATA / "tinyshakespeare.txt").read_text(encoding="utf-8")[:150_000])
-    ctx = Context(work=tmp_path / "work", corpus=str(small))
+    ctx = Context(work=tmp_path / "work", corpus=str(shakespeare_head))
     env = run_experiment("position", "micro", ctx, out=tmp_path / "out")
     rec = env["record"]
     s = position.PROFILES["micro"]

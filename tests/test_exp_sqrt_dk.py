@@ -6,8 +6,6 @@ from __future__ import annotations
 import copy
 import json
 import math
-import os
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,11 +18,6 @@ from attnlab.experiments.claims import evaluate
 from attnlab.experiments.registry import run_experiment
 from attnlab.nn.config import ModelConfig
 from attnlab.nn.model import LanguageModel
-
-DATA = Path(
-    os.environ.get("ATTNLAB_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data"
-)
-
 
 # -- analytic part -----------------------------------------------------------------
 
@@ -159,13 +152,9 @@ def test_configs():
 # -- micro run ---------------------------------------------------------------------
 
 
-@pytest.mark.skipif(not (DATA / "tinyshakespeare.txt").is_file(), reason="corpus not found")
-def test_micro_run(tmp_path):
+def test_micro_run(tmp_path, shakespeare_head):
     torch.set_num_threads(1)
-    # the first 150k characters of the corpus: a held-out split small enough for seconds
-    small = tmp_path / "shakespeare-head.txt"
-    small.write_text((DATA / "tinyshakespeare.txt").read_text(encoding="utf-8")[:150_000])
-    ctx = Context(work=tmp_path / "work", corpus=str(small))
+    ctx = Context(work=tmp_path / "work", corpus=str(shakespeare_head))
     env = run_experiment("sqrt_dk", "micro", ctx, out=tmp_path / "out")
     rec = env["record"]
     assert [r["d"] for r in rec["variance"]] == [4, 16]
