@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from attnlab.experiments import ladder
-from attnlab.experiments.base import Context
+from attnlab.experiments.base import Context, settings_dict
 from attnlab.experiments.claims import evaluate
 from attnlab.experiments.registry import run_experiment
 from attnlab.nn.model import LanguageModel
@@ -78,13 +78,16 @@ def test_micro_run_table_figure_and_cache(tmp_path, monkeypatch):
         assert r["params"] == LanguageModel(ladder.row_config(micro, r["row"])).num_parameters()
         assert all(p > 1 for p in r["held_ppl"] + r["train_ppl"])
     text = (tmp_path / "out" / "ladder" / "table.md").read_text()
-    assert sum(line.startswith("| ") for line in text.splitlines()) == 11  # header + ten rows
+    assert all(f"\n| {r} | " in text for r in ladder.ROWS)
     assert "vs row" in text and "row 7" in text
     png = (tmp_path / "out" / "ladder" / "figure.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
-    assert len([p for p in (tmp_path / "work").iterdir() if p.is_dir()]) == 10  # one run a row
+    pair = env["record"]["overfit"]  # micro also trains the small-data pair of rows 9 and 10
+    assert [r["row"] for r in pair["rows"]] == [9, 10] and pair["train_tokens"] == 1_000
+    assert "Overfitting check" in text
+    assert len([p for p in (tmp_path / "work").iterdir() if p.is_dir()]) == 12  # one run each
     again = ladder.run(micro, ctx)  # every run cached: the same numbers
-    assert json.dumps(again["rows"]) == json.dumps(rows)
+    assert json.dumps(again) == json.dumps(env["record"])
     verdicts = evaluate({"ladder": env["record"]}, ladder.CLAIMS)
     assert {v["status"] for v in verdicts} <= {"held", "not held"}
 
@@ -100,7 +103,7 @@ GOOD_TRAIN = {**GOOD_HELD, 9: 40.0, 10: 35.0}
 def _record(held: dict[int, float], train: dict[int, float]) -> dict:
     rows = [{"row": r, "above": ladder.LADDER[r][0], "name": f"row {r}", "params": 1,
              "held_ppl": [held[r]], "train_ppl": [train[r]]} for r in ladder.ROWS]
-    return {"settings": {}, "seeds": 1, "rows": rows}
+    return {"settings": settings_dict(FULL), "seeds": 1, "rows": rows, "overfit": None}
 
 
 def _verdicts(held: dict[int, float], train: dict[int, float] | None = None) -> dict[str, str]:
@@ -152,3 +155,17 @@ def test_claims_use_the_mean_over_seeds():
     rows[6]["held_ppl"] = [50.0, 72.0]  # mean 61 > 60
     held = {v["id"]: v for v in evaluate({"ladder": rec}, ladder.CLAIMS)}
     assert held["ladder.four_heads_beat_one"]["status"] == "not held"
+
+
+def test_the_small_data_pair_decides_overfitting_when_present():
+    rec = _record(GOOD_HELD, {**GOOD_TRAIN, 10: 41.0})  # the ladder's own pair: no overfit
+    pair_rows = [{"row": r, "name": f"row {r}", "params": 1, "held_ppl": [h], "train_ppl": [t]}
+                 for r, h, t in ((9, 150.0, 40.0), (10, 160.0, 30.0))]
+    rec["overfit"] = {"train_tokens": 1000, "steps": 10, "rows": pair_rows}
+    verdict = {v["id"]: v for v in evaluate({"ladder": rec}, ladder.CLAIMS)}
+    assert verdict["ladder.two_blocks_overfit"]["status"] == "held"
+    assert verdict["ladder.two_blocks_overfit"]["evidence"]["held_row10"] == 160.0
+    pair_rows[1]["held_ppl"] = [149.0]
+    verdict = {v["id"]: v for v in evaluate({"ladder": rec}, ladder.CLAIMS)}
+    assert verdict["ladder.two_blocks_overfit"]["status"] == "not held"
+    assert "Overfitting check" in ladder.table(rec)

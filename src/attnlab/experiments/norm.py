@@ -60,13 +60,14 @@ class Settings:
     warmup_steps: int = 200  # linear warmup of the "with warmup" runs
     train_tokens: int | None = None  # first N training tokens only (None: all)
     vocab_size: int = 1024  # BPE vocabulary
+    eval_batch_size: int = 64  # windows per forward pass when measuring perplexity
 
 
 PROFILES = {
     "full": Settings(),
     "quick": Settings(d_model=64, steps=300, batch_size=8, warmup_steps=60),
-    "micro": Settings(n_layer=3, d_model=16, n_ctx=16, steps=3, batch_size=4, warmup_steps=2,
-                      train_tokens=2_000),
+    "micro": Settings(n_layer=3, d_model=16, n_ctx=32, steps=3, batch_size=4, warmup_steps=2,
+                      train_tokens=2_000, eval_batch_size=1024),
 }
 
 QUICK_CHANGES = (
@@ -93,6 +94,7 @@ def train_config(s: Settings, warmup: bool, seed: int = 0) -> TrainConfig:
     return TrainConfig(
         steps=s.steps, lr=s.lr, batch_size=s.batch_size,
         warmup_steps=s.warmup_steps if warmup else 0, eval_every=0,
+        eval_batch_size=s.eval_batch_size,
         ckpt_every=max(1, s.steps // 4), seed=seed,
     )
 

@@ -229,29 +229,38 @@ def table(record: dict) -> str:
 
 
 def _training_table(record: dict) -> str:
-    header = ["setting", "d_k", "heads", "ppl ÷√d", "ppl raw", "gap"]
-    for when in ("init", "after"):
-        header += [f"score std ÷√d/raw ({when})", f"eff. tokens ÷√d/raw ({when})",
-                   f"frozen ÷√d/raw ({when})"]
-    rows = []
+    """Perplexities and gap per width; then the attention statistics at init and after."""
+    ppl_rows, stat_rows = [], []
     for r in record["training"]:
         sc, un = r["scaled"], r["unscaled"]
-        cells = [r["setting"], r["d_k"], sc["heads"], fmt_ms(sc["held_ppl"]),
-                 fmt_ms(un["held_ppl"]), f"{100 * r['gap']:+.1f}%"]
-        for when in ("init", "after"):
-            for key, digits in (("score_std", 2), ("eff_tokens", 1), ("frozen", 2)):
-                cells.append(f"{fmt_ms(sc[when][key], digits)} / {fmt_ms(un[when][key], digits)}")
-        rows.append(cells)
+        ppl_rows.append([r["setting"], r["d_k"], sc["heads"], fmt_ms(sc["held_ppl"]),
+                         fmt_ms(un["held_ppl"]), f"{100 * r['gap']:+.1f}%"])
+        for when, words in (("init", "initialisation"), ("after", "after training")):
+            cells = [r["setting"], r["d_k"], words]
+            for key, digits in (("score_std", 2), ("eff_tokens", 1), ("frozen", 3)):
+                cells += [fmt_ms(sc[when][key], digits), fmt_ms(un[when][key], digits)]
+            stat_rows.append(cells)
     s = record["settings"]
-    note = (
-        f"\nHeld-out perplexity; gap = ppl raw / ppl ÷√d − 1. default: {s['default_steps']:,} "
-        f"steps of batch {s['default_batch']}, the default pre-norm block with "
-        f"{s['d_model']}/d_k heads of width d_k. short: {s['short_steps']:,} steps of batch "
-        f"{s['short_batch']}, one head of "
-        f"q/k width d_k, no LayerNorm. Statistics on {s['stats_windows']} held-out windows of "
-        f"{s['n_ctx']} tokens (query positions 1..{s['n_ctx'] - 1}); {record['seeds']} seed(s).\n"
+    default = (
+        f" default: {s['default_steps']:,} steps of batch {s['default_batch']}, the default "
+        f"pre-norm block with {s['d_model']}/d_k heads of width d_k."
+        if any(r["setting"] == "default" for r in record["training"]) else ""
     )
-    return markdown_table(header, rows) + note
+    note = (
+        f"\nHeld-out perplexity; gap = ppl raw / ppl ÷√d − 1.{default} short: "
+        f"{s['short_steps']:,} steps of batch {s['short_batch']}, one head of q/k width d_k, "
+        f"no LayerNorm. {record['seeds']} seed(s).\n"
+    )
+    stats_note = (
+        f"\nOn {s['stats_windows']} held-out windows of {s['n_ctx']} tokens: score std over the "
+        f"causally allowed scores (as the model scales them); effective tokens = mean "
+        f"exp(entropy) and frozen = fraction of rows with max weight > 0.99, over query "
+        f"positions 1..{s['n_ctx'] - 1}.\n"
+    )
+    header = ["setting", "d_k", "when", "score std ÷√d", "score std raw", "eff. tokens ÷√d",
+              "eff. tokens raw", "frozen ÷√d", "frozen raw"]
+    return (markdown_table(["setting", "d_k", "heads", "ppl ÷√d", "ppl raw", "gap"], ppl_rows)
+            + note + "\n" + markdown_table(header, stat_rows) + stats_note)
 
 
 def figure(record: dict, path: Path) -> None:
@@ -288,10 +297,11 @@ def figure(record: dict, path: Path) -> None:
             ax.semilogx([r["d_k"] for r in rows], [100 * r["gap"] for r in rows], "o-",
                         label=f"{setting} setting")
     ax.axhline(0, color="k", lw=0.8)
+    ax.axhspan(-100 * NO_DIFF, 100 * NO_DIFF, color="0.9", label=f"|gap| < {NO_DIFF:.0%}")
+    ax.axhline(100 * LARGE, color="0.5", ls="--", lw=0.8, label=f"gap = {LARGE:.0%}")
     ax.set(xlabel="head width d_k", ylabel="ppl raw / ppl ÷√d − 1 (%)",
            title="Cost of dropping the division")
-    if record["training"]:
-        ax.legend()
+    ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
