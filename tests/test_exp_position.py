@@ -50,7 +50,6 @@ def test_permutation_needs_two_tokens():
 
 
 def test_micro_run(tmp_path, shakespeare_head):
-    torch.set_num_threads(1)
     ctx = Context(work=tmp_path / "work", corpus=str(shakespeare_head))
     env = run_experiment("position", "micro", ctx, out=tmp_path / "out")
     rec = env["record"]

@@ -153,7 +153,6 @@ def test_configs():
 
 
 def test_micro_run(tmp_path, shakespeare_head):
-    torch.set_num_threads(1)
     ctx = Context(work=tmp_path / "work", corpus=str(shakespeare_head))
     env = run_experiment("sqrt_dk", "micro", ctx, out=tmp_path / "out")
     rec = env["record"]

@@ -9,7 +9,9 @@ control: a causal model can still tell positions apart by how many tokens it
 sees). All train with a 64-token context; held-out perplexity is then measured
 over the *whole* held-out split in non-overlapping windows of 64, 128 and 256
 tokens (SPEC §2). The learned table has 256 rows (``n_pos``), so positions
-64..255 exist but keep their untrained N(0, 1) initial vectors.
+64..255 exist but keep their untrained N(0, 1) initial vectors (they get no
+gradient; only AdamW's decoupled weight decay shrinks them, by (1 − lr·wd)^steps
+≈ 0.97 over the full run — a test checks exactly that).
 
 Longer windows give each token more context on average, so a scheme that
 extrapolates perfectly *improves* with the window; one that does not gets
@@ -74,15 +76,20 @@ class Settings:
 
 PROFILES = {
     "full": Settings(),
-    "quick": Settings(steps=500, batch_size=32),
+    "quick": Settings(steps=2000, batch_size=8),
     "micro": Settings(n_ctx=16, eval_lengths=(16, 32), d_model=16, steps=2, batch_size=4,
                       train_tokens=2_000, eval_batch_size=256, perm_tokens=6, perm_d_model=8),
 }
 
 QUICK_CHANGES = (
-    "500 steps of batch 32 instead of 3,000 of batch 64 (1/12 of the tokens). Schemes, width, "
+    "2,000 steps of batch 8 instead of 3,000 of batch 64 (1/12 of the tokens, as many updates "
+    "as the budget allows: the learned table needs updates more than tokens). Schemes, width, "
     "the 64-token training context, the evaluation lengths and the whole training split are "
-    "the spec's."
+    "the spec's. Measured on the way (learned ppl at 64 / ×128 cliff): 500×32 gave 65.2 / "
+    "1.33, 1,000×16 58.4 / 1.44, 2,000×8 53.7 / 1.51; full (3,000×64) 38.8 / 2.56, where "
+    "learned beats RoPE at 64 (38.8 vs 43.0) because RoPE overfits more (train ppl 17.2 vs "
+    "20.4). In quick nothing overfits and RoPE is ahead at 64; a small training set (120k or "
+    "200k tokens) brought learned level with RoPE but at held-out ppl 80-120, far from full."
 )
 
 
@@ -202,6 +209,7 @@ def figure(record: dict, path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import ScalarFormatter
 
     s = record["settings"]
     fig, ax = plt.subplots(figsize=(7, 4.5))
@@ -213,6 +221,8 @@ def figure(record: dict, path: Path) -> None:
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xticks(s["eval_lengths"], [str(n) for n in s["eval_lengths"]])
+    ax.yaxis.set_major_formatter(ScalarFormatter())
+    ax.yaxis.set_minor_formatter(ScalarFormatter())
     ax.set(xlabel="evaluation window (tokens)", ylabel="held-out perplexity (log scale)",
            title=f"Trained on {s['n_ctx']} tokens: who extrapolates?")
     ax.legend()
