@@ -46,7 +46,8 @@ def test_rows_change_one_thing_and_keep_the_rest():
     assert not base.tie_weights and base.lm_head_bias and base.dropout == 0
     assert (cfg[2].mixer, cfg[2].residual, cfg[2].position) == ("mean", False, "none")
     assert all(cfg[r].position == "learned" for r in range(3, 11))  # positions stay
-    assert cfg[5].replace(mixer="mean") == cfg[4]  # row 5 swaps the mixer only
+    assert cfg[5].replace(mixer="mean", backend="naive") == cfg[4]  # row 5 swaps the mixer only
+    assert cfg[5].backend == "sdpa"  # the fused kernel: the same model, faster
     assert cfg[7] == cfg[5].replace(residual=False)  # the side row
     assert cfg[8] == cfg[6].replace(mlp=True)  # row 8 builds on row 6, not on row 7
     assert cfg[10] == cfg[9].replace(n_layer=2)
@@ -62,7 +63,7 @@ def test_bad_row_is_a_value_error():
 def test_profiles():
     assert FULL.steps == 3000 and FULL.batch_size == 64 and FULL.lr == 1e-3
     assert FULL.train_tokens is None and FULL.d_model == 128 and FULL.n_ctx == 128
-    assert ladder.PROFILES["quick"].train_tokens is not None
+    assert ladder.PROFILES["quick"].overfit_tokens is not None  # overfitting needs small data
     assert "train" in ladder.QUICK_CHANGES
 
 
