@@ -184,3 +184,28 @@ def test_cuda_without_gpu_is_a_clear_error(tmp_path, data):
         pytest.skip("a GPU is present")
     with pytest.raises(ValueError, match="no CUDA device"):
         train(tiny("train.device=cuda"), tmp_path, data=data)
+
+
+def test_timed_checkpoints_survive_a_hard_kill(tmp_path, data, monkeypatch):
+    """With no step schedule, the wall-time checkpoints still bound what a kill loses."""
+    cfg = tiny("train.ckpt_every=0", "train.eval_every=0")
+    monkeypatch.setattr(trainer_mod, "CKPT_SECONDS", 0.0)  # due after every step
+    real = trainer_mod.F.cross_entropy
+    calls = []
+
+    def killed_at_step_8(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 8:
+            raise SystemExit("killed")  # the process dies mid-step: no checkpoint of its own
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(trainer_mod, "F", SimpleNamespace(cross_entropy=killed_at_step_8))
+    with pytest.raises(SystemExit):
+        train(cfg, tmp_path / "cut", data=data)
+    # Due at once, then every 20 write-durations: some step before the kill was saved.
+    assert 1 <= json.loads((tmp_path / "cut/checkpoint/state.json").read_text())["step"] < 8
+    monkeypatch.undo()
+    train(cfg, tmp_path / "cut", data=data)  # resumes from that step
+    train(cfg, tmp_path / "whole", data=data)
+    a, b = (tensors(tmp_path / d / "checkpoint/model.safetensors") for d in ("cut", "whole"))
+    assert all(torch.equal(a[k], b[k]) for k in a)

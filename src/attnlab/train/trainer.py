@@ -25,8 +25,14 @@ of the same size (SPEC §2). At width 128 and context 128 the held-out split
 Failure. A non-finite loss stops the run before the update that would have
 used it, with ``TrainingDiverged`` naming the step; the checkpoint on disk is
 the last one written before it. An interrupted run (Ctrl-C, a killed job)
-resumes from its last periodic checkpoint when started again with the same
-config; a different config in the same directory is refused. Ctrl-C or
+resumes from its last checkpoint when started again with the same config.
+Checkpoints are written every ``ckpt_every`` steps and, in a single process,
+also whenever ``CKPT_SECONDS`` of wall time (or 20 times the last write's
+duration, if longer) have passed since the last one, so a hard kill (SIGKILL,
+a lost machine) loses at most about a minute whatever ``ckpt_every`` is. The
+timed checkpoints do not change the result: a resumed run is bitwise the same
+wherever it was cut. Under DDP only the step schedule is used (ranks must agree
+on when to write); a different config in the same directory is refused. Ctrl-C or
 SIGTERM does not cut a step in half: the loop finishes the current update,
 writes a checkpoint and stops with ``TrainingInterrupted``, so nothing since
 the last periodic checkpoint is lost (a second Ctrl-C stops at once).
@@ -85,6 +91,8 @@ from attnlab.train.runtime import (
 from attnlab.train.schedule import lr_at
 
 log = logging.getLogger(__name__)
+
+CKPT_SECONDS = 60.0  # a single-process run also checkpoints at least this often (wall time)
 
 Progress = Callable[[dict[str, Any]], None]
 
@@ -198,6 +206,7 @@ class _Run:
         self.wall_before = 0.0  # seconds spent in earlier sessions
         self.tokens_per_s = 0.0
         self.last_ckpt_step: int | None = None
+        self.next_timed_ckpt = time.perf_counter() + CKPT_SECONDS  # single process only
 
     # -- set-up ---------------------------------------------------------------
 
@@ -295,7 +304,8 @@ class _Run:
             train_s += time.perf_counter() - t0
             self.tokens_per_s = tokens_per_step * (self.step - session_first) / train_s
             wall = self.wall_before + time.perf_counter() - session_start
-            if (tc.ckpt_every and self.step % tc.ckpt_every == 0) or self.step == tc.steps:
+            timed = not self.info.enabled and time.perf_counter() >= self.next_timed_ckpt
+            if (tc.ckpt_every and self.step % tc.ckpt_every == 0) or self.step == tc.steps or timed:
                 self._checkpoint(wall)
             if tc.eval_every and self.step % tc.eval_every == 0 and self.step < tc.steps:
                 self._emit({"kind": "eval", "step": self.step, **self._evaluate()})
@@ -332,6 +342,7 @@ class _Run:
                 self.progress(record)
 
     def _checkpoint(self, wall: float) -> None:
+        started = time.perf_counter()
         rng = {
             "torch": tensor_to_b64(torch.get_rng_state()),
             "sampler": tensor_to_b64(self.sampler.get_state()),
@@ -352,6 +363,8 @@ class _Run:
                 "tokens_per_s": self.tokens_per_s,
             })
         self.last_ckpt_step = self.step
+        now = time.perf_counter()
+        self.next_timed_ckpt = now + max(CKPT_SECONDS, 20 * (now - started))
 
     def _diverged(self, value: float) -> None:
         step = self.step + 1
