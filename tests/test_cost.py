@@ -162,3 +162,18 @@ def test_bytes_are_printed_readably():
     assert cost._size(1536) == "1.5 KiB"
     assert cost._size(None) == "–"
     assert not math.isnan(cost.fit_exponent([1, 2], [1, 2]))
+
+
+def test_a_large_parent_does_not_inflate_the_childs_peak():
+    """``ru_maxrss`` of an exec'ed child includes its parent's RSS; the measurement must not."""
+    ballast = torch.ones(160 * 2**20 // 4 * 4)  # 640 MiB resident in this (the parent) process
+    record = cost.measure_memory("naive", 64, mem_limit_bytes=512 * 2**20, d_model=64, n_head=4,
+                                 threads=1)
+    assert record["status"] == "ok", record["error"]
+    assert 0 <= record["peak_bytes"] < 64 * 2**20  # a 64-position layer needs a few MiB
+    del ballast
+
+
+def test_figure_of_a_sweep_where_nothing_fit(tmp_path):
+    records = [{"kind": "naive", "n": 128, "status": "oom", "total_ms": None, "peak_bytes": None}]
+    assert cost.figure(records, tmp_path / "f.png").stat().st_size > 1000

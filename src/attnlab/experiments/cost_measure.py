@@ -23,7 +23,11 @@ What is measured, and how:
   pool) and making the input, the child reads its resident set (baseline) and
   its virtual size (VSZ), sets ``RLIMIT_AS = VSZ + mem_limit_bytes`` (torch's
   import alone maps ~0.7 GB of address space, so a bare limit would be
-  meaningless), runs one forward, and reports ``ru_maxrss − baseline``. An
+  meaningless), resets the kernel's peak-RSS mark (``/proc/self/clear_refs``),
+  runs one forward, and reports ``VmHWM − baseline`` (the peak resident set of
+  this process image). Not ``ru_maxrss``: Linux carries the *parent's* resident
+  set at fork into an exec'ed child's ``ru_maxrss``, so a child of a large
+  process (``reproduce`` after training) would report the parent's size. An
   allocation refused by the limit (``MemoryError``, "can't allocate") or a
   child killed by a signal gives an ``oom`` record and the sweep goes on.
   On CUDA the allocator is asked instead (``max_memory_allocated`` minus the
@@ -225,13 +229,13 @@ def _run_measurement(spec: dict) -> dict:
             torch.cuda.synchronize(device)
             peak = torch.cuda.max_memory_allocated(device) - record["baseline_bytes"]
         else:
+            _reset_peak_rss()
             record["baseline_bytes"] = _proc_status_bytes("VmRSS")
             record["limit_bytes"] = _proc_status_bytes("VmSize") + spec["mem_limit_bytes"]
             resource.setrlimit(resource.RLIMIT_AS, (record["limit_bytes"],) * 2)
             with torch.no_grad():
                 layer(x)
-            maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
-            peak = maxrss - record["baseline_bytes"]
+            peak = _proc_status_bytes("VmHWM") - record["baseline_bytes"]
         record["peak_bytes"] = peak
         if peak > spec["mem_limit_bytes"]:
             record.update(status="oom", error=f"peak {peak} bytes over the budget")
@@ -246,6 +250,14 @@ def _run_measurement(spec: dict) -> dict:
         record.update(status="oom", error=message.splitlines()[0][:300], peak_bytes=None)
     record["seconds"] = time.perf_counter() - start
     return record
+
+
+def _reset_peak_rss() -> None:
+    """Set this process's peak-RSS mark (VmHWM) to its current RSS, where the kernel allows."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:  # not permitted here: VmHWM then also counts the import and warm-up
+        pass
 
 
 def _proc_status_bytes(field: str) -> int:
@@ -399,10 +411,13 @@ def figure(records: Sequence[dict], path: str | Path) -> Path:
         mem_ax.plot([r["n"] for r in sized], [r["peak_bytes"] / 2**20 for r in sized], "o-",
                     label=kind)
     for ax, ylabel in ((time_ax, "forward ms"), (mem_ax, "peak memory (MiB)")):
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
         ax.set_xlabel("n (positions)")
         ax.set_ylabel(ylabel)
+        if not any(len(line.get_xdata()) for line in ax.get_lines()):
+            ax.text(0.5, 0.5, "no size completed", ha="center", transform=ax.transAxes)
+            continue  # a log axis needs positive data
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend()
     fig.suptitle("Cost of one attention layer (width 512, 8 heads, batch 1, float32)")
