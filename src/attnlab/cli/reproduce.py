@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from attnlab.cli.run import SuiteProgress, add_common, check_seeds
+from attnlab.cli.run import SuiteProgress, add_common, check_seeds, resolve_jobs
 
 __all__ = ["add_common", "register", "run"]
 
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None,
     out = Path(args.out) if args.out else Path("reports") / args.profile
     result = reproduce(args.profile, args.seeds, out, Path(args.work), corpus=args.corpus,
                        only=only, progress=SuiteProgress(stderr),
-                       report_only=args.report_only)
+                       report_only=args.report_only, workers=resolve_jobs(args.jobs))
     claims = {s: sum(v["status"] == s for v in result["verdicts"])
               for s in ("held", "not held", "skipped")}
     stdout.write(

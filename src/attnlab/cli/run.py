@@ -65,6 +65,9 @@ def add_common(p: argparse.ArgumentParser, profiles: list[str]) -> None:
                    help="folder caching the training runs as <work>/<hash> (default: runs)")
     p.add_argument("--corpus", default=None,
                    help="corpus text file (default: $ATTNLAB_DATA, the cache, or a download)")
+    p.add_argument("--jobs", type=int, default=None,
+                   help="train an experiment's independent runs on N one-thread processes "
+                   "side by side (default: one per CPU core; 1 with CUDA; 1 = in this process)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -86,6 +89,17 @@ def check_seeds(seeds: int) -> None:
         raise ValueError(f"--seeds must be at least 1, got {seeds}")
 
 
+def resolve_jobs(jobs: int | None) -> int:
+    """``--jobs``: the number given (at least 1), or one per core."""
+    from attnlab.experiments.parallel import default_workers
+
+    if jobs is None:
+        return default_workers()
+    if jobs < 1:
+        raise ValueError(f"--jobs must be at least 1, got {jobs}")
+    return jobs
+
+
 def run(args: argparse.Namespace, stdout: TextIO | None = None,
         stderr: TextIO | None = None) -> int:
     from attnlab.experiments.base import Context
@@ -105,7 +119,8 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None,
 
         resolve_corpus(args.corpus)  # CorpusError (a ValueError): one line, exit 2
     progress = SuiteProgress(stderr)
-    ctx = Context(work=Path(args.work), seeds=args.seeds, corpus=args.corpus, progress=progress)
+    ctx = Context(work=Path(args.work), seeds=args.seeds, corpus=args.corpus, progress=progress,
+                  workers=resolve_jobs(args.jobs))
     progress({"kind": "experiment", "index": 1, "total": 1, "name": args.name,
               "event": "start", "title": mod.TITLE})
     envelope = run_experiment(args.name, args.profile, ctx, out)

@@ -49,6 +49,7 @@ class Context:
     seeds: int = 1  # repeat each training run with seeds 0..seeds-1
     corpus: str | None = None  # explicit corpus path (None: the spec's search order)
     progress: Progress | None = None  # receives trainer progress dicts (+ "run" name)
+    workers: int = 1  # >1: ``prefetch`` trains independent runs side by side, 1 thread each
     _data: dict[Any, Any] = field(default_factory=dict, repr=False)
 
     def token_data(self, vocab_size: int = 1024, train_tokens: int | None = None) -> Any:
@@ -99,6 +100,27 @@ class Context:
         log.info("training %s (%s)", label, run_dir)
         record = train_run(cfg, run_dir, data=data, progress=progress)
         return {**record, "run_dir": str(run_dir)}
+
+    def prefetch(self, jobs: list[tuple[str, ModelConfig, TrainConfig, DataConfig]]) -> None:
+        """Train the runs an experiment is about to ask ``train_seeds`` for, in parallel.
+
+        ``jobs`` are ``(label, model, train, data_cfg)`` as the experiment will pass
+        them; each is expanded over ``seeds`` as ``train_seeds`` does. With one
+        worker, or when every run is already finished, this does nothing; the
+        experiment's own calls then train (or reuse) each run in order.
+        """
+        from attnlab.experiments.parallel import Job, run_jobs
+
+        todo = []
+        for label, model, train, data_cfg in jobs:
+            for s in range(self.seeds):
+                job = Job(f"{label} seed {s}", model, dataclasses.replace(train, seed=s), data_cfg)
+                key = run_hash(RunConfig(model=model, train=job.train, data=data_cfg))
+                if not (self.work / key / "result.json").is_file():
+                    todo.append(job)
+        if self.workers > 1 and len(todo) > 1:
+            log.info("training %d runs on %d one-thread workers", len(todo), self.workers)
+            run_jobs(todo, self.work, self.workers, self.progress)
 
     @staticmethod
     def load_model(record: dict) -> Any:

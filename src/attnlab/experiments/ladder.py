@@ -161,13 +161,19 @@ def overfit_settings(s: Settings) -> Settings | None:
                                overfit_tokens=None)
 
 
+def _jobs(s: Settings, ctx: Context, rows: tuple[int, ...]) -> list:
+    data_cfg = DataConfig(corpus=ctx.corpus, vocab_size=s.vocab_size, train_tokens=s.train_tokens)
+    return [(f"ladder row {row}", row_config(s, row), train_config(s), data_cfg) for row in rows]
+
+
 def run(settings: Settings, ctx: Context) -> dict:
     """Train every row; the record holds per-seed numbers so tables can show mean ± std."""
+    small = overfit_settings(settings)
+    ctx.prefetch(_jobs(settings, ctx, ROWS) + (_jobs(small, ctx, (9, 10)) if small else []))
     record: dict[str, Any] = {
         "settings": settings_dict(settings), "seeds": ctx.seeds,
         "rows": [_row_record(settings, ctx, row) for row in ROWS], "overfit": None,
     }
-    small = overfit_settings(settings)
     if small is not None:
         record["overfit"] = {
             "train_tokens": small.train_tokens, "steps": small.steps,

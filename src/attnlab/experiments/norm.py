@@ -150,6 +150,11 @@ def _train(ctx: Context, s: Settings, norm: str, warmup: bool) -> list[dict]:
 
 def run(settings: Settings, ctx: Context) -> dict:
     """The 2×2 training table and the per-block gradient norms at initialisation."""
+    data_cfg = DataConfig(corpus=ctx.corpus, vocab_size=settings.vocab_size,
+                          train_tokens=settings.train_tokens)
+    ctx.prefetch([(f"norm {norm} warmup={warmup}", model_config(settings, norm),
+                   train_config(settings, warmup), data_cfg)
+                  for norm in PLACEMENTS for warmup in (False, True)])
     data = ctx.token_data(settings.vocab_size, settings.train_tokens)
     grads = {
         norm: [grad_norms_at_init(model_config(settings, norm), data.train,

@@ -146,6 +146,8 @@ def run(settings: Settings, ctx: Context) -> dict:
     """Train each scheme, evaluate it at every length; then the permutation checks."""
     s = settings
     data_cfg = DataConfig(corpus=ctx.corpus, vocab_size=s.vocab_size, train_tokens=s.train_tokens)
+    ctx.prefetch([(f"position {scheme}", model_config(s, scheme), train_config(s), data_cfg)
+                  for scheme in s.schemes])
     held = ctx.token_data(s.vocab_size).held
     rows = []
     for scheme in s.schemes:

@@ -192,6 +192,9 @@ def run(settings: Settings, ctx: Context) -> dict:
         "training": [],
     }
     runs = settings_runs(s)
+    data_cfg = DataConfig(corpus=ctx.corpus, vocab_size=s.vocab_size, train_tokens=s.train_tokens)
+    ctx.prefetch([(f"sqrt_dk {setting} d_k={d_k} scale={scale}", make(s, d_k, scale), tc, data_cfg)
+                  for setting, d_k, make, tc in runs for scale in (True, False)])
     if runs:
         idx = stats_windows(ctx.token_data(s.vocab_size).held, s.stats_windows, s.n_ctx)
         for setting, d_k, make, tc in runs:

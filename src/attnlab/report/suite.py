@@ -131,7 +131,7 @@ def machine() -> dict[str, Any]:
 
 def collect_meta(
     profile: str, seeds: int, *, corpus: str | None, corpus_status: str, only: list[str] | None,
-    started_at: str, wall_s: float,
+    started_at: str, wall_s: float, workers: int = 1,
 ) -> dict[str, Any]:
     """Everything the report says about how and where it was made."""
     from attnlab.train.rundir import code_revision, versions
@@ -145,7 +145,8 @@ def collect_meta(
         "started_at": started_at,
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "wall_s": wall_s,
-        "machine": machine(),
+        "machine": {**machine(), "training workers": (
+            f"{workers} one-thread processes" if workers > 1 else "this process")},
         "versions": versions(),
         "code_revision": code_revision(),
     }
@@ -171,8 +172,12 @@ def reproduce(
     only: Iterable[str] | None = None,
     progress: Progress | None = None,
     report_only: bool = False,
+    workers: int = 1,
 ) -> dict[str, Any]:
     """Run the suite (or the ``only`` experiments) and write the report into ``out_dir``.
+
+    ``workers`` > 1 trains each experiment's independent runs side by side on that
+    many one-thread processes (``Context.prefetch``); the results are the same.
 
     ``report_only`` runs nothing: it rewrites the report from the results already
     finished in ``out_dir`` (with this profile and seed count); the others are skipped.
@@ -187,7 +192,7 @@ def reproduce(
     out_dir, work_dir = Path(out_dir), Path(work_dir)
     started_at, start = time.strftime("%Y-%m-%dT%H:%M:%S%z"), time.perf_counter()
     emit = progress or (lambda info: None)
-    ctx = Context(work=work_dir, seeds=seeds, corpus=corpus, progress=progress)
+    ctx = Context(work=work_dir, seeds=seeds, corpus=corpus, progress=progress, workers=workers)
 
     modules: dict[str, ModuleType] = {}
     envelopes: dict[str, dict] = {}
@@ -247,7 +252,7 @@ def reproduce(
     verdicts = evaluate_claims(modules, records)
     meta = collect_meta(profile, seeds, corpus=corpus, corpus_status=corpus_status,
                         only=None if only is None else names, started_at=started_at,
-                        wall_s=time.perf_counter() - start)
+                        wall_s=time.perf_counter() - start, workers=workers)
     paths = write_report(envelopes, verdicts, out_dir, meta)
     failed = [n for n, e in envelopes.items() if status_of(e) == "failed"]
     skipped = [n for n, e in envelopes.items() if status_of(e) == "skipped"]
