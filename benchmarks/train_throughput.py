@@ -53,7 +53,7 @@ from attnlab.train.trainer import train
 
 
 def best_mm_seconds(rows: int, inner: int, cols: int, repeats: int = 5) -> float:
-    """Fastest of ``repeats`` fp32 ``torch.mm`` of (rows × inner)·(inner × cols), after a warm-up."""
+    """Fastest of ``repeats`` fp32 ``torch.mm`` of (rows × inner)·(inner × cols), warmed up."""
     a, b = torch.randn(rows, inner), torch.randn(inner, cols)
     torch.mm(a, b)
     best = float("inf")

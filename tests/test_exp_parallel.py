@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from attnlab.cli.run import resolve_jobs
@@ -12,7 +10,6 @@ from attnlab.experiments.base import Context
 from attnlab.experiments.parallel import Job, default_workers, run_jobs
 from attnlab.nn.config import ModelConfig
 from attnlab.train.config import DataConfig, TrainConfig
-
 
 
 def test_two_workers_give_the_same_runs_as_one(tmp_path, shakespeare_head):

@@ -81,6 +81,7 @@ QUICK_CHANGES = (
     "run lets warmup's early cost wash out."
 )
 
+
 def model_config(s: Settings, norm: str) -> ModelConfig:
     """The default block, ``s.n_layer`` deep, with LayerNorm placed by ``norm``."""
     if norm not in PLACEMENTS:
