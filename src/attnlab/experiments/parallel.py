@@ -1,9 +1,9 @@
 """Training an experiment's independent runs side by side, one thread each.
 
 The models of the quick profile are small (width 32-128, batch 8-16): one
-training process on two threads runs them 1.1-1.6× faster than on one, while
-two one-thread processes side by side do 1.1-2× the work of the one (measured on
-the 2-core machine; see the README). So ``Context.prefetch`` hands the runs
+training process on two threads runs them only 1.3-1.7× faster than on one,
+and two one-thread processes side by side do 1.1-1.6× the work of that
+two-thread process (measured on the 2-core machine; see the README). So ``Context.prefetch`` hands the runs
 an experiment is about to need to ``workers`` long-lived processes, each with
 ``torch.set_num_threads(1)``. They train through ``Context.train`` exactly as
 the experiment would (same run directory, keyed by the config hash, same data),
