@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from attnlab.cli.run import resolve_jobs
@@ -12,11 +14,14 @@ from attnlab.nn.config import ModelConfig
 from attnlab.train.config import DataConfig, TrainConfig
 
 
-def test_two_workers_give_the_same_runs_as_one(tmp_path, shakespeare_head):
+def test_two_workers_give_the_same_runs_as_one(tmp_path, shakespeare_head, caplog):
     s = norm.PROFILES["micro"]
     events = []
-    parallel = norm.run(s, Context(work=tmp_path / "a", corpus=str(shakespeare_head), workers=2,
-                                   progress=events.append))
+    with caplog.at_level(logging.INFO, logger="attnlab.experiments.parallel"):
+        parallel = norm.run(s, Context(work=tmp_path / "a", corpus=str(shakespeare_head),
+                                       workers=2, progress=events.append))
+    started = [r.getMessage() for r in caplog.records if r.getMessage().startswith("training norm")]
+    assert len(started) == 4 and all("(worker " in m for m in started)  # each run is named
     in_order = norm.run(s, Context(work=tmp_path / "b", corpus=str(shakespeare_head)))
     for cells in (parallel["cells"], in_order["cells"]):
         for runs in cells.values():

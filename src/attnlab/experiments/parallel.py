@@ -3,8 +3,9 @@
 The models of the quick profile are small (width 32-128, batch 8-16): one
 training process on two threads runs them only 1.3-1.7× faster than on one,
 and two one-thread processes side by side do 1.1-1.6× the work of that
-two-thread process (measured on the 2-core machine; see the README). So ``Context.prefetch`` hands the runs
-an experiment is about to need to ``workers`` long-lived processes, each with
+two-thread process (measured on the 2-core machine; see the README). So
+``Context.prefetch`` hands the runs an experiment is about to need to
+``workers`` long-lived processes, each with
 ``torch.set_num_threads(1)``. They train through ``Context.train`` exactly as
 the experiment would (same run directory, keyed by the config hash, same data),
 so the experiment's own sequential pass afterwards finds every run finished and
@@ -74,8 +75,8 @@ def run_jobs(jobs: list[Job], work: Path, workers: int, progress: Any = None) ->
     n_procs = min(workers, len(jobs))
     for _ in range(n_procs):
         todo.put(None)  # one stop sign per worker
-    procs = [ctx.Process(target=_worker, args=(str(work), todo, out), daemon=True)
-             for _ in range(n_procs)]
+    procs = [ctx.Process(target=_worker, args=(str(work), todo, out, i), daemon=True)
+             for i in range(1, n_procs + 1)]
     for p in procs:
         p.start()
     status: dict[str, str] = {}
@@ -90,6 +91,8 @@ def run_jobs(jobs: list[Job], work: Path, workers: int, progress: Any = None) ->
             if kind == "progress":
                 if progress is not None:
                     progress(payload)
+            elif kind == "start":  # the worker's own log lines do not reach this terminal
+                log.info("training %s (worker %d of %d)", *payload, n_procs)
             else:
                 label, outcome = payload
                 status[label] = outcome
@@ -115,7 +118,7 @@ def _stop(procs: list[Any]) -> None:
         p.join(STOP_WAIT_S)
 
 
-def _worker(work: str, todo: Any, out: Any) -> None:
+def _worker(work: str, todo: Any, out: Any, me: int) -> None:
     """A worker process: one thread, one shared ``Context``, runs until its stop sign."""
     import torch
 
@@ -131,6 +134,7 @@ def _worker(work: str, todo: Any, out: Any) -> None:
                 work=Path(work), corpus=corpus,
                 progress=lambda info: out.put(("progress", info)),
             )
+        out.put(("start", (job.label, me)))
         try:
             contexts[corpus].train(job.label, job.model, job.train, data_cfg=job.data_cfg)
             outcome = "done"
