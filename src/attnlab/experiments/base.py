@@ -111,13 +111,13 @@ class Context:
         """
         from attnlab.experiments.parallel import Job, run_jobs
 
-        todo = []
-        for label, model, train, data_cfg in jobs:
-            for s in range(self.seeds):
-                job = Job(f"{label} seed {s}", model, dataclasses.replace(train, seed=s), data_cfg)
-                key = run_hash(RunConfig(model=model, train=job.train, data=data_cfg))
-                if not (self.work / key / "result.json").is_file():
-                    todo.append(job)
+        todo = [
+            Job(seeded_label, model, seeded_train, data_cfg)
+            for label, model, train, data_cfg in jobs
+            for seeded_label, seeded_train in self.seeded(label, train)
+            if not (self.work / run_hash(RunConfig(model=model, train=seeded_train,
+                                                   data=data_cfg)) / "result.json").is_file()
+        ]
         if self.workers > 1 and len(todo) > 1:
             log.info("training %d runs on %d one-thread workers", len(todo), self.workers)
             run_jobs(todo, self.work, self.workers, self.progress)
@@ -141,10 +141,13 @@ class Context:
         self, label: str, model: ModelConfig, train: TrainConfig, **kwargs: Any
     ) -> list[dict]:
         """The same run with seeds 0..seeds-1."""
-        return [
-            self.train(f"{label} seed {s}", model, dataclasses.replace(train, seed=s), **kwargs)
-            for s in range(self.seeds)
-        ]
+        return [self.train(seeded_label, model, seeded_train, **kwargs)
+                for seeded_label, seeded_train in self.seeded(label, train)]
+
+    def seeded(self, label: str, train: TrainConfig) -> list[tuple[str, TrainConfig]]:
+        """``(label seed s, train with seed s)`` for s in 0..seeds-1."""
+        return [(f"{label} seed {s}", dataclasses.replace(train, seed=s))
+                for s in range(self.seeds)]
 
 
 def data_fingerprint(data: Any) -> str:
