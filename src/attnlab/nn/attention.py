@@ -98,13 +98,15 @@ def attention(
     factor = 1.0 / math.sqrt(d_k) if scale else 1.0
 
     if backend == "sdpa":
+        if causal and mask is None and bias is None and n_query == n_key:
+            # Plain causal self-attention: every query sees itself, so no row is fully
+            # masked, and the kernel builds the mask itself (no (i, j) tensor here).
+            out = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True, scale=factor)
+            return out, None
         allowed = _combined_mask(mask, causal, n_query, n_key, q.device)
         attn_mask = bias if allowed is None else _bias_with_mask(bias, allowed, q.dtype)
-        if attn_mask is None and causal and n_query == n_key:
-            out = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True, scale=factor)
-        else:
-            out = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, dropout_p=p,
-                                                 scale=factor)
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, dropout_p=p,
+                                             scale=factor)
         if allowed is not None:  # fully masked rows: SDPA gives NaN, we define zeros
             out = torch.where(allowed.any(-1, keepdim=True), out, torch.zeros_like(out))
         return out, None
