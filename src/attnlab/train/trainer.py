@@ -86,6 +86,7 @@ from attnlab.train.runtime import (
     prepare_splits,
     resolve_device,
     resolve_precision,
+    reuse_freed_memory,
     weights_sha256,
 )
 from attnlab.train.schedule import lr_at
@@ -153,6 +154,8 @@ def train(
     """
     run_dir = Path(run_dir)
     device = resolve_device(cfg.train.device)
+    if device.type == "cpu":
+        reuse_freed_memory()  # every step's large tensors come back without page faults
     info = dist_utils.setup(device.type)
     try:
         if info.enabled and device.type == "cuda":
