@@ -49,3 +49,21 @@ def test_log_gets_periodic_lines():
 
 def test_non_tty_stream_is_detected():
     assert ProgressPrinter(io.StringIO()).tty is False
+
+
+def test_runs_side_by_side_each_get_their_name_and_their_lines():
+    # Two workers' runs interleave in one log: each keeps its own 30 s rhythm.
+    now = [0.0]
+    out = io.StringIO()
+    show = ProgressPrinter(out, tty=False, interval_s=30, clock=lambda: now[0])
+    for step in range(1, 101):
+        now[0] = step * 1.0
+        show(rec(step, run="ladder/row5"))
+        show(rec(step, run="ladder/row6"))
+    lines = out.getvalue().splitlines()
+    for run in ("ladder/row5", "ladder/row6"):
+        mine = [line for line in lines if line.startswith(run + ": [")]
+        assert [int(line.split("]")[1].split("/")[0]) for line in mine] == [1, 31, 61, 91, 100]
+    show({"kind": "eval", "step": 100, "steps": 100, "train_ppl": 1.0, "held_ppl": 2.0,
+          "run": "ladder/row5"})
+    assert out.getvalue().splitlines()[-1].startswith("ladder/row5: step 100/100")

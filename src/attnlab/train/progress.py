@@ -5,7 +5,9 @@ The trainer calls ``progress(record)`` with a dict per log line: ``kind``
 ``tokens_per_s``, ``eta_s``; for "eval" ``train_ppl`` and ``held_ppl``.
 ``ProgressPrinter`` turns those into one line that redraws itself with ``\\r``
 on a terminal, and into periodic plain lines otherwise (CI logs, files), so a
-log is neither silent for an hour nor a wall of carriage returns.
+log is neither silent for an hour nor a wall of carriage returns. A record
+with a ``run`` name (an experiment's runs, maybe several training side by
+side in worker processes) is shown under that name.
 """
 
 from __future__ import annotations
@@ -55,8 +57,9 @@ class ProgressPrinter:
     """Callable progress sink for ``train(..., progress=ProgressPrinter(sys.stderr))``.
 
     On a TTY each training record redraws one line; elsewhere a line is written
-    at most every ``interval_s`` seconds and always for the last step. Eval
-    records always get a line of their own.
+    at most every ``interval_s`` seconds per run and always for the last step.
+    Eval records always get a line of their own. Lines of a named run start
+    with its name.
     """
 
     def __init__(
@@ -72,14 +75,16 @@ class ProgressPrinter:
         isatty = getattr(stream, "isatty", None)
         self.tty = bool(isatty and isatty()) if tty is None else tty
         self.clock = clock
-        self._last: float | None = None
+        self._last: dict[str | None, float] = {}  # when each run last got a line
         self._open_line = False  # a \r line is on screen and needs a newline first
 
     def __call__(self, record: dict[str, Any]) -> None:
+        run = record.get("run")
+        name = f"{run}: " if run else ""
         if record.get("kind") == "eval":
-            self._line(format_eval_line(record))
+            self._line(name + format_eval_line(record))
             return
-        text = format_train_line(record)
+        text = name + format_train_line(record)
         last_step = record["step"] >= record["steps"]
         if self.tty:
             self.stream.write("\r" + text + "  ")
@@ -90,8 +95,8 @@ class ProgressPrinter:
             self.stream.flush()
             return
         now = self.clock()
-        if last_step or self._last is None or now - self._last >= self.interval_s:
-            self._last = now
+        if last_step or run not in self._last or now - self._last[run] >= self.interval_s:
+            self._last[run] = now
             self._line(text)
 
     def _line(self, text: str) -> None:
