@@ -10,6 +10,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+from attnlab.train import runtime
 from attnlab.train import trainer as trainer_mod
 from attnlab.train.config import load_run_config, run_hash
 from attnlab.train.rundir import read_metrics
@@ -171,10 +172,13 @@ def test_bad_data_is_refused(tmp_path, data):
         train(tiny("data.train_tokens=5000"), tmp_path / "c", data=data)
 
 
-def test_cpu_bf16_autocast_trains(tmp_path, data):
+def test_cpu_bf16_autocast_trains(tmp_path, data, caplog, monkeypatch):
+    # Pretend the CPU lacks bf16 instructions: the run still trains, after a warning.
+    monkeypatch.setattr(trainer_mod, "cpu_has_bf16", lambda: False)
     cfg = tiny("train.precision=bf16", "train.steps=4", "train.eval_every=0")
     result = train(cfg, tmp_path, data=data)
     assert result["precision"] == "bf16" and np.isfinite(result["held_ppl"])
+    assert "no bf16 instructions" in caplog.text
     weights = tensors(tmp_path / "checkpoint/model.safetensors")
     assert all(t.dtype == torch.float32 for t in weights.values())  # master weights stay fp32
 
@@ -209,3 +213,16 @@ def test_timed_checkpoints_survive_a_hard_kill(tmp_path, data, monkeypatch):
     train(cfg, tmp_path / "whole", data=data)
     a, b = (tensors(tmp_path / d / "checkpoint/model.safetensors") for d in ("cut", "whole"))
     assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    ("flags\t\t: fpu sse2 avx2 fma", False),  # this project's AMD EPYC
+    ("flags\t\t: fpu avx2 avx512f avx512_bf16", True),  # Cooper Lake, Zen 4
+    ("flags\t\t: fpu avx512f amx_bf16 amx_tile", True),  # Sapphire Rapids
+    ("Features\t: fp asimd bf16 i8mm", True),  # Arm (Graviton 3)
+])
+def test_cpu_has_bf16_reads_the_cpu_flags(tmp_path, line, expected):
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text(f"processor\t: 0\n{line}\n")
+    assert runtime.cpu_has_bf16(cpuinfo) is expected
+    assert runtime.cpu_has_bf16(tmp_path / "absent") is None

@@ -79,6 +79,25 @@ def resolve_precision(precision: str, device: torch.device) -> str:
     return precision
 
 
+def cpu_has_bf16(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool | None:
+    """Whether this CPU has bf16 matrix instructions (x86 AVX512-BF16 or AMX-BF16, Arm
+    BF16); None where ``cpuinfo`` cannot be read (not Linux).
+
+    Without them CPU autocast converts to bf16 and back around fp32 arithmetic:
+    measured on an AVX2-only AMD EPYC, 0.08-0.14x the fp32 speed.
+    """
+    try:
+        text = cpuinfo.read_text()
+    except OSError:
+        return None
+    flags = set()
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() in ("flags", "Features"):
+            flags.update(value.split())
+    return bool(flags & {"avx512_bf16", "amx_bf16", "bf16"})
+
+
 def autocast(device: torch.device, precision: str) -> contextlib.AbstractContextManager:
     """The autocast context for ``precision`` (a no-op for fp32)."""
     if precision == "bf16":

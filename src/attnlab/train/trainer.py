@@ -82,6 +82,7 @@ from attnlab.train.runtime import (
     Splits,
     autocast,
     build_model,
+    cpu_has_bf16,
     evaluate,
     prepare_splits,
     resolve_device,
@@ -191,6 +192,9 @@ class _Run:
         self.progress = progress if info.is_main else None
         self.tc = cfg.train
         self.precision = resolve_precision(self.tc.precision, device)
+        if device.type == "cpu" and self.precision == "bf16" and cpu_has_bf16() is False:
+            log.warning("this CPU has no bf16 instructions (avx512_bf16, amx_bf16): bf16 "
+                        "autocast will train several times slower than fp32")
         if not info.is_main:  # rank 0 first: it trains and caches the tokenizer once
             dist_utils.barrier(info)
         self.splits: Splits = prepare_splits(cfg, data)
