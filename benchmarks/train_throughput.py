@@ -28,6 +28,14 @@ their own shapes (tokens × 128 by 128 × 128 and the like, and their two
 backward products), timed alone. Thin matmuls run well below the square
 2048×2048 peak, so this bounds what any training step of this model can reach.
 
+And an estimate of the best step: every part of the fp32 step timed alone at
+the step's own shapes, forward and backward (the linear GEMMs above, the
+attention kernel, the cross-entropy over the vocabulary, GELU, LayerNorm, one
+AdamW step). Their sum is about the time of a step that wasted nothing
+between PyTorch's kernels, and FLOPs over that time about the share of peak
+those kernels allow here. An estimate, not a bound: a part timed alone runs
+with caches warmed by itself, so a real step can come in a little under it.
+
 Targets printed beside the figures: fp32 ≥ 65% of peak; bf16 ≥ 1.3× fp32
 with held-out perplexity within 1%. CPUs without bf16 matrix instructions
 (AVX512-BF16 / AMX) will not reach the bf16 target.
@@ -41,12 +49,16 @@ import argparse
 import logging
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
-from torch import nn
+import torch.nn.functional as F
+from torch import Tensor, nn
 
 from attnlab.data.dataset import load_token_data
+from attnlab.nn.attention import attention
+from attnlab.nn.config import ModelConfig
 from attnlab.nn.model import LanguageModel
 from attnlab.train.config import load_run_config
 from attnlab.train.trainer import train
@@ -69,14 +81,12 @@ def matmul_peak(n: int = 2048, repeats: int = 5) -> float:
     return 2 * n**3 / best_mm_seconds(n, n, n, repeats)
 
 
-def gemm_ceiling(model: nn.Module, tokens: int, peak: float, repeats: int = 5) -> float:
-    """Share of ``peak`` reached by the model's own linear-layer GEMMs, timed alone.
+def linear_gemms(model: nn.Module, tokens: int, repeats: int = 5) -> tuple[float, float]:
+    """(FLOPs, seconds) of the model's linear-layer GEMMs in one step, each timed alone.
 
     Every ``nn.Linear`` (out × in) does three matmuls per training step on ``tokens``
     rows: the forward (tokens × in)·(in × out), the input gradient (tokens × out)·
-    (out × in) and the weight gradient (out × tokens)·(tokens × in). Timed one by
-    one at exactly those shapes, with nothing else running in the step, they give
-    the highest share of the square-matmul peak the step's matmuls can reach here.
+    (out × in) and the weight gradient (out × tokens)·(tokens × in).
     """
     shapes = []
     for m in model.modules():
@@ -84,8 +94,76 @@ def gemm_ceiling(model: nn.Module, tokens: int, peak: float, repeats: int = 5) -
             n_out, n_in = m.weight.shape
             shapes += [(tokens, n_in, n_out), (tokens, n_out, n_in), (n_out, tokens, n_in)]
     flops = sum(2 * rows * inner * cols for rows, inner, cols in shapes)
-    seconds = sum(best_mm_seconds(*shape, repeats) for shape in shapes)
+    return flops, sum(best_mm_seconds(*shape, repeats) for shape in shapes)
+
+
+def gemm_ceiling(model: nn.Module, tokens: int, peak: float, repeats: int = 5) -> float:
+    """Share of ``peak`` reached by the model's own linear-layer GEMMs, timed alone.
+
+    Timed one by one at exactly the step's shapes, with nothing else running, they
+    give the highest share of the square-matmul peak the step's matmuls reach here.
+    """
+    flops, seconds = linear_gemms(model, tokens, repeats)
     return flops / seconds / peak
+
+
+def best_seconds(fn: Callable[[], object], repeats: int = 5) -> float:
+    """Fastest of ``repeats`` calls of ``fn``, after one warm-up call."""
+    fn()
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def _forward_backward(fn: Callable[..., Tensor], *shapes: tuple[int, ...]) -> Callable[[], None]:
+    """A closure running ``fn`` on fresh-gradient random inputs, forward and backward."""
+    inputs = [torch.randn(shape, requires_grad=True) for shape in shapes]
+
+    def run() -> None:
+        for x in inputs:
+            x.grad = None
+        fn(*inputs).sum().backward()
+
+    return run
+
+
+def step_parts(cfg: ModelConfig, batch: int, repeats: int = 5) -> dict[str, float]:
+    """Seconds of each part of one fp32 training step of ``cfg``, each timed alone.
+
+    Shapes are the step's own: ``batch · n_ctx`` tokens of width c, h heads of
+    width c/h, hidden width 4c, V outputs; one kernel per block where the model
+    has one per block. The cross-entropy is timed on given logits (their GEMM is
+    in ``linear GEMMs``); LayerNorm counts the two per block and the final one.
+    """
+    model = LanguageModel(cfg)
+    tokens, c, layers = batch * cfg.n_ctx, cfg.d_model, cfg.n_layer
+    heads, width = cfg.n_head, cfg.d_model // cfg.n_head
+    qkv = (batch, heads, cfg.n_ctx, width)  # (b, h, t, d)
+    targets = torch.randint(cfg.vocab_size, (tokens,))
+    norm = nn.LayerNorm(c)
+    gelu = nn.GELU(approximate="tanh" if cfg.gelu == "tanh" else "none")
+    optimizer = torch.optim.AdamW(model.parameters())
+    for p in model.parameters():
+        p.grad = torch.randn_like(p)
+
+    def core(q: Tensor, k: Tensor, v: Tensor) -> Tensor:
+        return attention(q, k, v, causal=True, backend=cfg.backend)[0]
+
+    timed = {
+        "attention kernel": (_forward_backward(core, qkv, qkv, qkv), layers),
+        "cross-entropy": (_forward_backward(
+            lambda z: F.cross_entropy(z, targets), (tokens, cfg.vocab_size)), 1),
+        "GELU": (_forward_backward(gelu, (tokens, cfg.mlp_ratio * c)), layers),
+        "LayerNorm": (_forward_backward(norm, (tokens, c)), 2 * layers + 1),
+        "AdamW": (optimizer.step, 1),
+    }
+    parts = {"linear GEMMs": linear_gemms(model, tokens, repeats)[1]}
+    for name, (fn, count) in timed.items():
+        parts[name] = count * best_seconds(fn, repeats)
+    return parts
 
 
 def flops_per_token(model: nn.Module, n_layer: int, n_ctx: int, d_model: int) -> float:
@@ -105,6 +183,8 @@ def one_run(data, n_layer: int, precision: str, steps: int, backend: str) -> dic
     model = LanguageModel(cfg.model)
     result["flops_per_token"] = flops_per_token(model, n_layer, cfg.model.n_ctx, cfg.model.d_model)
     result["model"] = model
+    result["model_config"] = cfg.model
+    result["batch_size"] = cfg.train.batch_size
     result["tokens_per_step"] = cfg.train.batch_size * cfg.model.n_ctx
     return result
 
@@ -153,6 +233,18 @@ def main(argv: list[str] | None = None) -> int:
               f"{'met' if share >= 0.65 else 'NOT met'}); its linear layers' GEMMs timed "
               f"alone at their own shapes reach {100 * ceiling:.1f}% of peak; bf16/fp32 "
               f"speed {speed:.2f}x (target >= 1.3x: {'met' if speed >= 1.3 else 'NOT met'})")
+    for n_layer in (1, 2):
+        fp32 = rows[n_layer, "fp32"]
+        parts = step_parts(fp32["model_config"], fp32["batch_size"])
+        parts_s = sum(parts.values())
+        step = fp32["tokens_per_step"] / fp32["tokens_per_s"]
+        budget = fp32["tokens_per_step"] * fp32["flops_per_token"] / (0.65 * peak)
+        best = fp32["tokens_per_step"] * fp32["flops_per_token"] / (parts_s * peak)
+        listed = ", ".join(f"{name} {1e3 * s:.0f}" for name, s in parts.items())
+        print(f"{n_layer} block(s), fp32 step parts timed alone (ms): {listed}; sum "
+              f"{1e3 * parts_s:.0f} ms, against {1e3 * step:.0f} ms measured per step and "
+              f"{1e3 * budget:.0f} ms allowed at 65% of peak: a step of nothing but these "
+              f"kernels would reach about {100 * best:.1f}% of peak")
     fp32, bf16 = rows[1, "fp32"], rows[1, "bf16"]
     gap = bf16["held_ppl"] / fp32["held_ppl"] - 1
     print(f"held-out ppl after {args.steps} steps: fp32 {fp32['held_ppl']:.3f}, bf16 "

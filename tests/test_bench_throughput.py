@@ -26,3 +26,11 @@ def test_gemm_ceiling_is_a_share_of_the_peak():
     peak = bench.matmul_peak(n=64, repeats=2)
     share = bench.gemm_ceiling(model, tokens=64, peak=peak, repeats=2)
     assert share > 0 and share == share  # a positive, finite share (may exceed 1 on tiny shapes)
+
+
+def test_step_parts_time_every_part_of_the_step():
+    cfg = ModelConfig(d_model=16, n_head=2, n_ctx=8, vocab_size=32, n_layer=2, backend="sdpa")
+    parts = bench.step_parts(cfg, batch=4, repeats=2)
+    assert list(parts) == ["linear GEMMs", "attention kernel", "cross-entropy", "GELU",
+                           "LayerNorm", "AdamW"]
+    assert all(0 < seconds < 10 for seconds in parts.values())
