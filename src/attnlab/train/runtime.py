@@ -40,9 +40,9 @@ def reuse_freed_memory() -> bool:
     at the defaults the logits and their gradient are 8,192 × 1,024 floats
     (32 MiB) each. glibc serves a block that large with fresh ``mmap`` pages and
     unmaps it on ``free``, so every step the kernel faults in and zeroes those
-    pages again. Measured on this project's 2-core CPU (default model, 1 thread):
-    a step took 545-575 ms with glibc's defaults and 450-470 ms with this (about
-    -18%; -21% for two blocks); see ``benchmarks/train_throughput.py``.
+    pages again. Measured on this project's 2-core CPU (default model, sdpa, 1
+    thread): a step took 471-501 ms with glibc's defaults and 405-407 ms with this;
+    two blocks 781-794 ms and 633-637 ms.
 
     With ``M_MMAP_MAX = 0`` large blocks come from the heap instead, and a 1 GiB
     ``M_TRIM_THRESHOLD`` keeps freed heap pages mapped, so the next step reuses
