@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-# Page faults (ru_minflt) of touching a fresh 64 MiB tensor, three times over, with
+# Page faults (ru_minflt) of touching a fresh 64 MiB tensor, five times over, with
 # glibc's defaults and then after reuse_freed_memory(). Counted, not timed.
 _SCRIPT = """
 import resource, torch
@@ -15,14 +15,14 @@ from attnlab.train.runtime import reuse_freed_memory
 
 def faults():
     before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-    for _ in range(3):
+    for _ in range(5):
         torch.ones(16 * 2**20)  # 64 MiB, written so every page is touched, then freed
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
 
 faults()
 default = faults()
 took = reuse_freed_memory()
-faults()  # the first allocation after the switch grows the heap once
+faults()  # the heap grows to hold the tensor (more than once if a small block lands in it)
 print(default, faults(), took)
 """
 
@@ -34,6 +34,6 @@ def test_freed_large_tensors_come_back_without_page_faults():
     default, reused, took = int(out[0]), int(out[1]), out[2] == "True"
     if not took:
         pytest.skip("this C library has no mallopt (not glibc)")
-    pages = 3 * 64 * 2**20 // 4096
-    assert default > pages // 2  # each fresh mmap faults in (most of) its pages again
-    assert reused < pages // 20  # the heap hands the same pages back
+    pages = 64 * 2**20 // 4096  # of one tensor
+    assert default > 4 * pages  # each fresh mmap faults in (most of) its pages again
+    assert reused <= pages  # the heap hands the same pages back (at most one more growth)
