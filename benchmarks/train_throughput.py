@@ -64,16 +64,21 @@ from attnlab.train.config import load_run_config
 from attnlab.train.trainer import train
 
 
-def best_mm_seconds(rows: int, inner: int, cols: int, repeats: int = 5) -> float:
-    """Fastest of ``repeats`` fp32 ``torch.mm`` of (rows × inner)·(inner × cols), warmed up."""
-    a, b = torch.randn(rows, inner), torch.randn(inner, cols)
-    torch.mm(a, b)
+def best_seconds(fn: Callable[[], object], repeats: int = 5) -> float:
+    """Fastest of ``repeats`` calls of ``fn``, after one warm-up call."""
+    fn()
     best = float("inf")
     for _ in range(repeats):
         t0 = time.perf_counter()
-        torch.mm(a, b)
+        fn()
         best = min(best, time.perf_counter() - t0)
     return best
+
+
+def best_mm_seconds(rows: int, inner: int, cols: int, repeats: int = 5) -> float:
+    """Fastest of ``repeats`` fp32 ``torch.mm`` of (rows × inner)·(inner × cols), warmed up."""
+    a, b = torch.randn(rows, inner), torch.randn(inner, cols)
+    return best_seconds(lambda: torch.mm(a, b), repeats)
 
 
 def matmul_peak(n: int = 2048, repeats: int = 5) -> float:
@@ -105,17 +110,6 @@ def gemm_ceiling(model: nn.Module, tokens: int, peak: float, repeats: int = 5) -
     """
     flops, seconds = linear_gemms(model, tokens, repeats)
     return flops / seconds / peak
-
-
-def best_seconds(fn: Callable[[], object], repeats: int = 5) -> float:
-    """Fastest of ``repeats`` calls of ``fn``, after one warm-up call."""
-    fn()
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def _forward_backward(fn: Callable[..., Tensor], *shapes: tuple[int, ...]) -> Callable[[], None]:

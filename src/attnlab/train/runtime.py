@@ -84,7 +84,7 @@ def cpu_has_bf16(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool | None:
     BF16); None where ``cpuinfo`` cannot be read (not Linux).
 
     Without them CPU autocast converts to bf16 and back around fp32 arithmetic:
-    measured on an AVX2-only AMD EPYC, 0.08-0.14x the fp32 speed.
+    measured on an AVX2-only AMD EPYC, 0.05-0.14x the fp32 speed.
     """
     try:
         text = cpuinfo.read_text()
