@@ -64,6 +64,10 @@ class Context:
             data = dataclasses.replace(data, train=data.train[:train_tokens])
         return data
 
+    def corpus_data(self, vocab_size: int, train_tokens: int | None = None) -> DataConfig:
+        """The ``DataConfig`` of a run on this context's corpus (``train_tokens``: a prefix)."""
+        return DataConfig(corpus=self.corpus, vocab_size=vocab_size, train_tokens=train_tokens)
+
     def train(
         self,
         label: str,
@@ -81,7 +85,7 @@ class Context:
         """
         from attnlab.train.trainer import train as train_run
 
-        data_cfg = data_cfg or DataConfig(corpus=self.corpus, vocab_size=model.vocab_size)
+        data_cfg = data_cfg or self.corpus_data(model.vocab_size)
         cfg = RunConfig(model=model, train=train, data=data_cfg)
         key = run_hash(cfg)
         if data is not None:

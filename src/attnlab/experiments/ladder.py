@@ -34,7 +34,7 @@ from typing import Any
 from attnlab.experiments.base import Context, fmt_ms, markdown_table, mean_std, settings_dict
 from attnlab.experiments.claims import Claim, Records
 from attnlab.nn.config import ModelConfig
-from attnlab.train.config import DataConfig, TrainConfig
+from attnlab.train.config import TrainConfig
 
 log = logging.getLogger(__name__)
 
@@ -129,7 +129,7 @@ def train_config(s: Settings) -> TrainConfig:
 
 def train_row(s: Settings, ctx: Context, row: int) -> list[dict]:
     """Train (or reuse) one row for every seed of ``ctx``; the trainer's records."""
-    data_cfg = DataConfig(corpus=ctx.corpus, vocab_size=s.vocab_size, train_tokens=s.train_tokens)
+    data_cfg = ctx.corpus_data(s.vocab_size, s.train_tokens)
     return ctx.train_seeds(
         f"ladder row {row}", row_config(s, row), train_config(s), data_cfg=data_cfg
     )
@@ -162,7 +162,7 @@ def overfit_settings(s: Settings) -> Settings | None:
 
 
 def _jobs(s: Settings, ctx: Context, rows: tuple[int, ...]) -> list:
-    data_cfg = DataConfig(corpus=ctx.corpus, vocab_size=s.vocab_size, train_tokens=s.train_tokens)
+    data_cfg = ctx.corpus_data(s.vocab_size, s.train_tokens)
     return [(f"ladder row {row}", row_config(s, row), train_config(s), data_cfg) for row in rows]
 
 

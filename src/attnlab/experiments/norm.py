@@ -36,7 +36,7 @@ from attnlab.experiments.base import Context, fmt_ms, markdown_table, mean_std, 
 from attnlab.experiments.claims import Claim, Records
 from attnlab.nn.config import ModelConfig
 from attnlab.nn.model import LanguageModel
-from attnlab.train.config import DataConfig, TrainConfig
+from attnlab.train.config import TrainConfig
 
 log = logging.getLogger(__name__)
 
@@ -133,7 +133,7 @@ def _train(ctx: Context, s: Settings, norm: str, warmup: bool) -> list[dict]:
     """One cell of the 2×2 table for every seed; a diverged run is recorded, not raised."""
     from attnlab.train.trainer import TrainingDiverged
 
-    data_cfg = DataConfig(corpus=ctx.corpus, vocab_size=s.vocab_size, train_tokens=s.train_tokens)
+    data_cfg = ctx.corpus_data(s.vocab_size, s.train_tokens)
     out = []
     for seed in range(ctx.seeds):
         label = f"norm {norm} warmup={warmup} seed {seed}"
@@ -151,8 +151,7 @@ def _train(ctx: Context, s: Settings, norm: str, warmup: bool) -> list[dict]:
 
 def run(settings: Settings, ctx: Context) -> dict:
     """The 2×2 training table and the per-block gradient norms at initialisation."""
-    data_cfg = DataConfig(corpus=ctx.corpus, vocab_size=settings.vocab_size,
-                          train_tokens=settings.train_tokens)
+    data_cfg = ctx.corpus_data(settings.vocab_size, settings.train_tokens)
     ctx.prefetch([(f"norm {norm} warmup={warmup}", model_config(settings, norm),
                    train_config(settings, warmup), data_cfg)
                   for norm in PLACEMENTS for warmup in (False, True)])

@@ -45,7 +45,7 @@ from attnlab.nn.attention import attention
 from attnlab.nn.config import POSITIONS, ModelConfig
 from attnlab.nn.mixers import MultiHeadAttention
 from attnlab.nn.positions import AdditivePositions, alibi_bias
-from attnlab.train.config import DataConfig, TrainConfig
+from attnlab.train.config import TrainConfig
 
 log = logging.getLogger(__name__)
 
@@ -145,7 +145,7 @@ PERMUTATION_CASES = (("none", False), ("none", True), ("learned", False),
 def run(settings: Settings, ctx: Context) -> dict:
     """Train each scheme, evaluate it at every length; then the permutation checks."""
     s = settings
-    data_cfg = DataConfig(corpus=ctx.corpus, vocab_size=s.vocab_size, train_tokens=s.train_tokens)
+    data_cfg = ctx.corpus_data(s.vocab_size, s.train_tokens)
     ctx.prefetch([(f"position {scheme}", model_config(s, scheme), train_config(s), data_cfg)
                   for scheme in s.schemes])
     held = ctx.token_data(s.vocab_size).held

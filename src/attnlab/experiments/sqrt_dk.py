@@ -45,7 +45,7 @@ from attnlab.experiments import sqrt_dk_stats as stats
 from attnlab.experiments.base import Context, fmt_ms, markdown_table, mean_std, settings_dict
 from attnlab.experiments.claims import Claim, Records
 from attnlab.nn.config import ModelConfig
-from attnlab.train.config import DataConfig, RunConfig, TrainConfig
+from attnlab.train.config import RunConfig, TrainConfig
 from attnlab.train.runtime import build_model
 
 log = logging.getLogger(__name__)
@@ -146,7 +146,7 @@ def stats_windows(held: np.ndarray, n_windows: int, n_ctx: int) -> torch.Tensor:
 
 def _one_width(s: Settings, ctx: Context, setting: str, d_k: int, make: Any,
                tc: TrainConfig, idx: torch.Tensor) -> dict:
-    data_cfg = DataConfig(corpus=ctx.corpus, vocab_size=s.vocab_size, train_tokens=s.train_tokens)
+    data_cfg = ctx.corpus_data(s.vocab_size, s.train_tokens)
     row: dict[str, Any] = {"setting": setting, "d_k": d_k}
     for scale in (True, False):
         cfg = make(s, d_k, scale)
@@ -192,7 +192,7 @@ def run(settings: Settings, ctx: Context) -> dict:
         "training": [],
     }
     runs = settings_runs(s)
-    data_cfg = DataConfig(corpus=ctx.corpus, vocab_size=s.vocab_size, train_tokens=s.train_tokens)
+    data_cfg = ctx.corpus_data(s.vocab_size, s.train_tokens)
     ctx.prefetch([(f"sqrt_dk {setting} d_k={d_k} scale={scale}", make(s, d_k, scale), tc, data_cfg)
                   for setting, d_k, make, tc in runs for scale in (True, False)])
     if runs:
