@@ -144,3 +144,19 @@ def test_cosine_schedule_by_hand():
     lrs = [lr_at(s, cfg) for s in range(2, 12)]
     assert all(a > b for a, b in zip(lrs[:-1], lrs[1:], strict=True))
     assert math.isclose(lr_at(4, cfg), 2.0 * (0.1 + 0.45 * (1 + math.cos(math.pi * 0.2))))
+
+
+def test_resolve_run_names_the_device_and_precision_it_will_use():
+    from attnlab.train.config import RunConfig, TrainConfig, run_hash
+    from attnlab.train.runtime import resolve_run
+
+    auto = RunConfig()
+    resolved = resolve_run(auto)
+    assert resolved.train.device in ("cpu", "cuda")
+    assert resolved.train.precision in ("fp32", "bf16")
+    assert resolve_run(resolved) == resolved  # idempotent
+    assert run_hash(resolved) != run_hash(auto)
+    cpu_bf16 = resolve_run(RunConfig(train=TrainConfig(device="cpu", precision="bf16")))
+    assert (cpu_bf16.train.device, cpu_bf16.train.precision) == ("cpu", "bf16")
+    cpu_auto = resolve_run(RunConfig(train=TrainConfig(device="cpu")))
+    assert cpu_auto.train.precision == "fp32"

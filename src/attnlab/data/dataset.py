@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +27,7 @@ import torch
 from attnlab.data.cache import cache_dir as default_cache_dir
 from attnlab.data.corpus import CorpusError, resolve_corpus
 from attnlab.data.tokenizer import BPETokenizer, get_tokenizer
+from attnlab.files import atomic_path
 
 log = logging.getLogger(__name__)
 
@@ -77,14 +76,8 @@ def _encoded(tokenizer: BPETokenizer, text: str, path: Path) -> np.ndarray:
             log.warning("cached tokens %s are unreadable; encoding again", path)
     tokens = np.asarray(tokenizer.encode(text), dtype=TOKEN_DTYPE)
     disk_dtype = _DISK_DTYPE if tokenizer.vocab_size <= 1 << 16 else np.int32
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".npy", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.save(f, tokens.astype(disk_dtype))
-        os.replace(tmp, path)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+        np.save(fh, tokens.astype(disk_dtype))
     return tokens
 
 

@@ -28,8 +28,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from types import MappingProxyType
@@ -142,15 +140,10 @@ class BPETokenizer:
 
     def save(self, path: str | Path) -> None:
         """Write the tokenizer as JSON (written to a temporary file, then renamed)."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
-        os.close(fd)
-        try:
-            self._tok.save(tmp)
-            os.replace(tmp, path)
-        finally:
-            Path(tmp).unlink(missing_ok=True)
+        from attnlab.files import atomic_path
+
+        with atomic_path(path) as tmp:
+            self._tok.save(str(tmp))
 
     @classmethod
     def load(cls, path: str | Path) -> BPETokenizer:

@@ -17,6 +17,7 @@ from types import ModuleType
 from typing import Any
 
 from attnlab.experiments.base import Context, settings_dict
+from attnlab.files import atomic_path, write_json, write_text
 
 log = logging.getLogger(__name__)
 
@@ -60,9 +61,8 @@ def run_experiment(name: str, profile: str, ctx: Context, out: Path) -> dict[str
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "table.md").write_text(mod.table(record))
-    mod.figure(record, folder / "figure.png")
-    tmp = result_path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(envelope, indent=2))
-    tmp.replace(result_path)
+    write_text(folder / "table.md", mod.table(record))
+    with atomic_path(folder / "figure.png") as tmp:
+        mod.figure(record, tmp)
+    write_json(result_path, envelope, sort_keys=False)
     return envelope

@@ -46,6 +46,8 @@ from typing import Any
 
 import numpy as np
 
+from attnlab.files import write_text
+
 
 class DataError(ValueError):
     """The data dict does not have the shape the page reads."""
@@ -252,7 +254,7 @@ def write_page(data: Mapping[str, Any], path: str | Path) -> Path:
     """Write the page for ``data`` to ``path`` (parent folders created); return the path."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_page(data), encoding="utf-8")
+    write_text(path, render_page(data))
     return path
 
 

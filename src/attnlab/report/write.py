@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from attnlab.experiments.claims import render
+from attnlab.files import write_text
 from attnlab.report.markdown import to_html
 
 log = logging.getLogger(__name__)
@@ -243,8 +244,6 @@ def write_report(
         "json": json.dumps(results, indent=2, default=str) + "\n",
     }
     for key, path in paths.items():
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text(texts[key], encoding="utf-8")
-        tmp.replace(path)
+        write_text(path, texts[key])
     log.info("report written to %s", paths["html"])
     return paths

@@ -38,6 +38,8 @@ import torch
 from safetensors.torch import load_file, load_model, save_file, save_model
 from torch import Tensor, nn
 
+from attnlab.files import current_umask, fsync_dir, write_json
+
 log = logging.getLogger(__name__)
 
 CHECKPOINT = "checkpoint"
@@ -60,7 +62,7 @@ def save_checkpoint(
     run_dir = Path(run_dir)
     tmp = Path(tempfile.mkdtemp(prefix=_TMP_PREFIX, dir=run_dir))
     try:
-        os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes it private; a checkpoint need not be
+        os.chmod(tmp, 0o777 & ~current_umask())  # mkdtemp makes it private; a checkpoint is not
         save_model(model, str(tmp / "model.safetensors"))
         _fsync_file(tmp / "model.safetensors")
         groups: list[dict[str, Any]] = []
@@ -75,14 +77,14 @@ def save_checkpoint(
             "optimizer": None if optimizer is None else {"param_groups": groups, "state": scalars},
         }
         write_json(tmp / "state.json", record)
-        _fsync_dir(tmp)
+        fsync_dir(tmp)
         final = run_dir / CHECKPOINT
         old = None
         if final.exists():
             old = run_dir / f"{_OLD_PREFIX}{uuid.uuid4().hex[:8]}"
             os.replace(final, old)
         os.replace(tmp, final)
-        _fsync_dir(run_dir)
+        fsync_dir(run_dir)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -150,21 +152,6 @@ def b64_to_tensor(text: str) -> Tensor:
     return torch.frombuffer(bytearray(base64.b64decode(text)), dtype=torch.uint8).clone()
 
 
-def write_json(path: Path, obj: Any) -> None:
-    """Write JSON atomically: a temporary file, fsync, then rename over ``path``."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(obj, fh, indent=2, sort_keys=True)
-            fh.write("\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
 def _flatten_optimizer(
     optimizer: torch.optim.Optimizer,
 ) -> tuple[dict[str, Tensor], dict[str, dict[str, Any]], list[dict[str, Any]]]:
@@ -197,26 +184,7 @@ def _unflatten_optimizer(tensors: dict[str, Tensor], record: dict[str, Any]) -> 
     return {"state": state, "param_groups": groups}
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 def _fsync_file(path: Path) -> None:
-    os.chmod(path, 0o666 & ~_umask())
+    os.chmod(path, 0o666 & ~current_umask())
     with open(path, "rb") as fh:
         os.fsync(fh.fileno())
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:  # some platforms cannot open directories
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from attnlab.train.checkpoint import write_json
+from attnlab.files import write_json, write_text
 from attnlab.train.config import RunConfig, run_hash
 
 CONFIG = "config.json"
@@ -89,9 +89,7 @@ def truncate_metrics(run_dir: Path, after_step: int) -> None:
     keep = [r for r in rows if r.get("step", 0) <= after_step]
     if len(keep) != len(rows):
         text = "".join(json.dumps(r, sort_keys=True) + "\n" for r in keep)
-        tmp = Path(run_dir) / f".{METRICS}.tmp"
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, Path(run_dir) / METRICS)
+        write_text(Path(run_dir) / METRICS, text)
 
 
 def code_revision() -> dict[str, Any]:

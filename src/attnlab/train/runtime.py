@@ -10,6 +10,7 @@ optimizer stay fp32; matmuls run in bf16; the loss is computed in fp32.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import ctypes
 import ctypes.util
 import hashlib
@@ -77,6 +78,22 @@ def resolve_precision(precision: str, device: torch.device) -> str:
     if precision == "auto":
         return "bf16" if device.type == "cuda" else "fp32"
     return precision
+
+
+def resolve_run(cfg: RunConfig) -> RunConfig:
+    """``cfg`` with ``train.device`` and ``train.precision`` resolved on this machine.
+
+    ``auto`` becomes what the run will really use (``cuda``/``cpu``, ``bf16``/``fp32``),
+    so the run hash, and with it the run directory, names the device and precision:
+    a run started in fp32 on the CPU is never resumed in bf16 on a GPU.
+
+    >>> resolve_run(RunConfig()).train.precision in ("fp32", "bf16")
+    True
+    """
+    device = resolve_device(cfg.train.device)
+    precision = resolve_precision(cfg.train.precision, device)
+    train = dataclasses.replace(cfg.train, device=device.type, precision=precision)
+    return cfg.replace(train=train)
 
 
 def cpu_has_bf16(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool | None:

@@ -55,6 +55,7 @@ import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
 
 from attnlab.data.dataset import sample_batch
+from attnlab.files import write_json
 from attnlab.train import distributed as dist_utils
 from attnlab.train.checkpoint import (
     b64_to_tensor,
@@ -62,7 +63,6 @@ from attnlab.train.checkpoint import (
     load_checkpoint,
     save_checkpoint,
     tensor_to_b64,
-    write_json,
 )
 from attnlab.train.config import RunConfig, run_hash
 from attnlab.train.distributed import DistInfo

@@ -1,0 +1,28 @@
+"""The errors attnlab reports to its user in one line, and nothing else.
+
+Every failure the user can fix (bad input, a damaged or missing file, a full
+disk) is raised as one of these; the ``attnlab`` command turns them into one
+line on stderr and exit code 2. Anything else is a bug and keeps its
+traceback (shown in full with ``-v``), so a bug never passes for bad input.
+
+``UsageError`` and ``DataError`` are also ``ValueError``s, so code and tests
+that expect a ``ValueError`` for bad input keep working.
+"""
+
+from __future__ import annotations
+
+
+class AttnlabError(Exception):
+    """A failure the user can act on: reported as one line, exit code 2."""
+
+
+class UsageError(AttnlabError, ValueError):
+    """Bad input: an argument, option, config value or name that cannot be used."""
+
+
+class DataError(AttnlabError, ValueError):
+    """A file or folder that cannot be used: missing, damaged, of the wrong shape or kind."""
+
+
+class WriteError(AttnlabError, OSError):
+    """A file that could not be written (full disk, no permission); nothing was half-written."""

@@ -1,0 +1,98 @@
+"""Writing files atomically: a temporary file beside the target, fsync, rename.
+
+A reader (or a later run) sees either the old file or the whole new one,
+never a half-written one, whatever happens in between: a crash, a kill, a
+full disk. A failed write removes its temporary file, leaves the previous
+file as it was and raises ``WriteError`` naming the file and the reason.
+
+>>> import tempfile, pathlib
+>>> p = pathlib.Path(tempfile.mkdtemp()) / "x.json"
+>>> _ = write_json(p, {"a": 1})
+>>> p.read_text()
+'{\\n  "a": 1\\n}\\n'
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from attnlab.errors import WriteError
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | Path, *, fsync: bool = True) -> Iterator[Path]:
+    """Yield a temporary path to write ``path``'s new content to; on success rename it in.
+
+    For writers that need a file name (``safetensors.save_file``,
+    ``Figure.savefig``, a tokenizer's ``save``). The temporary file lies in the
+    same folder, so the rename is atomic; its permissions follow the umask.
+    """
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # The target's extension stays last: some writers pick the format by it (savefig).
+        fd, name = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=f".tmp{path.suffix}",
+                                    dir=path.parent)
+        os.close(fd)
+    except OSError as err:
+        raise WriteError(f"could not write {path}: {err.strerror or err}") from err
+    tmp = Path(name)
+    try:
+        os.chmod(tmp, 0o666 & ~current_umask())  # mkstemp makes it private; the target need not be
+        yield tmp
+        if fsync:
+            with open(tmp, "rb") as fh:
+                os.fsync(fh.fileno())
+        os.replace(tmp, path)
+        if fsync:
+            fsync_dir(path.parent)
+    except OSError as err:
+        raise WriteError(f"could not write {path}: {err.strerror or err}") from err
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write_bytes(path: str | Path, data: bytes, *, fsync: bool = True) -> Path:
+    """Write ``data`` to ``path`` atomically; returns ``path``."""
+    with atomic_path(path, fsync=fsync) as tmp:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+    return Path(path)
+
+
+def write_text(path: str | Path, text: str, *, fsync: bool = True) -> Path:
+    """Write ``text`` as UTF-8 to ``path`` atomically; returns ``path``."""
+    return write_bytes(path, text.encode("utf-8"), fsync=fsync)
+
+
+def write_json(path: str | Path, obj: Any, *, fsync: bool = True, sort_keys: bool = True) -> Path:
+    """Write ``obj`` as indented JSON (and a final newline) to ``path`` atomically."""
+    text = json.dumps(obj, indent=2, sort_keys=sort_keys) + "\n"
+    return write_text(path, text, fsync=fsync)
+
+
+def fsync_dir(path: str | Path) -> None:
+    """fsync a folder, so that a rename inside it survives a power cut (best effort)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # some platforms cannot open directories
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def current_umask() -> int:
+    """The process umask (read without changing it for longer than one call)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
