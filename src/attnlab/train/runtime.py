@@ -10,9 +10,9 @@ optimizer stay fp32; matmuls run in bf16; the loss is computed in fp32.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import ctypes
 import ctypes.util
+import dataclasses
 import hashlib
 import logging
 import sys
