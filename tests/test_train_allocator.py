@@ -1,17 +1,24 @@
-"""reuse_freed_memory: a large tensor freed and allocated again costs no new page faults."""
+"""The allocator setting of the ``attnlab`` program: a large tensor freed and allocated
+again costs no new page faults, in the process and in the children it starts.
+
+The setting lives in the command-line entry point (``attnlab.cli.process``), not in
+library code; children get it through glibc's environment variables.
+"""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
 import pytest
 
-# Page faults (ru_minflt) of touching a fresh 64 MiB tensor, five times over, with
-# glibc's defaults and then after reuse_freed_memory(). Counted, not timed.
+from attnlab.cli.process import MALLOC_ENV, configure_process
+
+# Page faults (ru_minflt) of touching a fresh 64 MiB tensor, five times over. Counted,
+# not timed. SWITCH is what the child does before the second count.
 _SCRIPT = """
-import resource, torch
-from attnlab.train.runtime import reuse_freed_memory
+import resource, sys, torch
 
 def faults():
     before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
@@ -21,19 +28,60 @@ def faults():
 
 faults()
 default = faults()
-took = reuse_freed_memory()
+took = {switch}
 faults()  # the heap grows to hold the tensor (more than once if a small block lands in it)
 print(default, faults(), took)
 """
+PAGES = 64 * 2**20 // 4096  # of one tensor
+_linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc only")
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc only")
-def test_freed_large_tensors_come_back_without_page_faults():
-    out = subprocess.run([sys.executable, "-c", _SCRIPT], capture_output=True, text=True,
-                         check=True).stdout.split()
-    default, reused, took = int(out[0]), int(out[1]), out[2] == "True"
+def _counts(switch: str, env: dict[str, str]) -> tuple[int, int, bool]:
+    out = subprocess.run([sys.executable, "-c", _SCRIPT.format(switch=switch)],
+                         capture_output=True, text=True, check=True, env=env).stdout.split()
+    return int(out[0]), int(out[1]), out[2] == "True"
+
+
+def _clean_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k not in MALLOC_ENV}
+
+
+@_linux
+def test_the_switch_stops_page_faults_of_freed_large_tensors():
+    switch = "__import__('attnlab.cli.process', fromlist=['x']).reuse_freed_memory()"
+    default, reused, took = _counts(switch, _clean_env())
     if not took:
         pytest.skip("this C library has no mallopt (not glibc)")
-    pages = 64 * 2**20 // 4096  # of one tensor
-    assert default > 4 * pages  # each fresh mmap faults in (most of) its pages again
-    assert reused <= pages  # the heap hands the same pages back (at most one more growth)
+    assert default > 4 * PAGES  # each fresh mmap faults in (most of) its pages again
+    assert reused <= PAGES  # the heap hands the same pages back (at most one more growth)
+
+
+@_linux
+def test_children_get_the_setting_through_the_environment():
+    # A worker process that never calls mallopt, started with what configure_process
+    # exports: glibc applies it at start-up, so both counts are low.
+    # Counted at the same point of the same script (after three warm-up rounds, while
+    # the heap grows to fit), with and without the variables.
+    _, with_env, _ = _counts("True", {**_clean_env(), **MALLOC_ENV})
+    _, without, _ = _counts("True", _clean_env())
+    assert without > 4 * PAGES  # glibc's defaults: every fresh mmap faults in again
+    assert with_env <= PAGES
+
+
+def test_configure_process_keeps_the_users_own_settings():
+    env = {"MALLOC_MMAP_MAX_": "65536"}
+    assert configure_process(env) is False
+    assert env == {"MALLOC_MMAP_MAX_": "65536"}
+
+
+def test_only_the_program_flips_the_process_switch():
+    # main(argv) (tests, a program embedding attnlab) leaves the process alone; main()
+    # as the program exports the setting for its children.
+    code = ("import os, sys; from attnlab.cli.main import main; "
+            "main(['params']); print('ENV', os.environ.get('MALLOC_MMAP_MAX_')); "
+            "sys.argv = ['attnlab', 'params']; main(); "
+            "print('ENV', os.environ.get('MALLOC_MMAP_MAX_'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env=_clean_env()).stdout.splitlines()
+    expected = MALLOC_ENV["MALLOC_MMAP_MAX_"] if sys.platform.startswith("linux") else "None"
+    assert [line for line in out if line.startswith("ENV ")] == ["ENV None", f"ENV {expected}"]

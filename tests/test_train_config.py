@@ -10,12 +10,14 @@ import sys
 
 import pytest
 
+from attnlab.errors import AttnlabError, DataError, UsageError
 from attnlab.nn.config import ModelConfig
 from attnlab.train.config import (
     DataConfig,
     RunConfig,
     TrainConfig,
     load_run_config,
+    model_with_overrides,
     run_hash,
 )
 from attnlab.train.schedule import lr_at
@@ -56,12 +58,35 @@ def test_overrides_are_typed():
     ("train.steps=0", r"train\.steps must be at least 1"),
     ("train.steps=none", r"train\.steps expects int"),
     ("model.position=absolute", r"unknown position 'absolute'"),
-    ("train.grad_clip=-1", r"grad_clip must be > 0"),
+    ("train.grad_clip=-1", r"grad_clip must be a finite number > 0"),
+    ("train.lr=inf", r"train\.lr must be a finite number > 0, got inf"),
+    ("train.lr=nan", r"train\.lr must be a finite number > 0, got nan"),
+    ("model.n_head=3", r"model: n_head=3 does not divide d_model=128"),
+    ("model.dropout=1.5", r"model: dropout must be in \[0, 1\)"),
 ])
-def test_bad_overrides_are_one_line_value_errors(override, match):
-    with pytest.raises(ValueError, match=match) as info:
+def test_bad_overrides_are_one_line_usage_errors(override, match):
+    # UsageError (an AttnlabError, and a ValueError): the CLI reports it in one line;
+    # ModelConfig's own ValueErrors are converted at this boundary.
+    with pytest.raises(UsageError, match=match) as info:
         load_run_config(None, [override])
     assert "\n" not in str(info.value)
+
+
+def test_model_overrides_raise_usage_errors():
+    with pytest.raises(UsageError, match="model: n_head=5 does not divide"):
+        model_with_overrides(ModelConfig(), ["n_head=5"])
+    with pytest.raises(UsageError, match="unknown key model.widht"):
+        model_with_overrides(ModelConfig(), ["widht=3"])
+
+
+@pytest.mark.parametrize("data, match", [
+    ([1, 2], r"must be a table of sections, got list"),
+    ({"model": [1]}, r"section 'model' must be a table, got list"),
+    ({"train": {"steps": {"a": 1}}}, r"train\.steps expects int"),
+])
+def test_from_dict_of_the_wrong_shape(data, match):
+    with pytest.raises(UsageError, match=match):
+        RunConfig.from_dict(data)
 
 
 def test_toml_and_json_files(tmp_path):
@@ -90,8 +115,27 @@ def test_toml_and_json_files(tmp_path):
 def test_bad_files(tmp_path, text, match):
     path = tmp_path / "bad.toml"
     path.write_text(text)
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(AttnlabError, match=match):
         load_run_config(path)
+
+
+@pytest.mark.parametrize("name, content, match", [
+    ("bin.toml", bytes(range(256)) * 4, r"bin\.toml is not UTF-8 text"),
+    ("list.json", b"[1, 2]", r"list\.json must hold a table at the top, got list"),
+    ("bad.json", b"{", r"cannot read config .*bad\.json"),
+])
+def test_damaged_config_files_are_data_errors(tmp_path, name, content, match):
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(DataError, match=match) as info:
+        load_run_config(path)
+    assert "\n" not in str(info.value)
+
+
+def test_a_directory_is_not_a_config(tmp_path):
+    (tmp_path / "run.toml").mkdir()
+    with pytest.raises(UsageError, match="is a directory"):
+        load_run_config(tmp_path / "run.toml")
 
 
 def test_missing_or_unknown_file_type(tmp_path):

@@ -1,9 +1,13 @@
 """A training run cut off by SIGTERM keeps its work and resumes to the same weights.
 
-Runs ``attnlab train`` as a real subprocess, signals it once it has logged a
-few steps, and checks: exit code 130 with a one-line message, a checkpoint at
-the step it stopped (not merely the last periodic one), and that re-running
-the same command ends with exactly the weights of an uninterrupted run.
+Runs ``attnlab train`` as a real subprocess and signals it at a synchronisation
+point: the run's progress sink, at step ``AT``, announces itself in a file and
+waits until the test has sent the signal (and said so in another file). So
+the signal always lands mid-run, and a handler that does not work makes the
+test fail (the run finishes, exit 0), never skip. Checks: exit code 130 with a
+one-line message, a checkpoint at the step it stopped (not merely the last
+periodic one), and that re-running the same command ends with exactly the
+weights of an uninterrupted run.
 """
 
 from __future__ import annotations
@@ -17,9 +21,8 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 STEPS = 60
+AT = 5  # the step at which the run waits for the signal
 SETTINGS = [
     "--set", "model.vocab_size=300", "--set", "data.vocab_size=300", "--set", "model.d_model=16",
     "--set", "model.n_ctx=16", "--set", "model.n_head=2", "--set", f"train.steps={STEPS}",
@@ -28,19 +31,42 @@ SETTINGS = [
 ]
 
 
-def _train(corpus: Path, run_dir: Path, env: dict) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "attnlab.cli.main", "train", "--corpus", str(corpus),
-           "--run-dir", str(run_dir), "--quiet", "--json", *SETTINGS]
+# The real command, with its progress printer replaced by one that stops at step AT
+# until the test has signalled (the progress sink runs in the training loop itself).
+_PROGRAM = """
+import sys, time
+from pathlib import Path
+import attnlab.train.progress as progress
+from attnlab.cli.main import main
+
+ready, sent = Path(sys.argv[1]), Path(sys.argv[2])
+
+class WaitForSignal:
+    def __init__(self, stream):
+        pass
+
+    def __call__(self, record):
+        if record.get("kind") == "train" and record["step"] == {at}:
+            ready.touch()
+            deadline = time.time() + 120
+            while not sent.exists() and time.time() < deadline:
+                time.sleep(0.01)  # the signal lands here; its handler runs before we return
+
+progress.ProgressPrinter = WaitForSignal
+sys.argv = ["attnlab", *sys.argv[3:]]
+sys.exit(main())
+"""
+
+
+def _train(corpus: Path, run_dir: Path, env: dict, sync: Path | None = None) -> subprocess.Popen:
+    args = ["train", "--corpus", str(corpus), "--run-dir", str(run_dir), "--json", *SETTINGS]
+    if sync is None:
+        cmd = [sys.executable, "-m", "attnlab.cli.main", *args, "--quiet"]
+    else:
+        cmd = [sys.executable, "-c", _PROGRAM.format(at=AT), str(sync / "ready"),
+               str(sync / "sent"), *args]
     return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
-
-
-def _steps_logged(run_dir: Path) -> int:
-    path = run_dir / "metrics.jsonl"
-    if not path.is_file():
-        return 0
-    lines = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
-    return max((r.get("step", 0) for r in lines), default=0)
 
 
 def test_sigterm_checkpoints_and_resume_matches(tmp_path: Path) -> None:
@@ -57,21 +83,22 @@ def test_sigterm_checkpoints_and_resume_matches(tmp_path: Path) -> None:
     assert ref.returncode == 0, err
     expected = json.loads(out)["weights_sha256"]
 
-    # The same run, signalled mid-way.
-    run_dir = tmp_path / "cut"
-    proc = _train(corpus, run_dir, env)
+    # The same run, signalled at step AT while it waits for exactly that.
+    run_dir, sync = tmp_path / "cut", tmp_path / "sync"
+    sync.mkdir()
+    proc = _train(corpus, run_dir, env, sync)
     deadline = time.time() + 240
-    while _steps_logged(run_dir) < 5 and proc.poll() is None and time.time() < deadline:
-        time.sleep(0.05)
+    while not (sync / "ready").exists() and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.02)
+    assert (sync / "ready").exists(), proc.communicate(timeout=60)[1]
     proc.send_signal(signal.SIGTERM)
+    (sync / "sent").touch()
     _, err = proc.communicate(timeout=120)
-    if proc.returncode == 0:
-        pytest.skip("the run finished before the signal landed; nothing was interrupted")
-    assert proc.returncode == 130, err
+    assert proc.returncode == 130, f"the handler did not stop the run: {err}"
     last = err.strip().splitlines()[-1]
-    assert "interrupted at step" in last and "resume" in last
+    assert f"interrupted at step {AT}" in last and "resume" in last
     state = json.loads((run_dir / "checkpoint" / "state.json").read_text())
-    assert 5 <= state["step"] < STEPS  # saved where it stopped, not only every 1000 steps
+    assert state["step"] == AT  # saved where it stopped, not only every 1000 steps
 
     again = _train(corpus, run_dir, env)
     out, err = again.communicate(timeout=300)

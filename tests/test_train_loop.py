@@ -59,7 +59,9 @@ def test_run_directory_holds_everything(tmp_path, data):
     names = {p.name for p in tmp_path.iterdir()}
     assert {"config.json", "meta.json", "metrics.jsonl", "result.json", "checkpoint"} <= names
     stored = json.loads((tmp_path / "config.json").read_text())
-    assert stored["hash"] == run_hash(cfg) and stored["config"] == cfg.to_dict()
+    resolved = runtime.resolve_run(cfg)  # the run records what it really used
+    assert resolved.train.precision == "fp32" and cfg.train.precision == "auto"
+    assert stored["hash"] == run_hash(resolved) and stored["config"] == resolved.to_dict()
     meta = json.loads((tmp_path / "meta.json").read_text())
     assert meta["seed"] == 0 and meta["versions"]["torch"] == torch.__version__
     assert {"commit", "dirty"} <= set(meta["code_revision"])
@@ -128,7 +130,7 @@ def test_other_config_in_same_directory_is_refused(tmp_path, data):
 
 def test_injected_nan_stops_and_keeps_last_checkpoint(tmp_path, data, monkeypatch):
     cfg = tiny("train.ckpt_every=2", "train.log_every=1")
-    real = trainer_mod.F.cross_entropy
+    real = trainer_mod.next_token_loss
     calls = []
 
     def nan_at_step_5(*args, **kwargs):
@@ -136,7 +138,7 @@ def test_injected_nan_stops_and_keeps_last_checkpoint(tmp_path, data, monkeypatc
         loss = real(*args, **kwargs)
         return loss * float("nan") if len(calls) == 5 else loss
 
-    monkeypatch.setattr(trainer_mod, "F", SimpleNamespace(cross_entropy=nan_at_step_5))
+    monkeypatch.setattr(trainer_mod, "next_token_loss", nan_at_step_5)
     with pytest.raises(TrainingDiverged, match=r"non-finite loss \(nan\) at step 5 of 12.*"
                                                r"last good checkpoint \(step 4\)"):
         train(cfg, tmp_path, data=data)
@@ -194,7 +196,7 @@ def test_timed_checkpoints_survive_a_hard_kill(tmp_path, data, monkeypatch):
     """With no step schedule, the wall-time checkpoints still bound what a kill loses."""
     cfg = tiny("train.ckpt_every=0", "train.eval_every=0")
     monkeypatch.setattr(trainer_mod, "CKPT_SECONDS", 0.0)  # due after every step
-    real = trainer_mod.F.cross_entropy
+    real = trainer_mod.next_token_loss
     calls = []
 
     def killed_at_step_8(*args, **kwargs):
@@ -203,7 +205,7 @@ def test_timed_checkpoints_survive_a_hard_kill(tmp_path, data, monkeypatch):
             raise SystemExit("killed")  # the process dies mid-step: no checkpoint of its own
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(trainer_mod, "F", SimpleNamespace(cross_entropy=killed_at_step_8))
+    monkeypatch.setattr(trainer_mod, "next_token_loss", killed_at_step_8)
     with pytest.raises(SystemExit):
         train(cfg, tmp_path / "cut", data=data)
     # Due at once, then every 20 write-durations: some step before the kill was saved.

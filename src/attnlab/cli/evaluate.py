@@ -4,7 +4,12 @@
 
 The corpus is the one the run was trained on (or ``--corpus``), encoded with
 the run's own ``tokenizer.json`` and split 90/10 as in training; perplexity is
-measured as in SPEC §2 (whole held-out split, a train slice of the same size).
+measured as in SPEC §2 (whole held-out split, a train slice of the same size),
+on the device ``--device`` resolves to (CUDA when present). A model whose loss
+has exploded has perplexity ``inf``, printed as such. A run that diverged, or
+whose weights give NaN, is reported as diverged (exit 1); a damaged run file
+is one line naming it (exit 2). The run is only read, under its shared lock:
+while a training run holds it, eval says so and waits for nothing.
 """
 
 from __future__ import annotations
@@ -35,32 +40,39 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import math
+
     import numpy as np
 
     from attnlab.data.corpus import read_corpus
     from attnlab.data.dataset import split_tokens
-    from attnlab.train.rundir import META, read_json
+    from attnlab.errors import DataError
+    from attnlab.train.rundir import TrainingDiverged, read_meta
     from attnlab.train.runtime import evaluate, load_trained, prepare_splits, resolve_precision
 
     run_dir = Path(args.run_dir)
-    if not run_dir.is_dir():
-        raise ValueError(f"run directory not found: {run_dir}")
     cfg, model, tokenizer, record = load_trained(run_dir, args.device)
     if tokenizer is None:
-        raise ValueError(f"run {run_dir} has no tokenizer.json: it was trained on data given in "
-                         "code, so the command line cannot rebuild its splits")
+        raise DataError(f"run {run_dir} has no tokenizer.json (trained on data given in code, "
+                        "or the file was deleted), so its text cannot be encoded")
     corpus = args.corpus if args.corpus is not None else cfg.data.corpus
     text = read_corpus(corpus)
     train, held = split_tokens(np.asarray(tokenizer.encode(text), dtype=np.int64))
     sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
     data = SimpleNamespace(train=train, held=held, tokenizer=tokenizer, corpus_sha256=sha)
-    meta = read_json(run_dir / META) if (run_dir / META).is_file() else {}
+    try:
+        meta = read_meta(run_dir) or {}
+    except DataError:  # the note below is all meta.json is read for: evaluate without it
+        meta = {}
     if meta.get("corpus_sha256") not in (None, sha):
         print(f"note: evaluating on other text than run {run_dir} was trained on", file=sys.stderr)
     splits = prepare_splits(cfg, data)
     device = next(model.parameters()).device
     ppl = evaluate(model, splits, cfg.model.n_ctx, batch_size=cfg.train.eval_batch_size,
                    precision=resolve_precision(cfg.train.precision, device))
+    if any(math.isnan(v) for v in ppl.values()):  # inf is a perplexity; NaN is not
+        raise TrainingDiverged(f"run {run_dir} at step {record['step']} gives NaN perplexity: "
+                               "its weights produce non-finite logits (it diverged)")
     result = {"run": str(run_dir), "step": record["step"], "steps": cfg.train.steps, **ppl,
               "eval_tokens": len(splits.held)}
     if args.json:

@@ -5,6 +5,8 @@
 Decodes with the model's KV cache by default; ``--no-cache`` recomputes the
 whole context each step (and slides a window past the learned positions).
 ``--temperature 0`` is greedy decoding. The same seed gives the same text.
+The model runs on the device ``--device`` resolves to (CUDA when present),
+loaded under the run's shared lock; a run that diverged is reported as such.
 """
 
 from __future__ import annotations
@@ -32,31 +34,41 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="seed of the sampler (default 0)")
     p.add_argument("--no-cache", action="store_true",
                    help="recompute the whole context every step instead of using the KV cache")
-    p.add_argument("--device", default="cpu", choices=("auto", "cpu", "cuda"),
-                   help="where to run the model (default: cpu)")
+    p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"),
+                   help="where to run the model (default: CUDA when present)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    import math
+
     import torch
 
+    from attnlab.errors import DataError, UsageError
     from attnlab.train.runtime import load_trained
 
     run_dir = Path(args.run_dir)
-    if not run_dir.is_dir():
-        raise ValueError(f"run directory not found: {run_dir}")
     if not args.prompt:
-        raise ValueError("--prompt must not be empty: the model needs a first token")
+        raise UsageError("--prompt must not be empty: the model needs a first token")
     if args.tokens < 0:
-        raise ValueError(f"--tokens must be >= 0, got {args.tokens}")
+        raise UsageError(f"--tokens must be >= 0, got {args.tokens}")
+    if not 0 <= args.temperature < math.inf:  # nan fails both comparisons
+        raise UsageError(f"--temperature must be a finite number >= 0 (0 is greedy), "
+                         f"got {args.temperature}")
+    if args.top_k is not None and args.top_k < 1:
+        raise UsageError(f"--top-k (top_k) must be >= 1, got {args.top_k}")
     cfg, model, tokenizer, _ = load_trained(run_dir, args.device)
     if tokenizer is None:
-        raise ValueError(f"run {run_dir} has no tokenizer.json, so text cannot be encoded")
+        raise DataError(f"run {run_dir} has no tokenizer.json (trained on data given in code, "
+                        "or the file was deleted), so text cannot be encoded")
+    if args.top_k is not None and args.top_k > cfg.model.vocab_size:
+        raise UsageError(f"--top-k {args.top_k} exceeds the model's vocabulary of "
+                         f"{cfg.model.vocab_size} tokens")
     ids = tokenizer.encode(args.prompt)
     use_cache = not args.no_cache
     total = len(ids) + args.tokens
     if use_cache and cfg.model.position == "learned" and total > cfg.model.pos_rows:
-        raise ValueError(
+        raise UsageError(
             f"prompt ({len(ids)} tokens) + --tokens {args.tokens} exceeds the model's "
             f"{cfg.model.pos_rows} learned positions; ask for fewer or pass --no-cache"
         )

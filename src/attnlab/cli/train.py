@@ -3,8 +3,10 @@
     attnlab train configs/tiny.toml --set train.steps=200 --set model.position=rope
 
 The run lives in ``runs/<config hash>`` unless ``--run-dir`` says otherwise;
-running the same command again resumes an interrupted run or reports that it
-has finished. Under ``torchrun`` every process runs this command and only
+the hash is of the resolved config, so it names the device and precision the
+run uses (``auto`` resolved on this machine). Running the same command again
+resumes an interrupted run or reports that it has finished; a run that
+diverged says so at once (exit 1). Under ``torchrun`` every process runs this command and only
 rank 0 prints.
 """
 
@@ -40,28 +42,37 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from attnlab.errors import UsageError
     from attnlab.train.config import load_run_config, run_hash
     from attnlab.train.progress import ProgressPrinter
     from attnlab.train.rundir import RESULT, check_same_config
+    from attnlab.train.runtime import resolve_run
     from attnlab.train.trainer import TrainingDiverged, train
 
     overrides = list(args.overrides)
     if args.corpus is not None:
         overrides.append(f"data.corpus={args.corpus}")
-    cfg = load_run_config(args.config, overrides)
+    cfg = resolve_run(load_run_config(args.config, overrides))  # the hash names device, precision
     run_dir = Path(args.run_dir) if args.run_dir else Path("runs") / run_hash(cfg)
+    if run_dir.exists() and not run_dir.is_dir():
+        raise UsageError(f"--run-dir {run_dir} is a file; name a directory")
     check_same_config(run_dir, cfg)  # before anything is printed: one line on error
     main_rank = int(os.environ.get("RANK", "0")) == 0
     say = print if main_rank else _silent
     finished = (run_dir / RESULT).is_file()
-    say(f"run: {run_dir} (config {run_hash(cfg)})", file=sys.stderr)
+    head = f"run: {run_dir} (config {run_hash(cfg)}, {cfg.train.device}, {cfg.train.precision})"
+
+    def started(step: int) -> None:  # once the run's files are checked: errors stay one line
+        say(head + (f", resuming from step {step}" if step else ""), file=sys.stderr)
+
     progress = None if args.quiet or not main_rank else ProgressPrinter(sys.stderr)
     try:
-        result = train(cfg, run_dir, progress=progress)
+        result = train(cfg, run_dir, progress=progress, on_start=started)
     except TrainingDiverged as err:
         say(f"attnlab: training stopped: {err}", file=sys.stderr)
         return 1
     if finished:
+        say(head, file=sys.stderr)
         say(f"run {run_dir} has already finished; delete it to train again", file=sys.stderr)
     say(json.dumps(result, sort_keys=True) if args.json else summary(result))
     return 0

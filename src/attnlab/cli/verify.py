@@ -1,4 +1,11 @@
-"""``attnlab verify``: the equivalence checks of SPEC §1, one row each."""
+"""``attnlab verify``: the equivalence checks of SPEC §1, one row each.
+
+A check whose optional dependency is missing (``transformers`` for the
+Hugging Face GPT-2 rows) is skipped, with the reason on its row and in the
+summary: the last line says "all checks passed" only when every check ran and
+passed. Exit codes: 0 when no check failed (the summary says how many were
+skipped, and why), 1 when a check failed.
+"""
 
 from __future__ import annotations
 
@@ -11,27 +18,49 @@ def register(sub: argparse._SubParsersAction) -> None:
         "verify",
         help="check the implementation against PyTorch, NumPy and Hugging Face GPT-2",
         description="Run every equivalence check of the spec (§1) and print its max |diff| "
-        "and tolerance; exit 1 if any fails.",
+        "and tolerance. Exit 1 if any fails; 0 otherwise. A check whose optional dependency "
+        "is missing is skipped and counted in the last line.",
     )
     p.set_defaults(func=run)
+
+
+def summary(passed: int, failed: int, skipped: list[tuple[str, str]]) -> str:
+    """The last line of ``verify``: never "all checks passed" while a check was skipped.
+
+    >>> summary(12, 0, [])
+    'all checks passed (12)'
+    >>> summary(10, 0, [("check_hf_gpt2", "No module named 'transformers'")])
+    "10 checks passed, 1 skipped (check_hf_gpt2: No module named 'transformers')"
+    """
+    skips = "; ".join(f"{name}: {why}" for name, why in skipped)
+    if failed:
+        tail = f", {len(skipped)} skipped ({skips})" if skipped else ""
+        return f"{failed} check(s) FAILED, {passed} passed{tail}"
+    if skipped:
+        return f"{passed} checks passed, {len(skipped)} skipped ({skips})"
+    return f"all checks passed ({passed})"
 
 
 def run(args: argparse.Namespace) -> int:
     from attnlab.verify import CHECKS
 
-    failed = 0
+    passed, failed = 0, 0
+    skipped: list[tuple[str, str]] = []
     width = 62
     print(f"{'check':<{width}} {'max |diff|':>11} {'tol':>8}  result")
     for fn in CHECKS:
         try:
             out = fn()
         except ImportError as err:  # an optional dependency (transformers) is missing
-            print(f"{fn.__name__:<{width}} {'-':>11} {'-':>8}  SKIP ({err})")
+            reason = str(err).splitlines()[0] if str(err) else type(err).__name__
+            skipped.append((fn.__name__, reason))
+            print(f"{fn.__name__:<{width}} {'-':>11} {'-':>8}  SKIP ({reason})")
             continue
         for row in out if isinstance(out, list) else [out]:
             failed += not row.ok
+            passed += row.ok
             print(f"{row.name:<{width}} {row.diff:>11.2e} {row.tol:>8.0e}  "
                   f"{'ok' if row.ok else 'FAIL'}")
             sys.stdout.flush()
-    print("all checks passed" if not failed else f"{failed} check(s) FAILED")
+    print(summary(passed, failed, skipped))
     return 1 if failed else 0

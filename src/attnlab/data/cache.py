@@ -15,6 +15,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from attnlab.errors import WriteError
+
 
 def cache_dir() -> Path:
     """The attnlab cache directory, created on demand (an empty variable counts as unset)."""
@@ -28,5 +30,6 @@ def cache_dir() -> Path:
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as err:
-        raise ValueError(f"cannot create the attnlab cache directory {path}: {err}") from err
+        raise WriteError(f"cannot create the attnlab cache directory {path}: "
+                         f"{err.strerror or err} (set ATTNLAB_CACHE to a writable folder)") from err
     return path

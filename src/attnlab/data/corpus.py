@@ -5,7 +5,9 @@ of plays. ``resolve_corpus`` looks for it in this order (SPEC §2):
 
 1. an explicit path: the user's own text, used as is (any non-empty UTF-8
    file; a directory means ``<dir>/tinyshakespeare.txt``, checked like 2.);
-2. ``$ATTNLAB_DATA/tinyshakespeare.txt``, which must match the sha256;
+2. ``$ATTNLAB_DATA/tinyshakespeare.txt``, which must match the sha256
+   (``ATTNLAB_DATA`` names the folder: set to the file itself, it is an error
+   that says so, not a silent download);
 3. ``<cache>/tinyshakespeare.txt`` (see ``attnlab.data.cache``), likewise;
 4. a download into the cache, verified before it is put in place.
 
@@ -27,6 +29,7 @@ import urllib.request
 from pathlib import Path
 
 from attnlab.data.cache import cache_dir
+from attnlab.errors import DataError, WriteError
 
 log = logging.getLogger(__name__)
 
@@ -39,8 +42,8 @@ CORPUS_URL = (
 DOWNLOAD_TIMEOUT_S = 20.0
 
 
-class CorpusError(ValueError):
-    """The corpus cannot be found, fetched, read or trusted."""
+class CorpusError(DataError):
+    """The corpus cannot be found, fetched, read or trusted (one line, exit 2)."""
 
 
 def sha256_of(path: Path) -> str:
@@ -60,7 +63,10 @@ def _download(url: str, dest: Path) -> None:
 
 def _checked(path: Path) -> Path:
     """``path`` if its sha256 is Tiny Shakespeare's, else ``CorpusError``."""
-    actual = sha256_of(path)
+    try:
+        actual = sha256_of(path)
+    except OSError as err:
+        raise CorpusError(f"cannot read corpus file {path}: {err.strerror or err}") from err
     if actual != EXPECTED_SHA256:
         raise CorpusError(
             f"{path} has sha256 {actual}, expected {EXPECTED_SHA256}: "
@@ -90,7 +96,11 @@ def _user_text(path: Path) -> Path:
 
 def _fetch_into_cache(dest: Path) -> Path:
     """Download to a temporary file beside ``dest``, verify, then rename into place."""
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{CORPUS_NAME}.", suffix=".part", dir=dest.parent)
+    try:
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{CORPUS_NAME}.", suffix=".part",
+                                        dir=dest.parent)
+    except OSError as err:
+        raise WriteError(f"could not write {dest}: {err.strerror or err}") from err
     os.close(fd)
     tmp = Path(tmp_name)
     try:
@@ -108,7 +118,10 @@ def _fetch_into_cache(dest: Path) -> Path:
                 f"downloaded {CORPUS_NAME} from {CORPUS_URL} has sha256 {actual}, "
                 f"expected {EXPECTED_SHA256}: deleted it"
             )
-        os.replace(tmp, dest)
+        try:
+            os.replace(tmp, dest)
+        except OSError as err:
+            raise WriteError(f"could not write {dest}: {err.strerror or err}") from err
         log.info("downloaded %s into %s", CORPUS_NAME, dest)
         return dest
     finally:
@@ -131,10 +144,16 @@ def resolve_corpus(path: str | Path | None = None, *, download: bool = True) -> 
 
     data_dir = os.environ.get("ATTNLAB_DATA")
     if data_dir:
-        candidate = Path(data_dir).expanduser() / CORPUS_NAME
+        folder = Path(data_dir).expanduser()
+        if folder.is_file():
+            raise CorpusError(
+                f"ATTNLAB_DATA={data_dir} is a file; it must name the folder that holds "
+                f"{CORPUS_NAME} (set ATTNLAB_DATA={folder.parent})"
+            )
+        candidate = folder / CORPUS_NAME
         if candidate.is_file():
             return _checked(candidate)
-        log.debug("$ATTNLAB_DATA is set but %s does not exist", candidate)
+        log.warning("ATTNLAB_DATA is set but %s does not exist; looking in the cache", candidate)
 
     cached = cache_dir() / CORPUS_NAME
     if cached.is_file():
@@ -154,3 +173,5 @@ def read_corpus(path: str | Path | None = None, *, download: bool = True) -> str
         return resolved.read_bytes().decode("utf-8")
     except UnicodeDecodeError as err:
         raise CorpusError(f"corpus file {resolved} is not UTF-8 text: {err.reason}") from err
+    except OSError as err:
+        raise CorpusError(f"cannot read corpus file {resolved}: {err.strerror or err}") from err

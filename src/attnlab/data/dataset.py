@@ -27,6 +27,7 @@ import torch
 from attnlab.data.cache import cache_dir as default_cache_dir
 from attnlab.data.corpus import CorpusError, resolve_corpus
 from attnlab.data.tokenizer import BPETokenizer, get_tokenizer
+from attnlab.errors import DataError
 from attnlab.files import atomic_path
 
 log = logging.getLogger(__name__)
@@ -63,7 +64,7 @@ def split_tokens(tokens: np.ndarray, frac: float = 0.9) -> tuple[np.ndarray, np.
         raise ValueError(f"frac must be in (0, 1), got {frac}")
     n = int(np.floor(frac * len(tokens)))
     if n == 0 or n == len(tokens):
-        raise ValueError(f"{len(tokens)} tokens are too few to split at frac={frac}")
+        raise DataError(f"the text gives {len(tokens)} tokens, too few to split at frac={frac}")
     return tokens[:n], tokens[n:]
 
 

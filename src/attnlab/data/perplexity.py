@@ -117,14 +117,32 @@ def perplexity(
     batch_size: int = 64,
     device: torch.device | str | None = None,
 ) -> float:
-    """``exp(mean NLL)`` over the whole of ``tokens`` (see the module docstring for the windows).
+    """``exp(mean NLL)`` over the whole of ``tokens`` (see the module docstring for the windows);
+    ``inf`` for a model whose loss has overflowed it (``exp_nll``).
 
     >>> uniform = lambda x: torch.zeros(*x.shape, 7)
     >>> round(perplexity(uniform, np.arange(7).repeat(3), n_ctx=4), 6)
     7.0
     """
     total, count = nll_sum_and_count(logits_fn, tokens, n_ctx, batch_size, device)
-    return math.exp(total / count)
+    return exp_nll(total / count)
+
+
+def exp_nll(mean_nll: float) -> float:
+    """``exp(mean_nll)``, and ``inf`` where that exceeds the largest float.
+
+    A model whose loss has exploded (a mean NLL above ~709.8 nats) has a
+    perplexity too large for a float: ``inf`` says exactly that, where
+    ``math.exp`` would raise ``OverflowError`` and lose the whole result. NaN
+    stays NaN (a model that gives NaN logits has no perplexity).
+
+    >>> exp_nll(0.0), exp_nll(800.0)
+    (1.0, inf)
+    """
+    try:
+        return math.exp(mean_nll)
+    except OverflowError:
+        return math.inf
 
 
 def train_eval_slice(train: np.ndarray, n_tokens: int) -> np.ndarray:

@@ -36,6 +36,7 @@ import numpy as np
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
 from attnlab.data.cache import cache_dir as default_cache_dir
+from attnlab.errors import DataError, UsageError, WriteError
 
 log = logging.getLogger(__name__)
 
@@ -70,9 +71,9 @@ class BPETokenizer:
     def train(cls, text: str, vocab_size: int = 1024) -> BPETokenizer:
         """Train on ``text`` (see the module docstring for the settings)."""
         if not isinstance(text, str) or not text:
-            raise ValueError("tokenizer training text must be a non-empty string")
+            raise UsageError("tokenizer training text must be a non-empty string")
         if vocab_size < 256:
-            raise ValueError(f"vocab_size must be >= 256 (the byte alphabet), got {vocab_size}")
+            raise UsageError(f"vocab_size must be >= 256 (the byte alphabet), got {vocab_size}")
         tok = Tokenizer(models.BPE())
         tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
         tok.decoder = decoders.ByteLevel()
@@ -108,7 +109,7 @@ class BPETokenizer:
     def encode(self, text: str) -> list[int]:
         """Token ids of ``text``."""
         if not isinstance(text, str):
-            raise ValueError(f"encode expects a str, got {type(text).__name__}")
+            raise UsageError(f"encode expects a str, got {type(text).__name__}")
         return self._tok.encode(text).ids
 
     def decode(self, ids: Iterable[int]) -> str:
@@ -116,14 +117,14 @@ class BPETokenizer:
         ids = [int(i) for i in np.asarray(list(ids), dtype=np.int64).ravel()]
         bad = [i for i in ids if not 0 <= i < self.vocab_size]
         if bad:
-            raise ValueError(f"token id {bad[0]} is outside [0, {self.vocab_size})")
+            raise UsageError(f"token id {bad[0]} is outside [0, {self.vocab_size})")
         return self._tok.decode(ids, skip_special_tokens=False)
 
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes one token stands for."""
         piece = self._tok.id_to_token(int(token_id))
         if piece is None:
-            raise ValueError(f"token id {token_id} is outside [0, {self.vocab_size})")
+            raise UsageError(f"token id {token_id} is outside [0, {self.vocab_size})")
         return bytes(BYTE_OF_CHAR[c] for c in piece)
 
     def token_strings(self, ids: Iterable[int]) -> list[str]:
@@ -139,22 +140,34 @@ class BPETokenizer:
         return [self.token_bytes(i).decode("utf-8", errors="backslashreplace") for i in ids]
 
     def save(self, path: str | Path) -> None:
-        """Write the tokenizer as JSON (written to a temporary file, then renamed)."""
+        """Write the tokenizer as JSON (written to a temporary file, then renamed).
+
+        A failed write (a full disk) is a ``WriteError`` naming ``path``;
+        ``tokenizers`` reports I/O errors as a bare ``Exception``, so that is
+        what is caught around its call, and only there.
+        """
         from attnlab.files import atomic_path
 
         with atomic_path(path) as tmp:
-            self._tok.save(str(tmp))
+            try:
+                self._tok.save(str(tmp))
+            except Exception as err:  # noqa: BLE001 - the Rust library's I/O error
+                raise WriteError(f"could not write {path}: {err}") from err
 
     @classmethod
     def load(cls, path: str | Path) -> BPETokenizer:
-        """Read a tokenizer written by ``save``."""
+        """Read a tokenizer written by ``save``; a ``DataError`` naming ``path`` if it is
+        missing or damaged (``tokenizers`` raises a bare ``Exception`` for those)."""
         path = Path(path)
         if not path.is_file():
-            raise ValueError(f"tokenizer file {path} does not exist")
+            raise DataError(f"tokenizer file {path} does not exist")
         try:
             tok = Tokenizer.from_file(str(path))
-        except Exception as err:  # tokenizers raises a bare Exception on bad JSON
-            raise ValueError(f"{path} is not a tokenizer file: {err}") from err
+        except Exception as err:  # noqa: BLE001 - tokenizers' error for any bad file
+            reason = str(err).splitlines()[0] if str(err).strip() else type(err).__name__
+            raise DataError(f"{path} is not a tokenizer file (damaged?): {reason}") from err
+        if not isinstance(tok.model, models.BPE) or tok.get_vocab_size() < 1:
+            raise DataError(f"{path} is not a byte-level BPE tokenizer")
         return cls(tok)
 
     def __repr__(self) -> str:
@@ -175,13 +188,13 @@ def get_tokenizer(text: str, vocab_size: int = 1024, cache_dir: Path | None = No
     ``key = tokenizer_key(text, vocab_size)``.
     """
     if not isinstance(text, str) or not text:
-        raise ValueError("tokenizer training text must be a non-empty string")
+        raise UsageError("tokenizer training text must be a non-empty string")
     root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     path = root / "tokenizers" / f"bpe-{vocab_size}-{tokenizer_key(text, vocab_size)[:16]}.json"
     if path.is_file():
         try:
             return BPETokenizer.load(path)
-        except ValueError:
+        except DataError:
             log.warning("cached tokenizer %s is unreadable; training again", path)
     log.info("training a %d-entry BPE tokenizer on %d characters", vocab_size, len(text))
     tok = BPETokenizer.train(text, vocab_size)

@@ -1,4 +1,4 @@
-"""Checkpoints without pickle, written atomically.
+"""Checkpoints without pickle, written atomically, read with every field checked.
 
 A checkpoint is a directory ``<run>/checkpoint/`` of three files:
 
@@ -12,21 +12,29 @@ A checkpoint is a directory ``<run>/checkpoint/`` of three files:
                               base64 bytes. Written last: no ``state.json``, no checkpoint.
 
 Nothing is ever unpickled (``torch.load`` is not used): a checkpoint from an
-untrusted source can at worst hold wrong numbers, not run code.
+untrusted source can at worst hold wrong numbers, not run code. A damaged
+checkpoint (a truncated or foreign file, a pickle under a checkpoint's name,
+a tensor of the wrong shape, a ``state.json`` missing a field) is a
+``DataError`` naming the file and what is wrong, raised before anything is
+written.
 
 Atomicity: the files are written into a fresh temporary directory inside the
 run directory and fsynced; then the old ``checkpoint/`` is renamed aside, the
 new one renamed in, and the old one deleted. A crash before the renames leaves
 the previous checkpoint untouched; a crash between them leaves it under its
-aside name, where ``find_checkpoint`` renames it back. One writer per run
-directory is assumed (the trainer holds a lock).
+aside name, where ``find_checkpoint`` renames it back. A failed write (a full
+disk) is a ``WriteError`` and leaves the previous checkpoint as it was. Only
+the process holding the run's lock (the trainer) repairs; readers
+(``eval``, ``generate``) find the complete checkpoint and change nothing.
 """
 
 from __future__ import annotations
 
 import base64
+import binascii
 import json
 import logging
+import math
 import os
 import shutil
 import tempfile
@@ -35,14 +43,19 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from safetensors import SafetensorError
 from safetensors.torch import load_file, load_model, save_file, save_model
 from torch import Tensor, nn
 
+from attnlab.errors import DataError, WriteError
 from attnlab.files import current_umask, fsync_dir, write_json
 
 log = logging.getLogger(__name__)
 
 CHECKPOINT = "checkpoint"
+MODEL = "model.safetensors"
+OPTIMIZER = "optimizer.safetensors"
+STATE = "state.json"
 _TMP_PREFIX = ".checkpoint-tmp-"
 _OLD_PREFIX = ".checkpoint-old-"
 FORMAT = 1
@@ -57,62 +70,132 @@ def save_checkpoint(
     """Write ``model``, ``optimizer`` and the JSON-ready ``state`` to ``run_dir/checkpoint``.
 
     Returns the checkpoint directory. If anything fails while writing, the
-    previous checkpoint is left as it was and the error propagates.
+    previous checkpoint is left as it was; a failed write (full disk, no
+    permission) is a ``WriteError`` naming the file.
     """
     run_dir = Path(run_dir)
-    tmp = Path(tempfile.mkdtemp(prefix=_TMP_PREFIX, dir=run_dir))
+    final = run_dir / CHECKPOINT
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=_TMP_PREFIX, dir=run_dir))
+    except OSError as err:
+        raise WriteError(f"could not write checkpoint {final}: {err.strerror or err}") from err
+    current = tmp
     try:
         os.chmod(tmp, 0o777 & ~current_umask())  # mkdtemp makes it private; a checkpoint is not
-        save_model(model, str(tmp / "model.safetensors"))
-        _fsync_file(tmp / "model.safetensors")
+        current = tmp / MODEL
+        save_model(model, str(current))
+        _fsync_file(current)
         groups: list[dict[str, Any]] = []
         scalars: dict[str, dict[str, Any]] = {}
         if optimizer is not None:
             tensors, scalars, groups = _flatten_optimizer(optimizer)
-            save_file(tensors, str(tmp / "optimizer.safetensors"))
-            _fsync_file(tmp / "optimizer.safetensors")
+            current = tmp / OPTIMIZER
+            save_file(tensors, str(current))
+            _fsync_file(current)
         record = {
             "format": FORMAT,
             **state,
-            "optimizer": None if optimizer is None else {"param_groups": groups, "state": scalars},
+            "optimizer": None if optimizer is None else {
+                "param_groups": groups, "state": scalars, "tensors": sorted(tensors),
+            },
         }
-        write_json(tmp / "state.json", record)
+        current = tmp / STATE
+        write_json(current, record)
         fsync_dir(tmp)
-        final = run_dir / CHECKPOINT
         old = None
+        current = final
         if final.exists():
             old = run_dir / f"{_OLD_PREFIX}{uuid.uuid4().hex[:8]}"
             os.replace(final, old)
         os.replace(tmp, final)
         fsync_dir(run_dir)
+    except (OSError, SafetensorError) as err:  # safetensors reports I/O errors as its own
+        shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(err, WriteError):
+            raise
+        reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+        raise WriteError(f"could not write checkpoint file {current.name} for {final}: "
+                         f"{reason}; the previous checkpoint is kept") from err
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+    _remove_asides(run_dir)  # this save's old checkpoint, and any a killed save left behind
     return final
 
 
-def find_checkpoint(run_dir: Path) -> Path | None:
-    """The complete checkpoint of ``run_dir``, repairing an interrupted save; or None."""
+def find_checkpoint(run_dir: Path, *, repair: bool = True) -> Path | None:
+    """The complete checkpoint of ``run_dir``, or None when it has none yet.
+
+    With ``repair`` (the trainer, holding the run's lock) a save interrupted
+    between its two renames is completed (the old checkpoint renamed back),
+    and temporary and stale aside folders are removed. Without it (readers)
+    nothing is changed: an aside is returned where it lies. A ``checkpoint/``
+    folder without ``state.json`` and no aside to fall back on is damage, not
+    a save in progress (a save never leaves one), so it is a ``DataError``.
+    """
     run_dir = Path(run_dir)
     final = run_dir / CHECKPOINT
     if not run_dir.is_dir():
         return None
-    if not (final / "state.json").is_file():
-        asides = sorted(
-            (p for p in run_dir.glob(f"{_OLD_PREFIX}*") if (p / "state.json").is_file()),
-            key=lambda p: p.stat().st_mtime,
-        )
-        if not asides:
-            return None
-        if final.exists():  # an incomplete directory in the way: not ours to keep
-            shutil.rmtree(final)
-        log.warning("recovering checkpoint %s left by an interrupted save", asides[-1].name)
-        os.replace(asides[-1], final)
+    if (final / STATE).is_file():
+        if repair:
+            _remove_asides(run_dir)
+            _remove_temporaries(run_dir)
+        return final
+    asides = sorted(
+        (p for p in run_dir.glob(f"{_OLD_PREFIX}*") if (p / STATE).is_file()),
+        key=lambda p: p.stat().st_mtime,
+    )
+    if not asides:
+        if final.exists():
+            raise DataError(f"checkpoint {final} has no {STATE} (damaged or deleted): restore "
+                            f"it, or delete {final} to train from the start")
+        if repair:
+            _remove_temporaries(run_dir)
+        return None
+    if not repair:
+        return asides[-1]
+    if final.exists():  # an incomplete directory in the way: not ours to keep
+        shutil.rmtree(final)
+    log.warning("recovering checkpoint %s left by an interrupted save", asides[-1].name)
+    os.replace(asides[-1], final)
+    _remove_asides(run_dir)
+    _remove_temporaries(run_dir)
+    return final
+
+
+def _remove_asides(run_dir: Path) -> None:
+    """Delete ``.checkpoint-old-*`` folders: a complete ``checkpoint/`` supersedes them."""
+    for stale in run_dir.glob(f"{_OLD_PREFIX}*"):
+        shutil.rmtree(stale, ignore_errors=True)
+
+
+def _remove_temporaries(run_dir: Path) -> None:
     for stale in run_dir.glob(f"{_TMP_PREFIX}*"):
         shutil.rmtree(stale, ignore_errors=True)
-    return final
+
+
+def read_state(ckpt: Path) -> dict[str, Any]:
+    """The checked JSON record of ``ckpt/state.json`` (``DataError`` if damaged)."""
+    path = Path(ckpt) / STATE
+    if not path.is_file():
+        raise DataError(f"no checkpoint at {ckpt} ({STATE} missing)")
+    try:
+        record = json.loads(path.read_bytes().decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as err:
+        raise DataError(f"{path} is damaged: not valid JSON ({_first(err)})") from err
+    if not isinstance(record, dict):
+        raise DataError(f"{path} is damaged: expected an object, got {type(record).__name__}")
+    if record.get("format") != FORMAT:
+        raise DataError(f"{path} has format {record.get('format')!r}, expected {FORMAT}")
+    _expect(path, record, "step", int)
+    if record["step"] < 0:
+        raise DataError(f"{path} is damaged: step {record['step']} is negative")
+    if record.get("optimizer") is not None:
+        opt = _expect(path, record, "optimizer", dict)
+        _expect(path, opt, "param_groups", list)
+        _expect(path, opt, "state", dict)
+    return record
 
 
 def load_checkpoint(
@@ -120,26 +203,46 @@ def load_checkpoint(
     model: nn.Module,
     optimizer: torch.optim.Optimizer | None = None,
 ) -> dict[str, Any]:
-    """Load weights (and optimizer state) in place; return the JSON state record."""
+    """Load weights (and optimizer state) in place; return the JSON state record.
+
+    Every file is checked before it is used; a damaged one is a ``DataError``
+    naming it. The weights are loaded straight onto the model's device.
+    """
     ckpt = Path(ckpt)
-    state_path = ckpt / "state.json"
-    if not state_path.is_file():
-        raise ValueError(f"no checkpoint at {ckpt} (state.json missing)")
-    record = json.loads(state_path.read_text(encoding="utf-8"))
-    if record.get("format") != FORMAT:
-        raise ValueError(f"checkpoint {ckpt} has format {record.get('format')}, expected {FORMAT}")
-    missing, unexpected = load_model(model, str(ckpt / "model.safetensors"), strict=False)
+    record = read_state(ckpt)
+    device = next((p.device for p in model.parameters()), torch.device("cpu"))
+    path = ckpt / MODEL
+    try:
+        missing, unexpected = load_model(model, str(path), strict=False, device=str(device))
+    except FileNotFoundError:
+        raise DataError(f"checkpoint file {path} is missing") from None
+    except SafetensorError as err:
+        raise DataError(f"{path} is not a safetensors file ({_first(err)})") from err
+    except RuntimeError as err:  # load_state_dict: a tensor of the wrong shape
+        raise DataError(f"{path} does not fit the model: {_mismatch(err)}") from err
     if missing or unexpected:
-        raise ValueError(
-            f"checkpoint {ckpt} does not fit the model: missing {sorted(missing)[:3]}, "
+        raise DataError(
+            f"{path} does not fit the model: missing {sorted(missing)[:3]}, "
             f"unexpected {sorted(unexpected)[:3]}"
         )
     if optimizer is not None:
         if record.get("optimizer") is None:
-            raise ValueError(f"checkpoint {ckpt} holds no optimizer state")
-        tensors = load_file(str(ckpt / "optimizer.safetensors"))
-        optimizer.load_state_dict(_unflatten_optimizer(tensors, record["optimizer"]))
+            raise DataError(f"checkpoint {ckpt} holds no optimizer state")
+        state = _optimizer_state(ckpt, optimizer, record["optimizer"])
+        try:
+            optimizer.load_state_dict(state)
+        except (ValueError, KeyError, TypeError, RuntimeError) as err:
+            raise DataError(f"{ckpt / OPTIMIZER} does not fit the optimizer: "
+                            f"{_first(err)}") from err
     return record
+
+
+def check_finite(model: nn.Module, where: Path) -> None:
+    """``DataError`` if a weight of ``model`` (as loaded from ``where``) is NaN or infinite."""
+    for name, p in model.named_parameters():
+        if not bool(torch.isfinite(p).all()):
+            raise DataError(f"{where / MODEL} holds non-finite weights ({name}): the run that "
+                            "wrote it diverged")
 
 
 def tensor_to_b64(t: Tensor) -> str:
@@ -148,8 +251,57 @@ def tensor_to_b64(t: Tensor) -> str:
 
 
 def b64_to_tensor(text: str) -> Tensor:
-    """Inverse of ``tensor_to_b64``: a uint8 CPU tensor."""
-    return torch.frombuffer(bytearray(base64.b64decode(text)), dtype=torch.uint8).clone()
+    """Inverse of ``tensor_to_b64``: a uint8 CPU tensor (``ValueError`` if not base64 text)."""
+    if not isinstance(text, str):
+        raise ValueError(f"expected base64 text, got {type(text).__name__}")
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except binascii.Error as err:
+        raise ValueError(f"not base64 text ({err})") from err
+    return torch.frombuffer(bytearray(raw), dtype=torch.uint8).clone()
+
+
+def _optimizer_state(
+    ckpt: Path, optimizer: torch.optim.Optimizer, record: dict[str, Any]
+) -> dict[str, Any]:
+    """The optimizer's state dict from ``optimizer.safetensors`` and ``record``, checked
+    against the optimizer's parameters (``load_state_dict`` checks only the groups)."""
+    path = ckpt / OPTIMIZER
+    try:
+        tensors = load_file(str(path))
+    except FileNotFoundError:
+        raise DataError(f"checkpoint file {path} is missing") from None
+    except SafetensorError as err:
+        raise DataError(f"{path} is not a safetensors file ({_first(err)})") from err
+    params = [p for group in optimizer.param_groups for p in group["params"]]
+    listed = record.get("tensors")  # written since this check exists
+    if listed is not None and sorted(tensors) != sorted(map(str, listed)):
+        raise DataError(f"{path} does not hold the optimizer tensors {ckpt / STATE} lists "
+                        f"({len(tensors)} tensors, {len(listed)} listed)")
+    for key, value in tensors.items():
+        idx, _, name = key.partition(".")
+        if not idx.isdigit() or int(idx) >= len(params) or not name:
+            raise DataError(f"{path} is damaged: unexpected tensor {key!r} for an optimizer of "
+                            f"{len(params)} parameters")
+        shape = params[int(idx)].shape
+        if value.dim() and value.shape != shape:  # moments have the parameter's shape
+            raise DataError(f"{path} does not fit the model: {key} has shape "
+                            f"{tuple(value.shape)}, the parameter {tuple(shape)}")
+    try:
+        state = _unflatten_optimizer(tensors, record)
+    except (ValueError, TypeError, AttributeError, KeyError) as err:
+        raise DataError(f"{ckpt / STATE} is damaged: bad optimizer record ({_first(err)})") from err
+    groups = state["param_groups"]
+    if len(groups) != len(optimizer.param_groups) or any(
+        not isinstance(g, dict) or len(g.get("params", ())) != len(mine["params"])
+        for g, mine in zip(groups, optimizer.param_groups, strict=False)
+    ):
+        raise DataError(f"{ckpt / STATE} does not fit the model: its optimizer groups differ")
+    for g in groups:
+        bad = [k for k, v in g.items() if isinstance(v, float) and not math.isfinite(v)]
+        if bad:
+            raise DataError(f"{ckpt / STATE} is damaged: optimizer {bad[0]} is {g[bad[0]]}")
+    return state
 
 
 def _flatten_optimizer(
@@ -174,7 +326,7 @@ def _unflatten_optimizer(tensors: dict[str, Tensor], record: dict[str, Any]) -> 
         idx, _, name = key.partition(".")
         state.setdefault(int(idx), {})[name] = value
     for idx, values in record["state"].items():
-        state.setdefault(int(idx), {}).update(values)
+        state.setdefault(int(idx), {}).update(dict(values))
     groups = []
     for group in record["param_groups"]:
         group = dict(group)
@@ -182,6 +334,27 @@ def _unflatten_optimizer(tensors: dict[str, Tensor], record: dict[str, Any]) -> 
             group["betas"] = tuple(group["betas"])
         groups.append(group)
     return {"state": state, "param_groups": groups}
+
+
+def _expect(path: Path, record: dict[str, Any], key: str, kind: type) -> Any:
+    value = record.get(key)
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise DataError(f"{path} is damaged: {key!r} should be {kind.__name__}, got "
+                        f"{type(value).__name__}")
+    return value
+
+
+def _first(err: BaseException) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
+
+
+def _mismatch(err: RuntimeError) -> str:
+    """The first 'size mismatch for ...' line of a ``load_state_dict`` error."""
+    for line in str(err).splitlines():
+        if "size mismatch" in line or "Missing" in line or "Unexpected" in line:
+            return line.strip()
+    return _first(err)
 
 
 def _fsync_file(path: Path) -> None:

@@ -10,8 +10,11 @@ A run is one ``RunConfig`` = ``ModelConfig`` (attnlab.nn.config) + ``TrainConfig
 
 and command-line overrides ``section.key=value`` (``train.steps=200``,
 ``model.position=rope``, ``train.grad_clip=none``). Every value is checked
-against the field's type; unknown sections or keys and wrong types are a
-one-line ``ValueError`` naming the key and the allowed ones.
+against the field's type; unknown sections or keys, wrong types and values
+out of range are a one-line ``UsageError`` naming the key and the allowed
+ones (``ModelConfig``'s own checks raise ``ValueError``: this module, the
+boundary between user input and the model, converts them). A config file that
+cannot be read is a ``DataError`` naming the file.
 
 ``run_hash`` names a run by the sha256 of its canonical JSON: the same config
 always maps to the same run directory, which is how runs are cached and resumed.
@@ -24,12 +27,14 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from attnlab.errors import DataError, UsageError
 from attnlab.nn.config import ModelConfig
 
 DECAYS = ("none", "cosine")
@@ -65,20 +70,24 @@ class TrainConfig:
         _choice("train.precision", self.precision, PRECISIONS)
         for name in ("steps", "batch_size", "eval_batch_size", "log_every"):
             if getattr(self, name) < 1:
-                raise ValueError(f"train.{name} must be at least 1, got {getattr(self, name)}")
+                raise UsageError(f"train.{name} must be at least 1, got {getattr(self, name)}")
         for name in ("warmup_steps", "eval_every", "ckpt_every", "seed"):
             if getattr(self, name) < 0:
-                raise ValueError(f"train.{name} must be >= 0, got {getattr(self, name)}")
-        if not self.lr > 0:
-            raise ValueError(f"train.lr must be > 0, got {self.lr}")
+                raise UsageError(f"train.{name} must be >= 0, got {getattr(self, name)}")
+        for name in ("lr", "eps"):  # inf or nan would only surface as a diverged run
+            if not 0 < getattr(self, name) < math.inf:
+                raise UsageError(f"train.{name} must be a finite number > 0, "
+                                 f"got {getattr(self, name)}")
         if not 0 <= self.min_lr_ratio <= 1:
-            raise ValueError(f"train.min_lr_ratio must be in [0, 1], got {self.min_lr_ratio}")
-        if self.weight_decay < 0:
-            raise ValueError(f"train.weight_decay must be >= 0, got {self.weight_decay}")
+            raise UsageError(f"train.min_lr_ratio must be in [0, 1], got {self.min_lr_ratio}")
+        if not 0 <= self.weight_decay < math.inf:
+            raise UsageError(f"train.weight_decay must be a finite number >= 0, "
+                             f"got {self.weight_decay}")
         if len(self.betas) != 2 or not all(0 <= b < 1 for b in self.betas):
-            raise ValueError(f"train.betas must be two numbers in [0, 1), got {self.betas}")
-        if self.grad_clip is not None and not self.grad_clip > 0:
-            raise ValueError(f"train.grad_clip must be > 0 or none, got {self.grad_clip}")
+            raise UsageError(f"train.betas must be two numbers in [0, 1), got {self.betas}")
+        if self.grad_clip is not None and not 0 < self.grad_clip < math.inf:
+            raise UsageError(f"train.grad_clip must be a finite number > 0 or none, "
+                             f"got {self.grad_clip}")
 
 
 @dataclass(frozen=True)
@@ -91,9 +100,9 @@ class DataConfig:
 
     def __post_init__(self) -> None:
         if self.vocab_size < 1:
-            raise ValueError(f"data.vocab_size must be at least 1, got {self.vocab_size}")
+            raise UsageError(f"data.vocab_size must be at least 1, got {self.vocab_size}")
         if self.train_tokens is not None and self.train_tokens < 2:
-            raise ValueError(f"data.train_tokens must be >= 2 or none, got {self.train_tokens}")
+            raise UsageError(f"data.train_tokens must be >= 2 or none, got {self.train_tokens}")
 
 
 @dataclass(frozen=True)
@@ -150,34 +159,52 @@ def model_with_overrides(base: ModelConfig, overrides: list[str]) -> ModelConfig
 
 
 def read_config_file(path: Path) -> dict[str, Any]:
-    """The nested dict of a ``.toml`` or ``.json`` config file."""
+    """The nested dict of a ``.toml`` or ``.json`` config file.
+
+    A missing file or a wrong extension is a ``UsageError`` (the user named the
+    wrong thing); a file that is not UTF-8 text, not valid TOML/JSON or not a
+    table at the top is a ``DataError`` naming it.
+    """
+    if path.is_dir():
+        raise UsageError(f"config {path} is a directory, not a .toml or .json file")
     if not path.is_file():
-        raise ValueError(f"config file not found: {path}")
-    text = path.read_text(encoding="utf-8")
+        raise UsageError(f"config file not found: {path}")
+    if path.suffix not in (".toml", ".json"):
+        raise UsageError(f"config must be a .toml or .json file, got {path.name}")
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise DataError(f"config {path} is not UTF-8 text (byte {err.start}): is it a "
+                        "binary file?") from err
+    except OSError as err:
+        raise DataError(f"cannot read config {path}: {err.strerror or err}") from err
     try:
         if path.suffix == ".toml":
             import tomllib  # Python 3.11+
 
-            return tomllib.loads(text)
-        if path.suffix == ".json":
+            data = tomllib.loads(text)
+        else:
             data = json.loads(text)
-            if not isinstance(data, dict):
-                raise ValueError("top level must be an object")
-            return data
-    except (ValueError, ModuleNotFoundError) as err:  # TOMLDecodeError is a ValueError
-        raise ValueError(f"cannot read config {path}: {err}".splitlines()[0]) from err
-    raise ValueError(f"config must be a .toml or .json file, got {path.name}")
+    except ValueError as err:  # TOMLDecodeError and JSONDecodeError are ValueErrors
+        raise DataError(f"cannot read config {path}: {err}".splitlines()[0]) from err
+    if not isinstance(data, dict):
+        raise DataError(f"config {path} must hold a table at the top, got "
+                        f"{type(data).__name__}")
+    return data
 
 
-def _build(data: dict[str, Any], overrides: list[str]) -> RunConfig:
-    unknown = sorted(set(data) - set(SECTIONS))
+def _build(data: Any, overrides: list[str]) -> RunConfig:
+    if not isinstance(data, dict):
+        raise UsageError(f"a run config must be a table of sections, got {type(data).__name__}")
+    unknown = sorted(map(str, set(data) - set(SECTIONS)))
     if unknown:
-        raise ValueError(f"unknown config section {unknown[0]!r}; allowed: {', '.join(SECTIONS)}")
+        raise UsageError(f"unknown config section {unknown[0]!r}; allowed: {', '.join(SECTIONS)}")
     values: dict[str, dict[str, Any]] = {}
     for name, cls in SECTIONS.items():
         table = data.get(name, {})
         if not isinstance(table, dict):
-            raise ValueError(f"config section {name!r} must be a table, got {table!r}")
+            raise UsageError(f"config section {name!r} must be a table, got "
+                             f"{type(table).__name__} {_short(table)}")
         hints = _hints(cls)
         values[name] = {}
         for key, raw in table.items():
@@ -188,23 +215,33 @@ def _build(data: dict[str, Any], overrides: list[str]) -> RunConfig:
         hints = _hints(SECTIONS[name])
         _check_key(name, key, hints)
         values[name][key] = _coerce(f"{name}.{key}", text, hints[key], text=True)
-    try:
-        parts = {name: cls(**values[name]) for name, cls in SECTIONS.items()}
-    except ValueError as err:
-        raise ValueError(str(err).splitlines()[0]) from err
+    parts = {}
+    for name, cls in SECTIONS.items():
+        try:
+            parts[name] = cls(**values[name])
+        except UsageError:
+            raise
+        except ValueError as err:  # ModelConfig's own checks (attnlab.nn knows no UsageError)
+            raise UsageError(f"{name}: {str(err).splitlines()[0]}") from err
     return RunConfig(**parts)
+
+
+def _short(value: Any, limit: int = 40) -> str:
+    """``repr(value)`` cut to ``limit`` characters, for one-line messages."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _split_override(item: str) -> tuple[str, str, str]:
     dotted, sep, text = item.partition("=")
     name, dot, key = dotted.strip().partition(".")
     if not sep or not dot or not key:
-        raise ValueError(
+        raise UsageError(
             f"override {item!r} must look like section.key=value (e.g. train.steps=200)"
         )
     if name not in SECTIONS:
         allowed = ", ".join(SECTIONS)
-        raise ValueError(f"unknown config section {name!r} in {item!r}; allowed: {allowed}")
+        raise UsageError(f"unknown config section {name!r} in {item!r}; allowed: {allowed}")
     return name, key.strip(), text.strip()
 
 
@@ -213,9 +250,9 @@ def _hints(cls: type) -> dict[str, Any]:
     return {k: v for k, v in typing.get_type_hints(cls).items() if k in names}
 
 
-def _check_key(section: str, key: str, hints: dict[str, Any]) -> None:
+def _check_key(section: str, key: Any, hints: dict[str, Any]) -> None:
     if key not in hints:
-        raise ValueError(f"unknown key {section}.{key}; allowed: {', '.join(hints)}")
+        raise UsageError(f"unknown key {section}.{key}; allowed: {', '.join(hints)}")
 
 
 _TRUE = ("true", "yes", "on", "1")
@@ -236,7 +273,8 @@ def _coerce(key: str, raw: Any, tp: Any, *, text: bool) -> Any:
         if text:
             raw = [p for p in raw.strip("[]() ").split(",") if p.strip()]
         if not isinstance(raw, list | tuple) or len(raw) != len(args):
-            raise ValueError(f"{key} expects {len(args)} comma-separated values, got {raw!r}")
+            raise UsageError(f"{key} expects {len(args)} comma-separated values, "
+                             f"got {_short(raw)}")
         return tuple(_coerce(key, r, a, text=text) for r, a in zip(raw, args, strict=True))
     name = getattr(tp, "__name__", str(tp))
     if text:
@@ -244,7 +282,7 @@ def _coerce(key: str, raw: Any, tp: Any, *, text: bool) -> Any:
     if tp is float and isinstance(raw, int) and not isinstance(raw, bool):
         return float(raw)
     if not isinstance(raw, tp) or (tp is int and isinstance(raw, bool)):
-        raise ValueError(f"{key} expects {name}, got {raw!r}")
+        raise UsageError(f"{key} expects {name}, got {_short(raw)}")
     return raw
 
 
@@ -256,13 +294,13 @@ def _parse_text(key: str, raw: str, tp: Any, name: str) -> Any:
             return True
         if raw.lower() in _FALSE:
             return False
-        raise ValueError(f"{key} expects a bool (true/false), got {raw!r}")
+        raise UsageError(f"{key} expects a bool (true/false), got {raw!r}")
     try:
         return tp(raw)
     except ValueError:
-        raise ValueError(f"{key} expects {name}, got {raw!r}") from None
+        raise UsageError(f"{key} expects {name}, got {raw!r}") from None
 
 
 def _choice(name: str, value: str, choices: tuple[str, ...]) -> None:
     if value not in choices:
-        raise ValueError(f"unknown {name} {value!r}; choose one of: {', '.join(choices)}")
+        raise UsageError(f"unknown {name} {value!r}; choose one of: {', '.join(choices)}")

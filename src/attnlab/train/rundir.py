@@ -6,14 +6,19 @@
     <run>/tokenizer.json  the tokenizer, so eval/generate need no retraining
     <run>/checkpoint/     weights, optimizer and RNG state (attnlab.train.checkpoint)
     <run>/result.json     the final record, written once the run has finished
+    <run>/diverged.json   written instead when training stopped for divergence
 
-A run directory is used by one training process at a time (``run_lock``).
+A run directory is used by one training process at a time (``run_lock``);
+readers take a shared lock (``reader_lock``). Every reader here checks what it
+reads: a missing or damaged file is a one-line ``DataError`` naming it, except
+``metrics.jsonl``, a log whose unreadable lines are skipped.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import platform
 import subprocess
@@ -23,73 +28,205 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from attnlab.errors import AttnlabError, DataError, UsageError, WriteError
 from attnlab.files import write_json, write_text
 from attnlab.train.config import RunConfig, run_hash
+
+log = logging.getLogger(__name__)
 
 CONFIG = "config.json"
 META = "meta.json"
 METRICS = "metrics.jsonl"
 RESULT = "result.json"
 TOKENIZER = "tokenizer.json"
+DIVERGED = "diverged.json"
+LOCK = ".lock"
+
+
+class TrainingDiverged(AttnlabError, RuntimeError):
+    """The run diverged (a non-finite loss, or a loss far past ln V for many steps).
+
+    Training stopped and kept its last good checkpoint; ``diverged.json`` says so,
+    and commands that read the run (``eval``, ``generate``) report it instead of
+    a number. Exit code 1: the command ran, and its outcome is a failure.
+    """
+
+    exit_code = 1
 
 
 def read_json(path: Path) -> Any:
-    """Parsed JSON of ``path``; a clear ``ValueError`` if missing or broken."""
+    """Parsed JSON of ``path``; a one-line ``DataError`` naming it if missing or damaged."""
+    path = Path(path)
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
+        return json.loads(path.read_bytes().decode("utf-8"))
     except FileNotFoundError:
-        raise ValueError(f"missing {path}") from None
+        raise DataError(f"missing {path}") from None
+    except IsADirectoryError:
+        raise DataError(f"{path} is a directory, not a JSON file") from None
+    except UnicodeDecodeError as err:
+        raise DataError(f"{path} is damaged: not UTF-8 text (byte {err.start})") from None
     except json.JSONDecodeError as err:
-        raise ValueError(f"{path} is not valid JSON: {err}") from None
+        raise DataError(f"{path} is damaged: not valid JSON ({err})") from None
+    except OSError as err:
+        raise DataError(f"cannot read {path}: {err.strerror or err}") from None
+
+
+def read_json_object(path: Path, *keys: str) -> dict[str, Any]:
+    """``read_json`` of a file that must hold an object with ``keys``."""
+    record = read_json(path)
+    if not isinstance(record, dict):
+        raise DataError(f"{path} is damaged: expected a JSON object, got "
+                        f"{type(record).__name__}")
+    missing = [k for k in keys if k not in record]
+    if missing:
+        raise DataError(f"{path} is damaged: no {missing[0]!r} field")
+    return record
 
 
 def read_run_config(run_dir: Path) -> RunConfig:
-    """The ``RunConfig`` stored in ``run_dir/config.json``."""
+    """The ``RunConfig`` stored in ``run_dir/config.json`` (``DataError`` if damaged)."""
     run_dir = Path(run_dir)
+    if run_dir.exists() and not run_dir.is_dir():
+        raise UsageError(f"{run_dir} is a file, not a run directory")
     if not run_dir.is_dir():
-        raise ValueError(f"run directory not found: {run_dir}")
-    record = read_json(run_dir / CONFIG)
-    return RunConfig.from_dict(record["config"])
+        raise UsageError(f"run directory not found: {run_dir}")
+    path = run_dir / CONFIG
+    if not path.exists():
+        raise DataError(f"{run_dir} is not a run directory: missing {CONFIG}")
+    record = read_json_object(path, "config")
+    try:
+        return RunConfig.from_dict(record["config"])
+    except UsageError as err:
+        raise DataError(f"{path} is damaged: {err}") from err
 
 
 def write_run_config(run_dir: Path, cfg: RunConfig) -> None:
-    write_json(Path(run_dir) / CONFIG, {"hash": run_hash(cfg), "config": cfg.to_dict()})
+    """Write ``config.json`` unless it already holds exactly this (a resume rewrites nothing)."""
+    path = Path(run_dir) / CONFIG
+    text = json.dumps({"hash": run_hash(cfg), "config": cfg.to_dict()}, indent=2,
+                      sort_keys=True) + "\n"
+    if path.is_file() and path.read_bytes() == text.encode("utf-8"):
+        return
+    write_text(path, text)
 
 
 def check_same_config(run_dir: Path, cfg: RunConfig) -> None:
-    """Refuse to train ``cfg`` in a directory that holds another config's run."""
-    path = Path(run_dir) / CONFIG
-    if not path.is_file():
+    """Refuse to train ``cfg`` in a directory that holds another config's run.
+
+    ``cfg`` is resolved (``attnlab.train.runtime.resolve_run``): a run whose
+    stored device or precision differ from what this machine would use is
+    refused with a line saying so, not resumed in another precision.
+    """
+    run_dir = Path(run_dir)
+    if run_dir.exists() and not run_dir.is_dir():
+        raise UsageError(f"run directory {run_dir} is a file; choose another --run-dir")
+    path = run_dir / CONFIG
+    if not path.exists():
         return
-    stored = read_json(path).get("hash")
-    if stored != run_hash(cfg):
-        raise ValueError(
-            f"run directory {run_dir} holds a different config (hash {stored}, this one "
-            f"{run_hash(cfg)}); choose another --run-dir or delete it"
-        )
+    record = read_json_object(path, "hash", "config")
+    if record["hash"] == run_hash(cfg):
+        return
+    stored = record["config"]
+    mine = cfg.to_dict()
+    if isinstance(stored, dict) and isinstance(stored.get("train"), dict):
+        theirs = stored["train"]
+        where = (theirs.get("device"), theirs.get("precision"))
+        if "auto" in where:
+            raise UsageError(
+                f"run directory {run_dir} was started before attnlab recorded the resolved "
+                f"device and precision (train.device={where[0]}, train.precision={where[1]}), "
+                "so it cannot tell whether resuming here would change them; delete it or "
+                "choose another --run-dir"
+            )
+        same_rest = {**stored, "train": {**theirs, "device": None, "precision": None}} == {
+            **mine, "train": {**mine["train"], "device": None, "precision": None}}
+        if same_rest and where != (cfg.train.device, cfg.train.precision):
+            raise UsageError(
+                f"run directory {run_dir} was trained on {where[0]} in {where[1]}; here it "
+                f"would go on on {cfg.train.device} in {cfg.train.precision}, mixing "
+                f"precisions. Resume it with --set train.device={where[0]} --set "
+                f"train.precision={where[1]}, or choose another --run-dir"
+            )
+    raise UsageError(
+        f"run directory {run_dir} holds a different config (hash {record['hash']}, this one "
+        f"{run_hash(cfg)}); choose another --run-dir or delete it"
+    )
+
+
+def read_result(run_dir: Path) -> dict[str, Any]:
+    """A finished run's ``result.json`` (``DataError`` naming it if damaged)."""
+    path = Path(run_dir) / RESULT
+    try:
+        return read_json_object(path, "steps", "held_ppl", "train_ppl")
+    except DataError as err:
+        raise DataError(f"{err}; delete it and run again to evaluate the final checkpoint "
+                        "anew") from err
+
+
+def read_diverged(run_dir: Path) -> dict[str, Any] | None:
+    """The record a run that diverged left (``diverged.json``), or None.
+
+    A damaged record still says the run diverged: its presence is the fact.
+    """
+    path = Path(run_dir) / DIVERGED
+    if not path.exists():
+        return None
+    try:
+        record = read_json_object(path, "message")
+    except DataError:
+        return {"message": f"{path} says so (the record itself is damaged)"}
+    return record
 
 
 def append_metrics(run_dir: Path, record: dict[str, Any]) -> None:
     """Append one JSON line to ``metrics.jsonl`` (flushed, so a crash loses little)."""
-    with open(Path(run_dir) / METRICS, "a", encoding="utf-8") as fh:
-        fh.write(json.dumps(record, sort_keys=True) + "\n")
-        fh.flush()
+    path = Path(run_dir) / METRICS
+    try:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(record, sort_keys=True) + "\n")
+            fh.flush()
+    except OSError as err:
+        raise WriteError(f"could not write {path}: {err.strerror or err}") from err
 
 
 def read_metrics(run_dir: Path) -> list[dict[str, Any]]:
+    """The readable lines of ``metrics.jsonl``, in order.
+
+    The metrics are a log, not state: a line a crash cut short, or any line
+    that is not a JSON object, is skipped with a warning instead of stopping
+    the run (the checkpoint, not the log, is what a resume needs).
+    """
     path = Path(run_dir) / METRICS
     if not path.is_file():
         return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    rows, bad = [], 0
+    for line in path.read_bytes().decode("utf-8", errors="replace").splitlines():
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError:
+            row = None
+        if isinstance(row, dict) and isinstance(row.get("step", 0), int):
+            rows.append(row)
+        else:
+            bad += 1
+    if bad:
+        log.warning("%s: skipped %d unreadable line(s)", path, bad)
+    return rows
 
 
 def truncate_metrics(run_dir: Path, after_step: int) -> None:
-    """Drop lines logged after ``after_step``: a resumed run logs those steps again."""
+    """Keep the readable lines logged up to ``after_step``: a resumed run logs later steps
+    again (and a damaged line is dropped rather than kept in the way)."""
+    path = Path(run_dir) / METRICS
+    if not path.is_file():
+        return
     rows = read_metrics(run_dir)
     keep = [r for r in rows if r.get("step", 0) <= after_step]
-    if len(keep) != len(rows):
-        text = "".join(json.dumps(r, sort_keys=True) + "\n" for r in keep)
-        write_text(Path(run_dir) / METRICS, text)
+    text = "".join(json.dumps(r, sort_keys=True) + "\n" for r in keep)
+    if path.read_bytes() != text.encode("utf-8"):
+        write_text(path, text)
 
 
 def code_revision() -> dict[str, Any]:
@@ -142,12 +279,29 @@ def session_record(device: str, precision: str, world_size: int, start_step: int
     }
 
 
+def read_meta(run_dir: Path) -> dict[str, Any] | None:
+    """``meta.json`` of ``run_dir`` (None before the first session).
+
+    A damaged one is a ``DataError``: it holds the versions and platform of the
+    first session, which a rewrite would lose, so the user decides.
+    """
+    path = Path(run_dir) / META
+    if not path.exists():
+        return None
+    try:
+        meta = read_json_object(path, "sessions")
+        if not isinstance(meta["sessions"], list):
+            raise DataError(f"{path} is damaged: 'sessions' is not a list")
+    except DataError as err:
+        raise DataError(f"{err}; move it away to go on (a new one is written)") from err
+    return meta
+
+
 def update_meta(run_dir: Path, cfg: RunConfig, session: dict, extra: dict[str, Any]) -> None:
     """Write ``meta.json`` on the first session; append the session on later ones."""
     path = Path(run_dir) / META
-    if path.is_file():
-        meta = read_json(path)
-    else:
+    meta = read_meta(run_dir)
+    if meta is None:
         meta = {
             "run_hash": run_hash(cfg),
             "seed": cfg.train.seed,
@@ -168,18 +322,60 @@ def update_meta(run_dir: Path, cfg: RunConfig, session: dict, extra: dict[str, A
 
 @contextlib.contextmanager
 def run_lock(run_dir: Path) -> Iterator[None]:
-    """Hold an exclusive lock on ``run_dir`` (POSIX ``flock``; a no-op elsewhere)."""
+    """Hold the exclusive lock of ``run_dir`` for a training process (POSIX ``flock``).
+
+    A second trainer, and any reader (``reader_lock``), is refused while it is held.
+    """
     try:
         import fcntl
     except ImportError:  # pragma: no cover - Windows
         yield
         return
-    fh = open(Path(run_dir) / ".lock", "w")  # noqa: SIM115 - held for the whole block
+    path = Path(run_dir) / LOCK
+    try:
+        fh = open(path, "a")  # noqa: SIM115 - held for the whole block
+    except OSError as err:
+        raise WriteError(f"could not write {path}: {err.strerror or err}") from err
     try:
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise ValueError(f"run directory {run_dir} is in use by another process") from None
+            raise UsageError(f"run directory {run_dir} is in use by another process "
+                             "(a training run or an eval holds its lock); wait for it") from None
         yield
     finally:
         fh.close()
+
+
+@contextlib.contextmanager
+def reader_lock(run_dir: Path) -> Iterator[None]:
+    """Hold a shared lock on ``run_dir`` while reading it (``eval``, ``generate``).
+
+    Readers share; a training run (which holds the exclusive lock while it
+    saves checkpoints) makes this a one-line ``UsageError`` instead of a read
+    that might race a save. A run directory without a lock file that cannot be
+    written either (read-only media) has no trainer either: it is read unlocked.
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield
+        return
+    path = Path(run_dir) / LOCK
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o666)
+    except OSError:
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            yield
+            return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UsageError(f"run directory {run_dir} is being trained by another process; "
+                             "wait for it to stop, or read a copy of the run") from None
+        yield
+    finally:
+        os.close(fd)

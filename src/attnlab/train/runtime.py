@@ -10,12 +10,9 @@ optimizer stay fp32; matmuls run in bf16; the loss is computed in fp32.
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
 import dataclasses
 import hashlib
 import logging
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,52 +21,26 @@ import numpy as np
 import torch
 
 from attnlab.data.perplexity import perplexity, train_eval_slice
+from attnlab.errors import DataError, UsageError
 from attnlab.nn.model import LanguageModel
-from attnlab.train.checkpoint import find_checkpoint, load_checkpoint
+from attnlab.train.checkpoint import check_finite, find_checkpoint, load_checkpoint
 from attnlab.train.config import RunConfig
-from attnlab.train.rundir import TOKENIZER, read_run_config
+from attnlab.train.rundir import (
+    TOKENIZER,
+    TrainingDiverged,
+    read_diverged,
+    read_run_config,
+    reader_lock,
+)
 
 log = logging.getLogger(__name__)
-
-_M_TRIM_THRESHOLD, _M_MMAP_MAX = -1, -4  # mallopt parameters, from glibc's <malloc.h>
-
-
-def reuse_freed_memory() -> bool:
-    """Make glibc's malloc keep freed memory for reuse; True if it took effect.
-
-    A CPU training step allocates and frees the same large tensors every step:
-    at the defaults the logits and their gradient are 8,192 × 1,024 floats
-    (32 MiB) each. glibc serves a block that large with fresh ``mmap`` pages and
-    unmaps it on ``free``, so every step the kernel faults in and zeroes those
-    pages again. Measured on this project's 2-core CPU (default model, sdpa, 1
-    thread): a step took 471-501 ms with glibc's defaults and 405-407 ms with this;
-    two blocks 781-794 ms and 633-637 ms.
-
-    With ``M_MMAP_MAX = 0`` large blocks come from the heap instead, and a 1 GiB
-    ``M_TRIM_THRESHOLD`` keeps freed heap pages mapped, so the next step reuses
-    them. The cost: the process holds on to its peak memory until it exits.
-    Process-wide and not undone (as an ``LD_PRELOAD`` of jemalloc or tcmalloc would
-    be). Does nothing, and returns False, off glibc (macOS, musl).
-    """
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):
-        return False
-    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-    done = mallopt(_M_MMAP_MAX, 0) == 1 and mallopt(_M_TRIM_THRESHOLD, 1 << 30) == 1
-    log.debug("malloc keeps freed memory for reuse: %s", done)
-    return done
-
 
 def resolve_device(name: str) -> torch.device:
     """``auto`` → CUDA when available, else CPU; ``cuda`` without a GPU is an error."""
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if name == "cuda" and not torch.cuda.is_available():
-        raise ValueError("train.device=cuda but no CUDA device is available")
+        raise UsageError("train.device=cuda but no CUDA device is available (use auto or cpu)")
     return torch.device(name)
 
 
@@ -159,19 +130,19 @@ def prepare_splits(cfg: RunConfig, data: Any | None = None) -> Splits:
     n = cfg.data.train_tokens
     if n is not None:
         if n > len(train):
-            raise ValueError(f"data.train_tokens={n} exceeds the {len(train)} training tokens")
+            raise UsageError(f"data.train_tokens={n} exceeds the {len(train)} training tokens")
         train = train[:n]
     if len(train) < cfg.model.n_ctx + 1:
-        raise ValueError(
+        raise UsageError(
             f"{len(train)} training tokens are too few for windows of model.n_ctx="
             f"{cfg.model.n_ctx} + 1"
         )
     if len(held) < 2:
-        raise ValueError(f"the held-out split has {len(held)} tokens; need at least 2")
+        raise UsageError(f"the held-out split has {len(held)} tokens; need at least 2")
     tokenizer = getattr(data, "tokenizer", None)
     top = max(int(train.max()), int(held.max()), getattr(tokenizer, "vocab_size", 0) - 1)
     if top >= cfg.model.vocab_size:
-        raise ValueError(
+        raise UsageError(
             f"the data uses token ids up to {top} but model.vocab_size={cfg.model.vocab_size}; "
             f"set model.vocab_size={top + 1}"
         )
@@ -208,21 +179,36 @@ def evaluate(
 
 
 def load_trained(
-    run_dir: Path, device: str = "cpu"
+    run_dir: Path, device: str = "auto"
 ) -> tuple[RunConfig, LanguageModel, Any, dict[str, Any]]:
     """The config, the model with its latest checkpoint's weights, the run's tokenizer
-    (None if the run has none) and the checkpoint's state record."""
-    run_dir = Path(run_dir)
-    cfg = read_run_config(run_dir)
-    ckpt = find_checkpoint(run_dir)
-    if ckpt is None:
-        raise ValueError(f"run {run_dir} has no checkpoint yet (train it first)")
-    model = LanguageModel(cfg.model).to(resolve_device(device))
-    record = load_checkpoint(ckpt, model)
-    model.eval()
-    tokenizer = None
-    if (run_dir / TOKENIZER).is_file():
-        from attnlab.data.tokenizer import BPETokenizer
+    (None if the run has none) and the checkpoint's state record.
 
-        tokenizer = BPETokenizer.load(run_dir / TOKENIZER)
+    The model is built and loaded on ``device`` (``auto``: CUDA when present), so
+    evaluation and generation run wholly there. Reading takes the run's shared
+    lock and repairs nothing, so it cannot race a training run mid-save (it is
+    refused in one line while one trains). A run that diverged is a
+    ``TrainingDiverged`` (its last checkpoint is not a trained model); damaged
+    files are a ``DataError`` naming them.
+    """
+    run_dir = Path(run_dir)
+    target = resolve_device(device)
+    cfg = read_run_config(run_dir)
+    with reader_lock(run_dir):
+        diverged = read_diverged(run_dir)
+        if diverged is not None:
+            raise TrainingDiverged(f"run {run_dir} diverged: {diverged['message']}")
+        ckpt = find_checkpoint(run_dir, repair=False)
+        if ckpt is None:
+            raise DataError(f"run {run_dir} has no checkpoint yet (train it first)")
+        with target:  # parameters are created on the device, not copied there
+            model = LanguageModel(cfg.model)
+        record = load_checkpoint(ckpt, model)
+        check_finite(model, ckpt)
+        tokenizer = None
+        if (run_dir / TOKENIZER).exists():
+            from attnlab.data.tokenizer import BPETokenizer
+
+            tokenizer = BPETokenizer.load(run_dir / TOKENIZER)
+    model.eval()
     return cfg, model, tokenizer, record

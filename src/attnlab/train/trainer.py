@@ -22,9 +22,20 @@ of the same size (SPEC §2). At width 128 and context 128 the held-out split
 (~46k tokens) costs about as much as two training steps, so no subset is used;
 ``eval_every=0`` evaluates only at the end.
 
-Failure. A non-finite loss stops the run before the update that would have
-used it, with ``TrainingDiverged`` naming the step; the checkpoint on disk is
-the last one written before it. An interrupted run (Ctrl-C, a killed job)
+Device and precision. ``train`` resolves ``train.device`` and
+``train.precision`` first (``resolve_run``: ``auto`` becomes ``cpu``/``cuda``
+and ``fp32``/``bf16``), and the run hash, ``config.json`` and the checkpoint
+record the resolved values: a run started in fp32 on the CPU is refused, in
+one line, rather than resumed in bf16 on a GPU.
+
+Divergence. A NaN or infinite loss, or a finite one whose mean over the last
+50 steps exceeds 3·ln V (``attnlab.train.divergence`` says why that bound),
+stops the run before the update that would have used it: ``TrainingDiverged``
+names the step, ``diverged.json`` records it, and the last good checkpoint is
+kept (none is written while the latest loss is past the bound or a weight is
+non-finite, except the final one of a run that finishes). ``eval`` and
+``generate`` of such a run say that it diverged; ``train`` again says so at
+once (delete ``diverged.json`` to try again). An interrupted run (Ctrl-C, a killed job)
 resumes from its last checkpoint when started again with the same config.
 Checkpoints are written every ``ckpt_every`` steps and, in a single process,
 also whenever ``CKPT_SECONDS`` of wall time (or 20 times the last write's
@@ -42,11 +53,9 @@ from __future__ import annotations
 
 import logging
 import math
-import signal
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext
+from collections.abc import Callable
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -55,9 +64,11 @@ import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
 
 from attnlab.data.dataset import sample_batch
+from attnlab.errors import DataError
 from attnlab.files import write_json
 from attnlab.train import distributed as dist_utils
 from attnlab.train.checkpoint import (
+    STATE,
     b64_to_tensor,
     find_checkpoint,
     load_checkpoint,
@@ -66,12 +77,17 @@ from attnlab.train.checkpoint import (
 )
 from attnlab.train.config import RunConfig, run_hash
 from attnlab.train.distributed import DistInfo
+from attnlab.train.divergence import LossGuard
 from attnlab.train.rundir import (
+    DIVERGED,
     RESULT,
     TOKENIZER,
+    TrainingDiverged,
     append_metrics,
     check_same_config,
-    read_json,
+    read_diverged,
+    read_meta,
+    read_result,
     run_lock,
     session_record,
     truncate_metrics,
@@ -86,11 +102,23 @@ from attnlab.train.runtime import (
     evaluate,
     prepare_splits,
     resolve_device,
-    resolve_precision,
-    reuse_freed_memory,
+    resolve_run,
     weights_sha256,
 )
 from attnlab.train.schedule import lr_at
+from attnlab.train.signals import stop_requests
+
+try:  # the one definition of the training loss, once the model core (issue 12) has it
+    from attnlab.nn.model import next_token_loss
+except ImportError:  # until then the same formula, here: mean cross-entropy in fp32
+
+    def next_token_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        """Mean next-token cross-entropy over every position, in fp32."""
+        v = logits.shape[-1]
+        return F.cross_entropy(logits.float().reshape(-1, v), targets.reshape(-1))  # (B·T, V)
+
+
+__all__ = ["CKPT_SECONDS", "TrainingDiverged", "TrainingInterrupted", "train"]
 
 log = logging.getLogger(__name__)
 
@@ -99,44 +127,8 @@ CKPT_SECONDS = 60.0  # a single-process run also checkpoints at least this often
 Progress = Callable[[dict[str, Any]], None]
 
 
-class TrainingDiverged(RuntimeError):
-    """The loss became NaN or infinite; the run stopped and kept its last good checkpoint."""
-
-
 class TrainingInterrupted(KeyboardInterrupt):
     """Stopped by Ctrl-C or SIGTERM at a step boundary, after writing a checkpoint."""
-
-
-@contextmanager
-def _stop_requests(enabled: bool) -> Iterator[dict[str, int | None]]:
-    """Turn SIGINT/SIGTERM into a flag the loop checks between steps.
-
-    Only in the main thread of a single process (under DDP every rank would have
-    to stop at the same step; there the signal keeps its default effect). A
-    second signal restores the default handlers and interrupts at once.
-    """
-    flag: dict[str, int | None] = {"signal": None}
-    if not enabled or threading.current_thread() is not threading.main_thread():
-        yield flag
-        return
-    signals = (signal.SIGINT, signal.SIGTERM)
-    previous = {s: signal.getsignal(s) for s in signals}
-
-    def handler(signum: int, frame: object) -> None:
-        if flag["signal"] is not None:
-            for s, h in previous.items():
-                signal.signal(s, h)
-            raise KeyboardInterrupt
-        flag["signal"] = signum
-        log.warning("stop requested: finishing this step and writing a checkpoint")
-
-    for s in signals:
-        signal.signal(s, handler)
-    try:
-        yield flag
-    finally:
-        for s, h in previous.items():
-            signal.signal(s, h)
 
 
 def train(
@@ -145,18 +137,23 @@ def train(
     *,
     data: Any | None = None,
     progress: Progress | None = None,
+    on_start: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
     """Train ``cfg`` in ``run_dir`` (resuming from its checkpoint) and return the result.
 
-    ``data`` overrides ``cfg.data`` with any object holding ``train`` and
-    ``held`` token arrays (and optionally ``tokenizer``, ``corpus_sha256``).
-    ``progress`` receives one dict per log and eval line (rank 0 only). A run
-    that has already finished returns its stored ``result.json``.
+    ``cfg`` is resolved first (``resolve_run``), so the run records the device
+    and precision it really uses. ``data`` overrides ``cfg.data`` with any
+    object holding ``train`` and ``held`` token arrays (and optionally
+    ``tokenizer``, ``corpus_sha256``). ``progress`` receives one dict per log
+    and eval line (rank 0 only); ``on_start(step)`` is called once the run's
+    files are checked, before anything is written (rank 0 only), with the step
+    it starts from. A run that has already finished returns its
+    stored ``result.json``; one that diverged raises ``TrainingDiverged`` again.
     """
     run_dir = Path(run_dir)
+    cfg = resolve_run(cfg)
     device = resolve_device(cfg.train.device)
-    if device.type == "cpu":
-        reuse_freed_memory()  # every step's large tensors come back without page faults
+    check_same_config(run_dir, cfg)  # also refuses a run directory that is a file
     info = dist_utils.setup(device.type)
     try:
         if info.enabled and device.type == "cuda":
@@ -168,10 +165,14 @@ def train(
         cuda = [device.index or 0] if device.type == "cuda" else []
         with run_lock(run_dir) if info.is_main else nullcontext(), torch.random.fork_rng(cuda):
             check_same_config(run_dir, cfg)
-            if (run_dir / RESULT).is_file():
+            if (run_dir / RESULT).exists():
                 log.info("run %s has already finished", run_dir)
-                return read_json(run_dir / RESULT)
-            return _Run(cfg, run_dir, data, progress, device, info).run()
+                return read_result(run_dir)
+            diverged = read_diverged(run_dir)
+            if diverged is not None:
+                raise TrainingDiverged(f"{diverged['message']} (recorded in "
+                                       f"{run_dir / DIVERGED}; delete it to try again)")
+            return _Run(cfg, run_dir, data, progress, device, info).run(on_start)
     finally:
         dist_utils.teardown(info)
 
@@ -191,7 +192,7 @@ class _Run:
         self.cfg, self.run_dir, self.device, self.info = cfg, run_dir, device, info
         self.progress = progress if info.is_main else None
         self.tc = cfg.train
-        self.precision = resolve_precision(self.tc.precision, device)
+        self.precision = cfg.train.precision  # resolved: fp32 or bf16
         if device.type == "cpu" and self.precision == "bf16" and cpu_has_bf16() is False:
             log.warning("this CPU has no bf16 instructions (avx512_bf16, amx_bf16): bf16 "
                         "autocast will train several times slower than fp32")
@@ -208,6 +209,7 @@ class _Run:
         self.sampler = torch.Generator().manual_seed(
             dist_utils.sampler_seed(self.tc.seed, info.rank)
         )
+        self.guard = LossGuard(cfg.model.vocab_size)
         self.step = 0
         self.last_loss = float("nan")
         self.wall_before = 0.0  # seconds spent in earlier sessions
@@ -220,27 +222,54 @@ class _Run:
     def _resume(self) -> None:
         ckpt = find_checkpoint(self.run_dir) if self.info.is_main else None
         dist_utils.barrier(self.info)  # rank 0 has repaired an interrupted save
-        if ckpt is None and not (self.run_dir / "checkpoint" / "state.json").is_file():
+        if ckpt is None and not (self.run_dir / "checkpoint" / STATE).is_file():
             return
-        record = load_checkpoint(self.run_dir / "checkpoint", self.model, self.optimizer)
+        ckpt = self.run_dir / "checkpoint"
+        record = load_checkpoint(ckpt, self.model, self.optimizer)
+        state = ckpt / STATE
         if record.get("run_hash") != run_hash(self.cfg):
-            raise ValueError(f"checkpoint in {self.run_dir} belongs to another config")
-        rng = record["rng"]
+            raise DataError(f"{state} belongs to another config (run hash "
+                            f"{record.get('run_hash')!r}, this run {run_hash(self.cfg)})")
+        rng = record.get("rng")
+        if not isinstance(rng, list) or not all(isinstance(r, dict) for r in rng):
+            raise DataError(f"{state} is damaged: 'rng' should be a list of generator states")
         if len(rng) != self.info.world_size:
-            raise ValueError(
+            raise DataError(
                 f"checkpoint was written by {len(rng)} processes, this run has "
                 f"{self.info.world_size}; resume with the same number"
             )
+        numbers = {k: record.get(k) for k in ("last_loss", "wall_s", "tokens_per_s")}
+        recent = record.get("recent_losses", [])  # absent in checkpoints written before it
+        if not all(isinstance(v, int | float) for v in [*numbers.values(), *recent]):
+            raise DataError(f"{state} is damaged: last_loss, wall_s, tokens_per_s and "
+                            "recent_losses should be numbers")
         mine = rng[self.info.rank]
-        torch.set_rng_state(b64_to_tensor(mine["torch"]))
-        self.sampler.set_state(b64_to_tensor(mine["sampler"]))
-        if mine.get("cuda") is not None and self.device.type == "cuda":
-            torch.cuda.set_rng_state(b64_to_tensor(mine["cuda"]), self.device)
+        try:
+            torch.set_rng_state(b64_to_tensor(mine["torch"]))
+            self.sampler.set_state(b64_to_tensor(mine["sampler"]))
+            if mine.get("cuda") is not None and self.device.type == "cuda":
+                torch.cuda.set_rng_state(b64_to_tensor(mine["cuda"]), self.device)
+        except (KeyError, ValueError, RuntimeError) as err:
+            raise DataError(f"{state} is damaged: a random-generator state cannot be restored "
+                            f"({str(err).splitlines()[0] if str(err) else err!r})") from err
         self.step = self.last_ckpt_step = record["step"]
-        self.last_loss = record["last_loss"]
-        self.wall_before = record["wall_s"]
-        self.tokens_per_s = record["tokens_per_s"]
+        self.last_loss = float(numbers["last_loss"])
+        self.wall_before = float(numbers["wall_s"])
+        self.tokens_per_s = float(numbers["tokens_per_s"])
+        self.guard = LossGuard(self.cfg.model.vocab_size, recent=recent)
         log.info("resuming %s from step %d", self.run_dir, self.step)
+
+    def _check_run_files(self) -> None:
+        """Refuse damaged run files before anything is written (rank 0)."""
+        read_meta(self.run_dir)
+        path = self.run_dir / TOKENIZER
+        fingerprint = getattr(self.splits.tokenizer, "fingerprint", None)
+        if fingerprint is not None and path.exists():
+            from attnlab.data.tokenizer import BPETokenizer
+
+            if BPETokenizer.load(path).fingerprint != fingerprint:
+                raise DataError(f"{path} is not the tokenizer of this run's corpus (replaced?); "
+                                "delete it and it is written again")
 
     def _write_run_files(self) -> None:
         write_run_config(self.run_dir, self.cfg)
@@ -258,9 +287,12 @@ class _Run:
 
     # -- the loop -------------------------------------------------------------
 
-    def run(self) -> dict[str, Any]:
+    def run(self, on_start: Callable[[int], None] | None = None) -> dict[str, Any]:
         self._resume()
         if self.info.is_main:
+            self._check_run_files()
+            if on_start is not None:
+                on_start(self.step)
             self._write_run_files()
         net: torch.nn.Module = self.model
         if self.info.enabled:
@@ -271,7 +303,7 @@ class _Run:
         tokens_per_step = tc.batch_size * m.n_ctx * self.info.world_size
         session_start, session_first = time.perf_counter(), self.step
         self.model.train()
-        with _stop_requests(not self.info.enabled) as stop:
+        with stop_requests(not self.info.enabled) as stop:
             self._loop(net, amp, tokens_per_step, session_start, session_first, stop)
         return self._finish(self.wall_before + time.perf_counter() - session_start)
 
@@ -285,6 +317,7 @@ class _Run:
         stop: dict[str, int | None],
     ) -> None:
         tc, m = self.tc, self.cfg.model
+        cuda = self.device.type == "cuda"
         train_s, window = 0.0, []
         while self.step < tc.steps:
             t0 = time.perf_counter()
@@ -294,11 +327,12 @@ class _Run:
             x, y = sample_batch(self.splits.train, tc.batch_size, m.n_ctx, self.sampler)
             x, y = x.to(self.device), y.to(self.device)  # (B, T) each
             with amp:
-                logits = net(x)  # (B, T, V)
-            loss = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), y.reshape(-1))
+                logits = net(x)  # (B, T, V): through net, so DDP's hooks see the forward
+            loss = next_token_loss(logits, y)  # the single call site of the training loss
             loss_value = float(dist_utils.mean_across(loss.detach(), self.info))
-            if not math.isfinite(loss_value):
-                self._diverged(loss_value)
+            reason = self.guard.check(loss_value)  # the same on every rank: the mean loss
+            if reason is not None:
+                self._diverged(reason, loss_value)
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
             grad_norm = None
@@ -308,11 +342,14 @@ class _Run:
             self.step += 1
             self.last_loss = loss_value
             window.append(loss_value)
+            if cuda:  # kernels run asynchronously: the clock must wait for the step's own
+                torch.cuda.synchronize(self.device)
             train_s += time.perf_counter() - t0
             self.tokens_per_s = tokens_per_step * (self.step - session_first) / train_s
             wall = self.wall_before + time.perf_counter() - session_start
             timed = not self.info.enabled and time.perf_counter() >= self.next_timed_ckpt
-            if (tc.ckpt_every and self.step % tc.ckpt_every == 0) or self.step == tc.steps or timed:
+            due = (tc.ckpt_every and self.step % tc.ckpt_every == 0) or timed
+            if self.step == tc.steps or (due and not self.guard.over_bound()):
                 self._checkpoint(wall)
             if tc.eval_every and self.step % tc.eval_every == 0 and self.step < tc.steps:
                 self._emit({"kind": "eval", "step": self.step, **self._evaluate()})
@@ -350,6 +387,10 @@ class _Run:
 
     def _checkpoint(self, wall: float) -> None:
         started = time.perf_counter()
+        if not all(bool(torch.isfinite(p).all()) for p in self.model.parameters()):
+            # The update of this step made a weight NaN or infinite: never save that.
+            self._diverged(f"a weight became non-finite in the update of step {self.step}",
+                           self.last_loss, step=self.step)
         rng = {
             "torch": tensor_to_b64(torch.get_rng_state()),
             "sampler": tensor_to_b64(self.sampler.get_state()),
@@ -366,6 +407,7 @@ class _Run:
                 "config": self.cfg.to_dict(),
                 "rng": states,
                 "last_loss": self.last_loss,
+                "recent_losses": self.guard.state(),
                 "wall_s": wall,
                 "tokens_per_s": self.tokens_per_s,
             })
@@ -373,22 +415,31 @@ class _Run:
         now = time.perf_counter()
         self.next_timed_ckpt = now + max(CKPT_SECONDS, 20 * (now - started))
 
-    def _diverged(self, value: float) -> None:
-        step = self.step + 1
-        if self.info.is_main:
-            append_metrics(self.run_dir, {"kind": "diverged", "step": step, "loss": str(value)})
+    def _diverged(self, reason: str, value: float, step: int | None = None) -> None:
+        step = self.step + 1 if step is None else step
         kept = (
             f"the last good checkpoint (step {self.last_ckpt_step}) is kept in "
             f"{self.run_dir / 'checkpoint'}"
             if self.last_ckpt_step is not None else "no checkpoint had been written yet"
         )
-        raise TrainingDiverged(
-            f"non-finite loss ({value}) at step {step} of {self.tc.steps}; training stopped and "
-            f"{kept}. Try a lower train.lr, train.warmup_steps or train.grad_clip."
+        message = (
+            f"{reason} at step {step} of {self.tc.steps}; training stopped and {kept}. "
+            "Try a lower train.lr, train.warmup_steps or train.grad_clip."
         )
+        if self.info.is_main:
+            loss = value if math.isfinite(value) else str(value)
+            append_metrics(self.run_dir, {"kind": "diverged", "step": step, "loss": loss})
+            write_json(self.run_dir / DIVERGED, {
+                "step": step, "steps": self.tc.steps, "loss": loss, "reason": reason,
+                "last_checkpoint": self.last_ckpt_step, "message": message,
+            })
+        raise TrainingDiverged(message)
 
     def _finish(self, wall: float) -> dict[str, Any]:
         ppl = self._evaluate()
+        if any(math.isnan(v) for v in ppl.values()):  # inf is an answer; NaN is not
+            self._diverged("the trained model gives NaN perplexity", self.last_loss,
+                           step=self.step)
         result = {
             "run_hash": run_hash(self.cfg),
             "steps": self.step,

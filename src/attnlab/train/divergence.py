@@ -1,0 +1,75 @@
+"""When a run has diverged: a rule over the losses of its steps.
+
+A loss that is NaN or infinite has diverged at once. A finite loss has
+diverged when it has left any range a learning model visits for many steps
+in a row: when the mean of the last ``window`` losses exceeds ``factor · ln V``.
+
+Why this bound. ln V is the cross-entropy of the uniform distribution over
+the V tokens: what a model that knows nothing pays (a fresh model starts
+near it). A loss well past it means the model is confidently wrong about
+most tokens, which training at a sane rate never produces: attnlab's most
+fragile runs (twelve post-norm blocks at 3e-3 without warmup, unscaled
+attention at width 1,024) stay at or below ln V after their first steps.
+Three times ln V (20.8 nats at V = 1,024, a perplexity of 10⁹) leaves a wide
+margin above them; a run that has blown up (the issue's example ended at a
+loss of 54,159) is far above it. The mean over 50 steps keeps one spike from
+stopping a run that recovers.
+
+Left out: rules relative to the run's own best loss (they need a warm-up
+period and stop slow-learning runs), and gradient-norm rules.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Iterable
+
+DIVERGE_WINDOW = 50  # steps whose mean loss is compared with the bound
+DIVERGE_FACTOR = 3.0  # the bound, in units of ln V
+
+
+class LossGuard:
+    """Watches a run's per-step losses and says when it has diverged.
+
+    >>> guard = LossGuard(vocab_size=1024, window=2)
+    >>> round(guard.bound, 2)
+    20.8
+    >>> guard.check(7.0) is None  # the window is not full yet
+    True
+    >>> guard.check(40.0)
+    'mean loss 23.5 over the last 2 steps exceeds 3·ln V = 20.8'
+
+    """
+
+    def __init__(
+        self,
+        vocab_size: int,
+        *,
+        window: int = DIVERGE_WINDOW,
+        factor: float = DIVERGE_FACTOR,
+        recent: Iterable[float] = (),
+    ) -> None:
+        self.bound = factor * max(math.log(vocab_size), 1.0)  # ln 1 = 0 would stop everything
+        self.factor = factor
+        self.recent: deque[float] = deque((float(x) for x in recent), maxlen=window)
+
+    def check(self, loss: float) -> str | None:
+        """Record ``loss`` (one step's); the reason the run has diverged, or None."""
+        if not math.isfinite(loss):
+            return f"non-finite loss ({loss})"
+        self.recent.append(loss)
+        if len(self.recent) == self.recent.maxlen:
+            mean = sum(self.recent) / len(self.recent)
+            if mean > self.bound:
+                return (f"mean loss {mean:.4g} over the last {len(self.recent)} steps exceeds "
+                        f"{self.factor:g}·ln V = {self.bound:.3g}")
+        return None
+
+    def over_bound(self) -> bool:
+        """Whether the latest loss is past the bound (no checkpoint is written then)."""
+        return bool(self.recent) and self.recent[-1] > self.bound
+
+    def state(self) -> list[float]:
+        """The recent losses, for the checkpoint (a resumed run decides the same)."""
+        return list(self.recent)
