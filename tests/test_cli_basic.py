@@ -48,4 +48,30 @@ def test_unknown_subcommand_exits_2() -> None:
 def test_verify_command_passes(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["verify"]) == 0
     out = capsys.readouterr().out
-    assert "all checks passed" in out and "FAIL" not in out
+    assert "all checks passed" in out and "FAIL" not in out and "SKIP" not in out
+
+
+def test_verify_says_how_many_checks_were_skipped_and_why(monkeypatch, capsys) -> None:
+    import attnlab.verify as verify
+    from attnlab.verify import Check
+
+    def passes() -> Check:
+        return Check("a check that passes", 0.0, 1e-6)
+
+    def needs_transformers() -> Check:
+        raise ImportError("No module named 'transformers'")
+
+    monkeypatch.setattr(verify, "CHECKS", [passes, needs_transformers])
+    assert main(["verify"]) == 0  # nothing failed
+    out = capsys.readouterr().out
+    assert "all checks passed" not in out
+    assert out.strip().splitlines()[-1] == (
+        "1 checks passed, 1 skipped (needs_transformers: No module named 'transformers')")
+
+    def fails() -> Check:
+        return Check("a check that fails", 1.0, 1e-6)
+
+    monkeypatch.setattr(verify, "CHECKS", [passes, fails, needs_transformers])
+    assert main(["verify"]) == 1
+    assert capsys.readouterr().out.strip().splitlines()[-1].startswith(
+        "1 check(s) FAILED, 1 passed, 1 skipped")

@@ -127,3 +127,24 @@ def test_generate_and_eval_errors(capsys, trained, tmp_path):
     (tmp_path / "empty").mkdir()
     code, _, err = run(capsys, "eval", str(tmp_path / "empty"))
     assert code == 2 and "config.json" in err
+
+
+def test_the_run_directory_is_named_by_the_resolved_config(capsys, corpus, tmp_path):
+    from attnlab.train.config import load_run_config, run_hash
+    from attnlab.train.runtime import resolve_run
+
+    auto = [s.replace("train.device=cpu", "train.device=auto") for s in SETTINGS]
+    code, _, err = run(capsys, "train", "--corpus", str(corpus), "--quiet", *auto)
+    assert code == 0, err
+    cfg = load_run_config(None, [a for a in auto if a != "--set"] + [f"data.corpus={corpus}"])
+    resolved = resolve_run(cfg)
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    assert run_dir.name == run_hash(resolved) != run_hash(cfg)
+    stored = json.loads((run_dir / "config.json").read_text())
+    assert stored["hash"] == run_dir.name
+    assert stored["config"]["train"]["device"] == resolved.train.device != "auto"
+    assert stored["config"]["train"]["precision"] == resolved.train.precision != "auto"
+    state = json.loads((run_dir / "checkpoint" / "state.json").read_text())
+    assert state["run_hash"] == run_dir.name
+    assert f"({run_dir.name}, {resolved.train.device}, {resolved.train.precision})" in err.replace(
+        "config ", "")

@@ -194,3 +194,28 @@ def test_the_real_corpus_has_the_documented_size_and_hash(monkeypatch):
     assert len(text) == corpus.EXPECTED_CHARS
     assert corpus.sha256_of(path) == corpus.EXPECTED_SHA256
     assert text.startswith("First Citizen:\n")
+
+
+def test_attnlab_data_naming_the_file_instead_of_its_folder_says_so(tmp_path, monkeypatch):
+    path = write(tmp_path / "data" / corpus.CORPUS_NAME, FAKE)
+    monkeypatch.setenv("ATTNLAB_DATA", str(path))
+    with pytest.raises(CorpusError, match=rf"ATTNLAB_DATA={path} is a file; it must name the "
+                                          rf"folder .*set ATTNLAB_DATA={tmp_path / 'data'}\)"):
+        resolve_corpus()  # and no download is tried (it would fail the test)
+
+
+def test_corpus_errors_are_one_line_data_errors(tmp_path):
+    from attnlab.errors import DataError
+
+    with pytest.raises(DataError) as info:
+        resolve_corpus(tmp_path / "absent.txt")
+    assert isinstance(info.value, CorpusError) and "\n" not in str(info.value)
+
+
+def test_an_unwritable_cache_is_a_write_error(tmp_path, monkeypatch):
+    from attnlab.errors import WriteError
+
+    blocker = write(tmp_path / "file", "x")
+    monkeypatch.setenv("ATTNLAB_CACHE", str(blocker / "cache"))  # a folder inside a file
+    with pytest.raises(WriteError, match="cannot create the attnlab cache directory"):
+        cache.cache_dir()

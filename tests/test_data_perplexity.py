@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from attnlab.data.perplexity import nll_sum_and_count, perplexity, train_eval_slice
+from attnlab.data.perplexity import exp_nll, nll_sum_and_count, perplexity, train_eval_slice
 
 
 def uniform(vocab: int):
@@ -129,3 +129,16 @@ def test_train_eval_slice_is_the_first_n_tokens():
     for bad in (1, 101):
         with pytest.raises(ValueError, match="n_tokens"):
             train_eval_slice(train, bad)
+
+
+def test_an_exploded_loss_has_perplexity_inf_not_an_overflow():
+    # Confidently wrong: every target scores 1,000 nats below the argmax (exp(1000) > 1e308).
+    def wrong(x: torch.Tensor) -> torch.Tensor:
+        logits = torch.zeros(*x.shape, 5)
+        logits[..., 0] = 1000.0
+        return logits
+
+    tokens = np.arange(1, 5).repeat(5)  # never token 0
+    assert perplexity(wrong, tokens, n_ctx=4) == math.inf
+    assert exp_nll(709.0) == pytest.approx(math.exp(709.0)) and exp_nll(710.0) == math.inf
+    assert math.isnan(exp_nll(math.nan))

@@ -213,3 +213,23 @@ def test_load_token_data_accepts_any_utf8_file(tmp_path):
     data = load_token_data(own, vocab_size=300, cache=tmp_path / "c")
     tokens = np.concatenate([data.train, data.held])
     assert data.tokenizer.decode(tokens) == SMALL * 50
+
+
+def test_tokenizer_file_errors_are_data_and_write_errors(small_tok, tmp_path):
+    from attnlab.errors import DataError, WriteError
+
+    for content in (b"", b"[]", bytes(range(256)), b'{"model": {"type": "WordLevel", '
+                    b'"vocab": {"a": 0}, "unk_token": "a"}}'):
+        (tmp_path / "t.json").write_bytes(content)
+        with pytest.raises(DataError, match=r"t\.json is not a"):
+            BPETokenizer.load(tmp_path / "t.json")
+
+    class FullDisk:  # what tokenizers raises for an I/O error: a bare Exception
+        def save(self, path: str) -> None:
+            raise Exception("No space left on device (os error 28)")
+
+    broken = BPETokenizer(small_tok._tok)
+    broken._tok = FullDisk()
+    with pytest.raises(WriteError, match=r"could not write .*out\.json: No space left"):
+        broken.save(tmp_path / "out.json")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.json"]  # no temporary left

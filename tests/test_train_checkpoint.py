@@ -154,3 +154,98 @@ def test_load_errors(tmp_path):
         load_checkpoint(tmp_path / "checkpoint", model, opt)
     with pytest.raises(ValueError, match="does not fit the model"):
         load_checkpoint(tmp_path / "checkpoint", torch.nn.Linear(2, 2))
+
+
+def test_a_failed_write_is_a_write_error_naming_the_file(tmp_path, monkeypatch):
+    import errno
+
+    from attnlab.errors import WriteError
+
+    model, opt = trained(0)
+    save_checkpoint(tmp_path, model, opt, {"step": 3})
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(ckpt_mod, "save_model", full)
+    with pytest.raises(WriteError, match=r"could not write checkpoint file model\.safetensors "
+                                         r"for .*checkpoint: No space left on device; the "
+                                         r"previous checkpoint is kept"):
+        save_checkpoint(tmp_path, model, opt, {"step": 6})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint"]
+    assert load_checkpoint(find_checkpoint(tmp_path), model)["step"] == 3
+
+
+def test_stale_asides_are_removed_once_a_complete_checkpoint_exists(tmp_path):
+    model, opt = trained(0)
+    save_checkpoint(tmp_path, model, opt, {"step": 3})
+    (tmp_path / ".checkpoint-old-aaaa1111").mkdir()  # a cleanup killed after the renames
+    save_checkpoint(tmp_path, model, opt, {"step": 6})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint"]
+    (tmp_path / ".checkpoint-old-bbbb2222").mkdir()
+    assert find_checkpoint(tmp_path, repair=False) == tmp_path / "checkpoint"
+    assert (tmp_path / ".checkpoint-old-bbbb2222").is_dir()  # readers change nothing
+    assert find_checkpoint(tmp_path) == tmp_path / "checkpoint"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint"]
+
+
+def test_readers_find_an_aside_checkpoint_without_moving_it(tmp_path):
+    model, opt = trained(0)
+    save_checkpoint(tmp_path, model, opt, {"step": 3})
+    os.replace(tmp_path / "checkpoint", tmp_path / ".checkpoint-old-deadbeef")
+    assert find_checkpoint(tmp_path, repair=False) == tmp_path / ".checkpoint-old-deadbeef"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".checkpoint-old-deadbeef"]
+
+
+def test_a_checkpoint_folder_without_state_is_damage(tmp_path):
+    from attnlab.errors import DataError
+
+    model, opt = trained(0)
+    save_checkpoint(tmp_path, model, opt, {"step": 3})
+    (tmp_path / "checkpoint" / "state.json").unlink()
+    for repair in (True, False):
+        with pytest.raises(DataError, match="has no state.json"):
+            find_checkpoint(tmp_path, repair=repair)
+    assert (tmp_path / "checkpoint" / "model.safetensors").is_file()  # nothing deleted
+
+
+@pytest.mark.parametrize("change, match", [
+    (lambda r: r.update(format=7), "has format 7"),
+    (lambda r: r.pop("step"), "'step' should be int"),
+    (lambda r: r.update(step=-1), "step -1 is negative"),
+    (lambda r: r["optimizer"].update(param_groups="x"), "'param_groups' should be list"),
+    (lambda r: r["optimizer"].update(tensors=["0.exp_avg"]), "does not hold the optimizer"),
+    (lambda r: r["optimizer"]["param_groups"][0].update(lr=float("nan")), "optimizer lr is nan"),
+])
+def test_damaged_state_records_are_data_errors(tmp_path, change, match):
+    from attnlab.errors import DataError
+
+    model, opt = trained(0)
+    save_checkpoint(tmp_path, model, opt, {"step": 3})
+    path = tmp_path / "checkpoint" / "state.json"
+    record = json.loads(path.read_text())
+    change(record)
+    path.write_text(json.dumps(record))
+    fresh, fresh_opt = trained(1)
+    with pytest.raises(DataError, match=match):
+        load_checkpoint(tmp_path / "checkpoint", fresh, fresh_opt)
+
+
+def test_trainer_state_checks_and_decodes(tmp_path):
+    from attnlab.errors import DataError
+    from attnlab.train.checkpoint import trainer_state
+
+    rng = tensor_to_b64(torch.get_rng_state())
+    good = {"run_hash": "h", "rng": [{"torch": rng, "sampler": rng, "cuda": None}],
+            "last_loss": 1.5, "wall_s": 2, "tokens_per_s": 3.0, "recent_losses": [1.0, 2.0]}
+    out = trainer_state(tmp_path, good, "h", 1, 0)
+    assert torch.equal(out["torch"], torch.get_rng_state()) and out["cuda"] is None
+    assert out["wall_s"] == 2.0 and out["recent_losses"] == [1.0, 2.0]
+    for bad, match in [({"run_hash": "other"}, "belongs to another config"),
+                       ({"rng": "x"}, "'rng' should be a list"),
+                       ({"rng": [{}, {}]}, "written by 2 processes"),
+                       ({"recent_losses": 3}, "should be numbers"),
+                       ({"last_loss": "low"}, "should be numbers"),
+                       ({"rng": [{"torch": "%%%", "sampler": rng}]}, "bad random-generator")]:
+        with pytest.raises(DataError, match=match):
+            trainer_state(tmp_path, {**good, **bad}, "h", 1, 0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from types import SimpleNamespace
 
 import numpy as np
@@ -139,30 +140,143 @@ def test_injected_nan_stops_and_keeps_last_checkpoint(tmp_path, data, monkeypatc
         return loss * float("nan") if len(calls) == 5 else loss
 
     monkeypatch.setattr(trainer_mod, "next_token_loss", nan_at_step_5)
+    # The checkpoint due at step 4 waits for the loss of its weights, the NaN of step 5:
+    # it is never written, and the last good one is step 2's.
     with pytest.raises(TrainingDiverged, match=r"non-finite loss \(nan\) at step 5 of 12.*"
-                                               r"last good checkpoint \(step 4\)"):
+                                               r"last good checkpoint \(step 2\)"):
         train(cfg, tmp_path, data=data)
     state = json.loads((tmp_path / "checkpoint/state.json").read_text())
-    assert state["step"] == 4 and not (tmp_path / "result.json").exists()
+    assert state["step"] == 2 and not (tmp_path / "result.json").exists()
     assert read_metrics(tmp_path)[-1] == {"kind": "diverged", "step": 5, "loss": "nan"}
-    # The kept checkpoint is the uninterrupted run's step-4 state.
+    assert json.loads((tmp_path / "diverged.json").read_text())["last_checkpoint"] == 2
+    # The kept checkpoint is the uninterrupted run's step-2 state.
     monkeypatch.undo()
-    train(tiny("train.steps=4", "train.ckpt_every=2", "train.log_every=1"), tmp_path / "ref",
+    train(tiny("train.steps=2", "train.ckpt_every=2", "train.log_every=1"), tmp_path / "ref",
           data=data)
     a, b = tensors(tmp_path / "checkpoint/model.safetensors"), tensors(
         tmp_path / "ref/checkpoint/model.safetensors")
     assert all(torch.equal(a[k], b[k]) for k in a)
+    # Training again answers at once from diverged.json, without training.
+    with pytest.raises(TrainingDiverged, match="recorded in .*diverged.json"):
+        train(cfg, tmp_path, data=data)
 
 
 def test_huge_learning_rate_diverges_with_a_message(tmp_path, data):
+    # The first update wrecks the weights, so the step-1 checkpoint (due every step) is
+    # never written: its weights' loss, at step 2, is not finite.
     cfg = tiny("train.lr=1e30", "train.ckpt_every=1", "train.log_every=1", "model.dropout=0.0")
-    with pytest.raises(TrainingDiverged, match=r"at step (\d+) of 12") as info:
+    with pytest.raises(TrainingDiverged, match=r"at step (\d+) of 12; no checkpoint") as info:
         train(cfg, tmp_path, data=data)
     step = int(str(info.value).split(" at step ")[1].split()[0])
-    state = json.loads((tmp_path / "checkpoint/state.json").read_text())
-    assert state["step"] == step - 1
+    assert not (tmp_path / "checkpoint").exists()
     assert read_metrics(tmp_path)[-1]["kind"] == "diverged"
     assert read_metrics(tmp_path)[-1]["step"] == step
+
+
+def test_finite_explosion_stops_after_the_window(tmp_path, data):
+    # lr 10 without LayerNorm: the loss explodes to thousands but stays finite. The mean of
+    # the first 50 losses is far past 3 ln 32 = 10.4, so the run stops at step 50.
+    cfg = tiny("train.lr=10", "train.steps=80", "model.norm=none", "model.dropout=0.0",
+               "train.ckpt_every=0", "train.log_every=1")
+    losses = []
+    with pytest.raises(TrainingDiverged, match=r"^mean loss .* over the last 50 steps exceeds "
+                                               r"3·ln V = 10\.4 at step 50 of 80"):
+        train(cfg, tmp_path, data=data,
+              progress=lambda r: r["kind"] == "train" and losses.append(r["loss"]))
+    assert len(losses) == 49 and all(np.isfinite(losses)) and max(losses) > 1e3
+    record = json.loads((tmp_path / "diverged.json").read_text())
+    assert record["step"] == 50 and record["loss"] > 10.4
+
+
+def test_a_loss_past_the_bound_skips_checkpoints_and_then_stops(tmp_path, data, monkeypatch):
+    """From step 7 the loss reads 8 higher (the gradients are unchanged), past the bound
+    3 ln 32 = 10.4 on its own (the loss is near 3.7 this early). With a window of 4 the
+    mean passes the bound once all four are shifted (3.7 + 8), not before (3.7 + 6): the
+    run stops at step 10. The checkpoints due at 6 and 8 are measured by the losses of
+    steps 7 and 9, past the bound, so the last good one is step 4's."""
+    from functools import partial
+
+    from attnlab.train.divergence import LossGuard
+
+    monkeypatch.setattr(trainer_mod, "LossGuard", partial(LossGuard, window=4))
+    real = trainer_mod.next_token_loss
+    calls = []
+
+    def shifted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs) + (8.0 if len(calls) >= 7 else 0.0)
+
+    monkeypatch.setattr(trainer_mod, "next_token_loss", shifted)
+    cfg = tiny("train.ckpt_every=2", "train.log_every=1")
+    with pytest.raises(TrainingDiverged, match=r"over the last 4 steps exceeds 3·ln V = 10\.4 "
+                                               r"at step 10 of 12; the last good checkpoint "
+                                               r"\(step 4\)"):
+        train(cfg, tmp_path, data=data)
+    state = json.loads((tmp_path / "checkpoint/state.json").read_text())
+    assert state["step"] == 4 and len(state["recent_losses"]) == 4
+
+
+def test_one_spike_does_not_stop_a_run(tmp_path, data, monkeypatch):
+    from functools import partial
+
+    from attnlab.train.divergence import LossGuard
+
+    monkeypatch.setattr(trainer_mod, "LossGuard", partial(LossGuard, window=4))
+    real = trainer_mod.next_token_loss
+    calls = []
+
+    def spike(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs) + (20.0 if len(calls) == 5 else 0.0)  # alone past 10.4
+
+    monkeypatch.setattr(trainer_mod, "next_token_loss", spike)
+    result = train(tiny("train.ckpt_every=2"), tmp_path, data=data)
+    assert result["steps"] == 12 and not (tmp_path / "diverged.json").exists()
+
+
+def test_cpu_steps_never_synchronise_cuda(tmp_path, data, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("torch.cuda.synchronize on a CPU run")
+
+    monkeypatch.setattr(torch.cuda, "synchronize", refuse)
+    assert train(tiny("train.steps=3"), tmp_path, data=data)["steps"] == 3
+
+
+def test_an_exploded_final_perplexity_is_inf_and_the_result_is_written(tmp_path, data,
+                                                                        monkeypatch):
+    monkeypatch.setattr(trainer_mod, "evaluate",
+                        lambda *a, **k: {"train_ppl": math.inf, "held_ppl": math.inf})
+    result = train(tiny("train.steps=2"), tmp_path, data=data)
+    assert result["held_ppl"] == math.inf
+    assert json.loads((tmp_path / "result.json").read_text())["held_ppl"] == math.inf
+    from attnlab.cli.train import summary
+
+    assert "held-out ppl inf" in summary(result)
+
+
+def test_nan_perplexity_at_the_end_is_divergence(tmp_path, data, monkeypatch):
+    monkeypatch.setattr(trainer_mod, "evaluate",
+                        lambda *a, **k: {"train_ppl": math.nan, "held_ppl": math.nan})
+    with pytest.raises(TrainingDiverged, match="NaN perplexity at step 2"):
+        train(tiny("train.steps=2"), tmp_path, data=data)
+    assert not (tmp_path / "result.json").exists() and (tmp_path / "diverged.json").exists()
+
+
+def test_divergence_window_is_resumed_bitwise(tmp_path, data):
+    """The losses of the window travel in the checkpoint: a resumed run holds the same."""
+    cfg = tiny()
+
+    def interrupt_at_8(record):
+        if record["step"] == 8:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        train(cfg, tmp_path / "b", data=data, progress=interrupt_at_8)
+    state = json.loads((tmp_path / "b/checkpoint/state.json").read_text())
+    losses = [r["loss"] for r in read_metrics(tmp_path / "b") if r["kind"] == "train"]
+    assert state["step"] == 6 and len(state["recent_losses"]) == 6
+    assert state["recent_losses"][-1] == state["last_loss"]
+    assert sum(state["recent_losses"][4:6]) / 2 == pytest.approx(losses[2])  # steps 5-6
 
 
 def test_bad_data_is_refused(tmp_path, data):

@@ -36,7 +36,7 @@ import numpy as np
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
 from attnlab.data.cache import cache_dir as default_cache_dir
-from attnlab.errors import DataError, UsageError, WriteError
+from attnlab.errors import DataError, UsageError
 
 log = logging.getLogger(__name__)
 
@@ -144,15 +144,16 @@ class BPETokenizer:
 
         A failed write (a full disk) is a ``WriteError`` naming ``path``;
         ``tokenizers`` reports I/O errors as a bare ``Exception``, so that is
-        what is caught around its call, and only there.
+        what is caught around its call, and only there, and handed on as the
+        ``OSError`` it is.
         """
         from attnlab.files import atomic_path
 
-        with atomic_path(path) as tmp:
+        with atomic_path(path) as tmp:  # turns the OSError below into WriteError(path)
             try:
                 self._tok.save(str(tmp))
             except Exception as err:  # noqa: BLE001 - the Rust library's I/O error
-                raise WriteError(f"could not write {path}: {err}") from err
+                raise OSError(str(err).splitlines()[0] if str(err) else "write failed") from err
 
     @classmethod
     def load(cls, path: str | Path) -> BPETokenizer:

@@ -237,6 +237,41 @@ def load_checkpoint(
     return record
 
 
+def trainer_state(
+    ckpt: Path, record: dict[str, Any], run_hash: str, world_size: int, rank: int
+) -> dict[str, Any]:
+    """The trainer's own fields of ``record`` for process ``rank``, checked and decoded:
+    generator states as tensors (``torch``, ``sampler``, ``cuda`` or None) and the numbers
+    ``last_loss``, ``wall_s``, ``tokens_per_s``, ``recent_losses``."""
+    path = ckpt / STATE
+    if record.get("run_hash") != run_hash:
+        raise DataError(f"{path} belongs to another config (run hash "
+                        f"{record.get('run_hash')!r}, this run {run_hash})")
+    rng = record.get("rng")
+    if not isinstance(rng, list) or not all(isinstance(r, dict) for r in rng):
+        raise DataError(f"{path} is damaged: 'rng' should be a list of generator states")
+    if len(rng) != world_size:
+        raise DataError(f"checkpoint {ckpt} was written by {len(rng)} processes, this run has "
+                        f"{world_size}; resume with the same number")
+    out: dict[str, Any] = {k: record.get(k) for k in ("last_loss", "wall_s", "tokens_per_s")}
+    recent = record.get("recent_losses", [])  # absent before the divergence window existed
+    out["recent_losses"] = recent
+    numbers = [*(out[k] for k in ("last_loss", "wall_s", "tokens_per_s")),
+               *(recent if isinstance(recent, list) else [None])]
+    if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in numbers):
+        raise DataError(f"{path} is damaged: last_loss, wall_s, tokens_per_s and "
+                        "recent_losses should be numbers")
+    for key in ("last_loss", "wall_s", "tokens_per_s"):
+        out[key] = float(out[key])
+    try:
+        out.update({k: b64_to_tensor(rng[rank][k]) for k in ("torch", "sampler")})
+        cuda = rng[rank].get("cuda")
+        out["cuda"] = None if cuda is None else b64_to_tensor(cuda)
+    except (KeyError, ValueError) as err:
+        raise DataError(f"{path} is damaged: bad random-generator state ({_first(err)})") from err
+    return out
+
+
 def check_finite(model: nn.Module, where: Path) -> None:
     """``DataError`` if a weight of ``model`` (as loaded from ``where``) is NaN or infinite."""
     for name, p in model.named_parameters():

@@ -31,22 +31,21 @@ one line, rather than resumed in bf16 on a GPU.
 Divergence. A NaN or infinite loss, or a finite one whose mean over the last
 50 steps exceeds 3·ln V (``attnlab.train.divergence`` says why that bound),
 stops the run before the update that would have used it: ``TrainingDiverged``
-names the step, ``diverged.json`` records it, and the last good checkpoint is
-kept (none is written while the latest loss is past the bound or a weight is
-non-finite, except the final one of a run that finishes). ``eval`` and
-``generate`` of such a run say that it diverged; ``train`` again says so at
-once (delete ``diverged.json`` to try again). An interrupted run (Ctrl-C, a killed job)
-resumes from its last checkpoint when started again with the same config.
-Checkpoints are written every ``ckpt_every`` steps and, in a single process,
-also whenever ``CKPT_SECONDS`` of wall time (or 20 times the last write's
-duration, if longer) have passed since the last one, so a hard kill (SIGKILL,
-a lost machine) loses at most about a minute whatever ``ckpt_every`` is. The
-timed checkpoints do not change the result: a resumed run is bitwise the same
-wherever it was cut. Under DDP only the step schedule is used (ranks must agree
-on when to write); a different config in the same directory is refused. Ctrl-C or
-SIGTERM does not cut a step in half: the loop finishes the current update,
-writes a checkpoint and stops with ``TrainingInterrupted``, so nothing since
-the last periodic checkpoint is lost (a second Ctrl-C stops at once).
+names the step and ``diverged.json`` records it. ``eval`` and ``generate`` of
+such a run say that it diverged; ``train`` again says so at once (delete
+``diverged.json`` to try again).
+
+Checkpoints. Every ``ckpt_every`` steps and, in a single process, whenever
+``CKPT_SECONDS`` of wall time (or 20 times the last write's duration) have
+passed, so a hard kill loses at most about a minute whatever ``ckpt_every``
+is; under DDP only the step schedule (ranks must agree). A due checkpoint is
+written after the next forward pass, once the loss of its weights is known:
+only if it is within the bound, so the checkpoint a diverged run keeps is a
+good one (the final checkpoint, and one on Ctrl-C, are written at once). None
+of this changes the result: a resumed run is bitwise the same wherever it was
+cut. Ctrl-C or SIGTERM does not cut a step in half: the loop finishes the
+update, writes a checkpoint and stops with ``TrainingInterrupted`` (a second
+Ctrl-C stops at once).
 """
 
 from __future__ import annotations
@@ -69,11 +68,11 @@ from attnlab.files import write_json
 from attnlab.train import distributed as dist_utils
 from attnlab.train.checkpoint import (
     STATE,
-    b64_to_tensor,
     find_checkpoint,
     load_checkpoint,
     save_checkpoint,
     tensor_to_b64,
+    trainer_state,
 )
 from attnlab.train.config import RunConfig, run_hash
 from attnlab.train.distributed import DistInfo
@@ -226,37 +225,20 @@ class _Run:
             return
         ckpt = self.run_dir / "checkpoint"
         record = load_checkpoint(ckpt, self.model, self.optimizer)
-        state = ckpt / STATE
-        if record.get("run_hash") != run_hash(self.cfg):
-            raise DataError(f"{state} belongs to another config (run hash "
-                            f"{record.get('run_hash')!r}, this run {run_hash(self.cfg)})")
-        rng = record.get("rng")
-        if not isinstance(rng, list) or not all(isinstance(r, dict) for r in rng):
-            raise DataError(f"{state} is damaged: 'rng' should be a list of generator states")
-        if len(rng) != self.info.world_size:
-            raise DataError(
-                f"checkpoint was written by {len(rng)} processes, this run has "
-                f"{self.info.world_size}; resume with the same number"
-            )
-        numbers = {k: record.get(k) for k in ("last_loss", "wall_s", "tokens_per_s")}
-        recent = record.get("recent_losses", [])  # absent in checkpoints written before it
-        if not all(isinstance(v, int | float) for v in [*numbers.values(), *recent]):
-            raise DataError(f"{state} is damaged: last_loss, wall_s, tokens_per_s and "
-                            "recent_losses should be numbers")
-        mine = rng[self.info.rank]
+        mine = trainer_state(ckpt, record, run_hash(self.cfg), self.info.world_size,
+                             self.info.rank)
         try:
-            torch.set_rng_state(b64_to_tensor(mine["torch"]))
-            self.sampler.set_state(b64_to_tensor(mine["sampler"]))
-            if mine.get("cuda") is not None and self.device.type == "cuda":
-                torch.cuda.set_rng_state(b64_to_tensor(mine["cuda"]), self.device)
-        except (KeyError, ValueError, RuntimeError) as err:
-            raise DataError(f"{state} is damaged: a random-generator state cannot be restored "
-                            f"({str(err).splitlines()[0] if str(err) else err!r})") from err
+            torch.set_rng_state(mine["torch"])
+            self.sampler.set_state(mine["sampler"])
+            if mine["cuda"] is not None and self.device.type == "cuda":
+                torch.cuda.set_rng_state(mine["cuda"], self.device)
+        except RuntimeError as err:  # a state of the wrong size
+            raise DataError(f"{ckpt / STATE} is damaged: a random-generator state cannot be "
+                            f"restored ({str(err).splitlines()[0]})") from err
         self.step = self.last_ckpt_step = record["step"]
-        self.last_loss = float(numbers["last_loss"])
-        self.wall_before = float(numbers["wall_s"])
-        self.tokens_per_s = float(numbers["tokens_per_s"])
-        self.guard = LossGuard(self.cfg.model.vocab_size, recent=recent)
+        self.last_loss, self.wall_before = mine["last_loss"], mine["wall_s"]
+        self.tokens_per_s = mine["tokens_per_s"]
+        self.guard = LossGuard(self.cfg.model.vocab_size, recent=mine["recent_losses"])
         log.info("resuming %s from step %d", self.run_dir, self.step)
 
     def _check_run_files(self) -> None:
@@ -319,6 +301,7 @@ class _Run:
         tc, m = self.tc, self.cfg.model
         cuda = self.device.type == "cuda"
         train_s, window = 0.0, []
+        pending: dict[str, Any] | None = None  # a checkpoint waiting for its weights' loss
         while self.step < tc.steps:
             t0 = time.perf_counter()
             lr = lr_at(self.step, tc)
@@ -333,6 +316,9 @@ class _Run:
             reason = self.guard.check(loss_value)  # the same on every rank: the mean loss
             if reason is not None:
                 self._diverged(reason, loss_value)
+            if pending is not None and not self.guard.over_bound():
+                self._write(pending)  # these weights' loss is within bound: a good checkpoint
+            pending = None
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
             grad_norm = None
@@ -349,8 +335,10 @@ class _Run:
             wall = self.wall_before + time.perf_counter() - session_start
             timed = not self.info.enabled and time.perf_counter() >= self.next_timed_ckpt
             due = (tc.ckpt_every and self.step % tc.ckpt_every == 0) or timed
-            if self.step == tc.steps or (due and not self.guard.over_bound()):
-                self._checkpoint(wall)
+            if self.step == tc.steps:
+                self._write(self._snapshot(wall))
+            elif due:  # written once the next forward has measured these weights' loss
+                pending = self._snapshot(wall)
             if tc.eval_every and self.step % tc.eval_every == 0 and self.step < tc.steps:
                 self._emit({"kind": "eval", "step": self.step, **self._evaluate()})
             if self.step % tc.log_every == 0 or self.step == tc.steps:
@@ -366,7 +354,7 @@ class _Run:
                 window = []
             if stop["signal"] is not None:
                 if self.last_ckpt_step != self.step:
-                    self._checkpoint(wall)
+                    self._write(pending or self._snapshot(wall))
                 raise TrainingInterrupted(
                     f"interrupted at step {self.step} of {tc.steps}; checkpoint written to "
                     f"{self.run_dir / 'checkpoint'}: run the same command again to resume"
@@ -385,12 +373,9 @@ class _Run:
             if self.progress is not None:
                 self.progress(record)
 
-    def _checkpoint(self, wall: float) -> None:
-        started = time.perf_counter()
-        if not all(bool(torch.isfinite(p).all()) for p in self.model.parameters()):
-            # The update of this step made a weight NaN or infinite: never save that.
-            self._diverged(f"a weight became non-finite in the update of step {self.step}",
-                           self.last_loss, step=self.step)
+    def _snapshot(self, wall: float) -> dict[str, Any]:
+        """Everything a checkpoint of this step holds but the weights and moments (which
+        stay as they are until the next update): the step, the losses, the generators."""
         rng = {
             "torch": tensor_to_b64(torch.get_rng_state()),
             "sampler": tensor_to_b64(self.sampler.get_state()),
@@ -399,19 +384,27 @@ class _Run:
                 if self.device.type == "cuda" else None
             ),
         }
-        states = dist_utils.gather(rng, self.info)
+        return {
+            "step": self.step,
+            "run_hash": run_hash(self.cfg),
+            "config": self.cfg.to_dict(),
+            "rng": dist_utils.gather(rng, self.info),
+            "last_loss": self.last_loss,
+            "recent_losses": self.guard.state(),
+            "wall_s": wall,
+            "tokens_per_s": self.tokens_per_s,
+        }
+
+    def _write(self, snapshot: dict[str, Any]) -> None:
+        """Save ``snapshot`` with the current weights and optimizer state (rank 0)."""
+        started = time.perf_counter()
+        if not all(bool(torch.isfinite(p).all()) for p in self.model.parameters()):
+            # The last update made a weight NaN or infinite: never save that.
+            self._diverged(f"a weight became non-finite in the update of step {self.step}",
+                           self.last_loss, step=self.step)
         if self.info.is_main:
-            save_checkpoint(self.run_dir, self.model, self.optimizer, {
-                "step": self.step,
-                "run_hash": run_hash(self.cfg),
-                "config": self.cfg.to_dict(),
-                "rng": states,
-                "last_loss": self.last_loss,
-                "recent_losses": self.guard.state(),
-                "wall_s": wall,
-                "tokens_per_s": self.tokens_per_s,
-            })
-        self.last_ckpt_step = self.step
+            save_checkpoint(self.run_dir, self.model, self.optimizer, snapshot)
+        self.last_ckpt_step = snapshot["step"]
         now = time.perf_counter()
         self.next_timed_ckpt = now + max(CKPT_SECONDS, 20 * (now - started))
 
@@ -423,7 +416,7 @@ class _Run:
             if self.last_ckpt_step is not None else "no checkpoint had been written yet"
         )
         message = (
-            f"{reason} at step {step} of {self.tc.steps}; training stopped and {kept}. "
+            f"{reason} at step {step} of {self.tc.steps}; {kept}. "
             "Try a lower train.lr, train.warmup_steps or train.grad_clip."
         )
         if self.info.is_main:
