@@ -3,7 +3,8 @@
 Dimension legend: ``B`` batch, ``T`` context (``n_ctx``), ``V`` vocabulary.
 
 One update draws ``B`` random windows from the train split (``sample_batch``),
-computes the mean cross-entropy of the next token at every position, and
+computes the mean cross-entropy of the next token at every position
+(``attnlab.nn.model.next_token_loss``, on ``net(x)`` so that DDP sees the forward), and
 takes an AdamW step (Loshchilov & Hutter 2019) at the rate of
 ``attnlab.train.schedule.lr_at``, after optional global-norm clipping
 (Pascanu et al. 2013).
@@ -59,12 +60,12 @@ from pathlib import Path
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
 
 from attnlab.data.dataset import sample_batch
 from attnlab.errors import DataError
 from attnlab.files import write_json
+from attnlab.nn.model import next_token_loss
 from attnlab.train import distributed as dist_utils
 from attnlab.train.checkpoint import (
     STATE,
@@ -106,16 +107,6 @@ from attnlab.train.runtime import (
 )
 from attnlab.train.schedule import lr_at
 from attnlab.train.signals import stop_requests
-
-try:  # the one definition of the training loss, once the model core (issue 12) has it
-    from attnlab.nn.model import next_token_loss
-except ImportError:  # until then the same formula, here: mean cross-entropy in fp32
-
-    def next_token_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        """Mean next-token cross-entropy over every position, in fp32."""
-        v = logits.shape[-1]
-        return F.cross_entropy(logits.float().reshape(-1, v), targets.reshape(-1))  # (B·T, V)
-
 
 __all__ = ["CKPT_SECONDS", "TrainingDiverged", "TrainingInterrupted", "train"]
 
