@@ -287,6 +287,35 @@ def test_stale_old_checkpoints_are_removed(finished, copy):
     assert sorted(p.name for p in copy.iterdir() if p.name.startswith(".checkpoint")) == []
 
 
+def test_a_damaged_checkpoint_does_not_cost_the_aside_beside_it(finished, copy):
+    _, corpus, _, _ = finished
+    shutil.copytree(copy / "checkpoint", copy / ".checkpoint-old-0badf00d")
+    (copy / "checkpoint/state.json").write_text("{")
+    (copy / "result.json").unlink()
+    line = one_line_error(cli("train", "--corpus", corpus, "--run-dir", copy, "--quiet",
+                              *SETTINGS))
+    assert "state.json is damaged" in line
+    assert (copy / ".checkpoint-old-0badf00d/state.json").is_file()  # still there to restore
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"[]", "config.json is damaged: expected a JSON object, got list"),
+    (b'{"hash": "x", "config": [1]}', "config.json is damaged: a run config must be a table"),
+    (b'{"hash": "x", "config": {"model": {"d_model": "wide"}}}',
+     "config.json is damaged: model.d_model expects int"),
+])
+def test_config_json_of_the_wrong_shape(copy, content, message):
+    (copy / "config.json").write_bytes(content)
+    assert message in one_line_error(cli("eval", copy))
+
+
+def test_a_binary_toml_config(tmp_path):
+    path = tmp_path / "run.toml"
+    path.write_bytes(bytes(range(256)) * 8)
+    line = one_line_error(cli("train", path))
+    assert f"config {path} is not UTF-8 text" in line
+
+
 @pytest.mark.parametrize("option, message", [
     (["--temperature", "nan"], "--temperature must be a finite number >= 0"),
     (["--temperature", "inf"], "--temperature must be a finite number >= 0"),

@@ -16,6 +16,7 @@ from attnlab.train.checkpoint import (
     b64_to_tensor,
     find_checkpoint,
     load_checkpoint,
+    remove_stale,
     save_checkpoint,
     tensor_to_b64,
 )
@@ -184,8 +185,10 @@ def test_stale_asides_are_removed_once_a_complete_checkpoint_exists(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint"]
     (tmp_path / ".checkpoint-old-bbbb2222").mkdir()
     assert find_checkpoint(tmp_path, repair=False) == tmp_path / "checkpoint"
-    assert (tmp_path / ".checkpoint-old-bbbb2222").is_dir()  # readers change nothing
     assert find_checkpoint(tmp_path) == tmp_path / "checkpoint"
+    assert (tmp_path / ".checkpoint-old-bbbb2222").is_dir()  # kept until checkpoint/ loads
+    load_checkpoint(tmp_path / "checkpoint", model, opt)
+    remove_stale(tmp_path)  # what the trainer does next
     assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint"]
 
 

@@ -128,8 +128,9 @@ def find_checkpoint(run_dir: Path, *, repair: bool = True) -> Path | None:
 
     With ``repair`` (the trainer, holding the run's lock) a save interrupted
     between its two renames is completed (the old checkpoint renamed back),
-    and temporary and stale aside folders are removed. Without it (readers)
-    nothing is changed: an aside is returned where it lies. A ``checkpoint/``
+    and temporary folders are removed; stale asides go once the checkpoint has
+    loaded (``remove_stale``). Without it (readers) nothing is changed: an
+    aside is returned where it lies. A ``checkpoint/``
     folder without ``state.json`` and no aside to fall back on is damage, not
     a save in progress (a save never leaves one), so it is a ``DataError``.
     """
@@ -139,7 +140,6 @@ def find_checkpoint(run_dir: Path, *, repair: bool = True) -> Path | None:
         return None
     if (final / STATE).is_file():
         if repair:
-            _remove_asides(run_dir)
             _remove_temporaries(run_dir)
         return final
     asides = sorted(
@@ -164,8 +164,13 @@ def find_checkpoint(run_dir: Path, *, repair: bool = True) -> Path | None:
     return final
 
 
+def remove_stale(run_dir: Path) -> None:
+    """Delete ``.checkpoint-old-*`` folders a killed save left behind, once ``checkpoint/``
+    has loaded (a complete, readable checkpoint supersedes them: they only leak disk)."""
+    _remove_asides(Path(run_dir))
+
+
 def _remove_asides(run_dir: Path) -> None:
-    """Delete ``.checkpoint-old-*`` folders: a complete ``checkpoint/`` supersedes them."""
     for stale in run_dir.glob(f"{_OLD_PREFIX}*"):
         shutil.rmtree(stale, ignore_errors=True)
 

@@ -71,6 +71,7 @@ from attnlab.train.checkpoint import (
     STATE,
     find_checkpoint,
     load_checkpoint,
+    remove_stale,
     save_checkpoint,
     tensor_to_b64,
     trainer_state,
@@ -216,6 +217,8 @@ class _Run:
             return
         ckpt = self.run_dir / "checkpoint"
         record = load_checkpoint(ckpt, self.model, self.optimizer)
+        if self.info.is_main:
+            remove_stale(self.run_dir)
         mine = trainer_state(ckpt, record, run_hash(self.cfg), self.info.world_size,
                              self.info.rank)
         try:
