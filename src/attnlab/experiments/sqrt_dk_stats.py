@@ -160,7 +160,7 @@ def attention_stats(model: torch.nn.Module, idx: torch.Tensor) -> dict:
         if not inputs:
             raise ValueError("the model has no attention blocks (mixer head or mha) to measure")
         t = idx.shape[1]
-        allowed = torch.ones(t, t, dtype=torch.bool).tril()  # (i, j)
+        allowed = torch.ones(t, t, dtype=torch.bool, device=idx.device).tril()  # (i, j)
         scores = []
         for mixer, x, positions in inputs:  # x: the mixer's own input (after norm1 if pre-norm)
             s = mixer.scores(x, positions)  # (b, h, i, j)
