@@ -54,6 +54,7 @@ from attnlab.experiments.base import (
     fmt_ms,
     markdown_table,
     mean_std,
+    model_device,
     settings_dict,
 )
 from attnlab.experiments.claims import MOST, WELL_ABOVE, Claim, Margins, Part, Records, claim
@@ -162,7 +163,7 @@ def group_masks(n_clauses: int) -> dict[int, dict[str, np.ndarray]]:
 @torch.no_grad()
 def measure(model: torch.nn.Module, data: VerbAgreementData) -> dict[str, Any]:
     """Top-1 accuracy at the scored verbs of clauses 2+, and every head's group masses there."""
-    device = next(model.parameters()).device
+    device = model_device(model)
     rows = torch.from_numpy(data.held[:, :-1]).to(device)  # (n, L-1): inputs
     logits, weights = attention_trace(model, rows)  # (n, t, V), L × (n, h, t, s)
     logits = logits.float().cpu().numpy()
@@ -182,7 +183,7 @@ def measure(model: torch.nn.Module, data: VerbAgreementData) -> dict[str, Any]:
 
 def probe_rows(model: torch.nn.Module, data: VerbAgreementData) -> list[list[float]]:
     """Every head's attention row at the last word of ``PROBE`` (block-major order)."""
-    device = next(model.parameters()).device
+    device = model_device(model)
     ids = torch.tensor([data.vocab.encode(PROBE)], device=device)  # (1, t)
     return [w[0, h, -1].float().cpu().tolist() for w in attention_trace(model, ids)[1]
             for h in range(w.shape[1])]

@@ -138,6 +138,14 @@ def _cell(c: Any) -> str:
     return str(c)
 
 
+def model_device(model: Any) -> Any:
+    """The device of ``model``'s first parameter (CPU for a function or a parameterless module)."""
+    import torch
+
+    params = model.parameters() if isinstance(model, torch.nn.Module) else iter(())
+    return next((p.device for p in params), torch.device("cpu"))
+
+
 def attention_trace(model: Any, idx: Any) -> tuple[Any, list[Any]]:
     """Logits (b, t, v) of ``model`` on ``idx`` (b, t) and, per block, the attention weights
     (b, h, t, s) it used (None for a block without weights): one ``LanguageModel.trace``

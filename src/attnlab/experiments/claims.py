@@ -167,7 +167,8 @@ def decide(c: Claim, records: Records) -> dict[str, Any]:
             m = part.margins(records)
             status, why = part_verdict(m.values, c.trained)
             mean, se = mean_se(m.values)
-            row.update(margins=list(m.values), mean=mean, se=se, numbers=m.numbers)
+            row.update(margins=list(m.values), mean=mean, numbers=m.numbers,
+                       se=se if math.isfinite(se) else None)  # None: one value (JSON has no NaN)
         except Skip as err:
             status, why = "skipped", str(err)
         except Exception as err:  # noqa: BLE001 - a broken predicate is an error verdict
@@ -203,7 +204,7 @@ def fmt_margin(part: dict[str, Any]) -> str:
     if "mean" not in part:
         return "–"
     unit = f" {part['unit']}" if part.get("unit") else ""
-    if len(part["margins"]) == 1 or not math.isfinite(part["se"]):
+    if part.get("se") is None:
         return f"{part['mean']:+.3g}{unit}"
     return f"{part['mean']:+.3g} ± {part['se']:.2g}{unit}"
 

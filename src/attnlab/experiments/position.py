@@ -39,7 +39,7 @@ import torch
 
 from attnlab.data.perplexity import perplexity
 from attnlab.experiments.base import Context, fmt_ms, markdown_table, mean_std, settings_dict
-from attnlab.experiments.claims import Claim, Margins, Part, Records, claim, per_seed
+from attnlab.experiments.claims import Claim, Margins, Part, Records, Skip, claim, per_seed
 from attnlab.experiments.runner import Results, RunSpec, seeded
 from attnlab.nn.attention import attention
 from attnlab.nn.config import POSITIONS, ModelConfig
@@ -275,7 +275,7 @@ def _seeds(rec: dict, scheme: str, n: int) -> list[float]:
     for r in rec["rows"]:
         if r["scheme"] == scheme:
             return r["ppl"][str(n)]
-    raise ValueError(f"the position record has no {scheme} row")
+    raise Skip(f"this profile trains no {scheme} model")
 
 
 def _ratio_part(scheme: str, which: str, margin: Any, rule: str, name: str = "") -> Part:

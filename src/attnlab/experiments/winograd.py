@@ -85,6 +85,7 @@ from attnlab.experiments.base import (
     fmt_ms,
     markdown_table,
     mean_std,
+    model_device,
     settings_dict,
 )
 from attnlab.experiments.claims import (
@@ -183,7 +184,7 @@ def scored_logits(model: torch.nn.Module, rows: np.ndarray, score_index: int) ->
     rows = np.asarray(rows)
     if rows.ndim != 2 or not 0 <= score_index < rows.shape[1] - 1:
         raise ValueError(f"need rows (n, L) and 0 <= score_index < L - 1, got {rows.shape}")
-    device = next(model.parameters()).device
+    device = model_device(model)
     x = torch.from_numpy(rows[:, : score_index + 1].astype(np.int64)).to(device)  # (n, i + 1)
     with torch.no_grad():
         return model(x)[:, score_index].float().cpu().numpy()  # (n, V)
@@ -211,7 +212,7 @@ def attention_rows(model: torch.nn.Module, vocab: Vocab, sentence: str) -> dict[
     limit = model.cfg.n_ctx
     if len(ids) > limit:
         raise ValueError(f"the sentence has {len(ids)} words; this model reads at most {limit}")
-    device = next(model.parameters()).device
+    device = model_device(model)
     _, weights = attention_trace(model, torch.tensor([ids], device=device))  # [(1, h, t, t)]
     return {
         "tokens": sentence.split(),
@@ -293,7 +294,7 @@ def _probe(models: list[torch.nn.Module], data: WinogradData) -> dict[str, Any]:
     for adj, text in sentences.items():
         probs = []
         for m in models:
-            x = torch.tensor([vocab.encode(text)], device=next(m.parameters()).device)  # (1, 15)
+            x = torch.tensor([vocab.encode(text)], device=model_device(m))  # (1, 15)
             with torch.no_grad():
                 probs.append(torch.softmax(m(x)[0, -1].float(), -1).cpu())  # (V,), last = scored
         answer_prob[adj] = {"animal": float(np.mean([float(p[animal]) for p in probs])),
