@@ -48,6 +48,7 @@ def test_rows_change_one_thing_and_keep_the_rest():
     assert (cfg[2].mixer, cfg[2].residual, cfg[2].position) == ("mean", False, "none")
     assert all(cfg[r].position == "learned" for r in range(3, 11))  # positions stay
     assert cfg[5].replace(mixer="mean") == cfg[4]  # row 5 swaps the mixer only
+    assert cfg[5].backend == "auto"  # the fastest correct kernel (sdpa), the model's default
     assert cfg[7] == cfg[5].replace(residual=False)  # the side row
     assert cfg[8] == cfg[6].replace(mlp=True)  # row 8 builds on row 6, not on row 7
     assert cfg[10] == cfg[9].replace(n_layer=2)

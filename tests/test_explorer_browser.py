@@ -220,5 +220,5 @@ def test_model_page_row_is_the_models_own_attention(page, tmp_path) -> None:
     page.get_by_test_id("head-select").select_option(label="2: head 2")
     page.get_by_role("button", name="mat", exact=True).click()
     with torch.no_grad():
-        _, attn = model(torch.tensor([words.encode(text)]), return_attention=True)
+        attn = model.trace(torch.tensor([words.encode(text)])).weights
     np.testing.assert_allclose(_weights(page, "row-bar"), attn[1][0, 1, -1].numpy(), atol=1e-5)

@@ -30,6 +30,12 @@ WORDS = Vocab(tuple("the cat sat on a mat and dog ran to it".split()))
 TEXT = "the cat sat on the mat and the dog ran"  # 10 words, "the" three times
 
 
+
+def _kernel_weights(model: LanguageModel, ids: list[int]) -> list[torch.Tensor]:
+    """The attention weights the model's readable kernel computes (tested in test_nn_model)."""
+    with torch.no_grad():
+        return model.trace(torch.tensor([ids])).weights
+
 def _model(**changes) -> LanguageModel:
     torch.manual_seed(0)
     base = {"vocab_size": WORDS.size, "n_ctx": 12, "d_model": 16, "n_layer": 2, "n_head": 2}
@@ -68,7 +74,7 @@ def test_page_softmax_of_the_scores_is_the_models_attention(changes) -> None:
     assert view["tokens"] == TEXT.split() and view["name"] == TEXT
     assert len(view["layers"]) == cfg.n_layer
     with torch.no_grad():
-        _, attn = model(torch.tensor([ids]), return_attention=True)
+        attn = _kernel_weights(model, ids)
     for li, layer in enumerate(view["layers"]):
         assert len(layer["heads"]) == cfg.heads
         for h, head in enumerate(layer["heads"]):
@@ -85,11 +91,11 @@ def test_first_block_scores_are_the_mixers_scores_unscaled(position: str) -> Non
     positions = torch.arange(n)
     x = model.tok(torch.tensor([ids]))  # (1, n, c)
     if position == "learned":
-        x = x + model.pos(positions)
+        x = x + model.pos(0, n)
     block = model.blocks[0]
     with torch.no_grad():
-        scaled = block.mixer.scores(block.norm1(x), positions)[0].double().numpy()  # (H, n, n)
-    expected = scaled * math.sqrt(d_k)
+        q, k, _ = block.mixer.project(block.norm1(x), positions)  # (1, H, n, d) each
+        expected = (q @ k.transpose(-2, -1))[0].double().numpy()  # (H, n, n), unscaled
     if position == "alibi":  # by hand: slopes 2^-4 and 2^-8 for two heads; -slope · (i - j),
         back = np.clip(np.arange(n)[:, None] - np.arange(n)[None, :], 0, None)  # (n, n)
         slopes = np.array([2**-4, 2**-8])[:, None, None]  # added after the √d_k division
@@ -104,7 +110,7 @@ def test_unscaled_model_says_so_and_its_weights_need_the_switch_off() -> None:
     model = _model(position="rope", scale=False)
     view = checkpoint_view(model, WORDS, TEXT)
     with torch.no_grad():
-        _, attn = model(torch.tensor([WORDS.encode(TEXT)]), return_attention=True)
+        attn = _kernel_weights(model, WORDS.encode(TEXT))
     head = view["layers"][1]["heads"][0]
     assert "√d_k" in head["note"]
     w = page_weights(head["scores"], head["d_k"], causal=True, scale=False)

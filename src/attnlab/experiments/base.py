@@ -153,8 +153,5 @@ def attention_trace(model: Any, idx: Any) -> tuple[Any, list[Any]]:
     import torch
 
     with torch.no_grad():
-        if hasattr(model, "trace"):
-            trace = model.trace(idx)
-            return trace.logits, [blk.weights for blk in trace.blocks]
-        logits, weights = model(idx, return_attention=True)
-        return logits, list(weights)
+        trace = model.trace(idx)
+    return trace.logits, trace.weights

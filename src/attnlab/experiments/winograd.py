@@ -81,7 +81,6 @@ from attnlab.data.synthetic import (
 )
 from attnlab.experiments.base import (
     Context,
-    attention_trace,
     fmt_ms,
     markdown_table,
     mean_std,
@@ -212,8 +211,9 @@ def attention_rows(model: torch.nn.Module, vocab: Vocab, sentence: str) -> dict[
     limit = model.cfg.n_ctx
     if len(ids) > limit:
         raise ValueError(f"the sentence has {len(ids)} words; this model reads at most {limit}")
-    device = model_device(model)
-    _, weights = attention_trace(model, torch.tensor([ids], device=device))  # [(1, h, t, t)]
+    with torch.no_grad():
+        weights = model.trace(torch.tensor([ids], device=model_device(model))).weights
+    # weights: [(1, h, t, t)] per block
     return {
         "tokens": sentence.split(),
         "blocks": [None if w is None else w[0].float().cpu().tolist() for w in weights],

@@ -24,7 +24,6 @@ no-context mixer is refused; the uniform mean is shown as equal scores).
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,8 +41,6 @@ from attnlab.data.synthetic import (
 )
 from attnlab.explorer.build import page_data, view_from_scores
 from attnlab.nn.config import ModelConfig
-from attnlab.nn.mixers import AttentionHead, MultiHeadAttention, UniformCausalMean
-from attnlab.nn.positions import alibi_bias
 from attnlab.train.config import TrainConfig
 
 log = logging.getLogger(__name__)
@@ -66,41 +63,30 @@ AGREEMENT_TEXT = "I work , you work , he"
 def model_scores(model: torch.nn.Module, ids: Sequence[int]) -> tuple[np.ndarray, str | None]:
     """Raw scores (L, H, n, n) of every block of a ``LanguageModel`` on ``ids``, and a note.
 
-    A mean mixer gives zeros (one "head"); a model without any mixer is refused.
+    Read through the model's one trace API (``LanguageModel.trace``). A mean mixer
+    gives zeros (one "head"); a model without any mixer is refused.
     """
-    blocks = list(model.blocks)
-    mixers = [block.mixer for block in blocks if block.mixer is not None]
-    if not blocks or not mixers:
-        raise ValueError("this model has no context mixer: no word looks at any other")
-    inputs: list[tuple[torch.Tensor, torch.Tensor]] = []
-    hooks = [m.register_forward_pre_hook(lambda mod, args: inputs.append(args[:2])) for m in mixers]
     device = next(model.parameters()).device
     was_training = model.training
     model.eval()
     try:
         with torch.no_grad():
-            model(torch.tensor([list(ids)], dtype=torch.long, device=device))
+            blocks = model.trace(torch.tensor([list(ids)], dtype=torch.long, device=device)).blocks
     finally:
         model.train(was_training)
-        for hook in hooks:
-            hook.remove()
+    mixed = [b for b in blocks if b.weights is not None]
+    if not mixed:
+        raise ValueError("this model has no context mixer: no word looks at any other")
     n = len(ids)
     out, note = [], None
-    for mixer, (x, positions) in zip(mixers, inputs, strict=True):
-        if isinstance(mixer, UniformCausalMean):
+    for block in mixed:
+        if block.scores is None:  # the uniform mean: equal scores
             out.append(np.zeros((1, n, n)))
             note = MEAN_NOTE
             continue
-        if not isinstance(mixer, (AttentionHead, MultiHeadAttention)):
-            raise ValueError(f"cannot read scores from a {type(mixer).__name__} mixer")
-        with torch.no_grad():
-            q, k, _ = mixer.project(x, positions)  # (1, H, n, d) each, RoPE applied
-            s = q @ k.transpose(-2, -1)  # (1, H, n, n), unscaled
-            if mixer.cfg.position == "alibi":  # added after the division: undo it here
-                unscale = math.sqrt(mixer.d_qk) if mixer.cfg.scale else 1.0
-                s = s + unscale * alibi_bias(mixer.n_head, n, n, s.device)  # (H, n, n)
-        out.append(s[0].double().cpu().numpy())
-        note = None if mixer.cfg.scale else UNSCALED_NOTE
+        # Undo the division (ALiBi's bias, added after it, comes out multiplied by √d_k).
+        out.append((block.scores[0] / block.scale).double().cpu().numpy())  # (H, n, n)
+        note = None if model.cfg.scale else UNSCALED_NOTE
     return np.stack(out), note  # (L, H, n, n)
 
 
@@ -267,8 +253,8 @@ def last_row_weights(model: torch.nn.Module, vocab: Any, text: str) -> np.ndarra
     """The model's own attention weights of the last word, (L, H, n), as the model scales."""
     ids = torch.tensor([vocab.encode(text)], dtype=torch.long)
     with torch.no_grad():
-        _, attn = model(ids, return_attention=True)
-    return np.stack([w[0, :, -1].double().numpy() for w in attn])  # (L, H, n)
+        attn = model.trace(ids).weights
+    return np.stack([w[0, :, -1].double().cpu().numpy() for w in attn])  # (L, H, n)
 
 
 def _strongest(weight: np.ndarray) -> str:
