@@ -66,7 +66,7 @@ def test_micro_run(tmp_path, shakespeare_head):
     cfg = position.model_config(s, "learned")
     tc = position.train_config(s)
     start = build_model(RunConfig(model=cfg, train=tc), torch.device("cpu")).pos.table.weight
-    trained = ctx.load_model({"run_dir": learned["run_dirs"][0]}).pos.table.weight
+    trained = ctx.trained({"run_dir": learned["run_dirs"][0]}).pos.table.weight
     decay = (1 - tc.lr * tc.weight_decay) ** tc.steps
     assert torch.allclose(trained[s.n_ctx:], start[s.n_ctx:] * decay, atol=1e-6)
     assert not torch.allclose(trained[: s.n_ctx], start[: s.n_ctx] * decay, atol=1e-6)

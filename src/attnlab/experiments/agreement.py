@@ -195,7 +195,7 @@ def analyse(settings: Settings, results: Results, ctx: Context) -> dict[str, Any
     runs = results.seeds("agreement")
     per_seed = []
     for i, r in enumerate(runs):
-        model = ctx.load_model(r)
+        model = ctx.trained(r)
         m = measure(model, data)
         if i == 0:
             m["probe"] = probe_rows(model, data)

@@ -64,6 +64,18 @@ class Context:
         return Runner(work=self.work, device=self.device, corpus=self.corpus,
                       workers=self.workers, progress=self.progress)
 
+    def train(self, label: str, model: Any, train: Any, *, data_cfg: Any = None,
+              data: Any = None) -> dict:
+        """Train (or reuse) one run through the runner and return its record: for callers
+        outside an experiment's plan (the explorer's probe models). ``data`` gives token data
+        directly (synthetic languages); otherwise ``data_cfg`` names the corpus data."""
+        from attnlab.experiments.runner import RunSpec
+        from attnlab.train.config import DataConfig, RunConfig
+
+        data_cfg = data_cfg or DataConfig(vocab_size=model.vocab_size)
+        spec = RunSpec(label, RunConfig(model=model, train=train, data=data_cfg), data)
+        return self.runner().train([spec])[label]
+
     def token_data(self, vocab_size: int = 1024, train_tokens: int | None = None) -> Any:
         """The tokenised corpus (loaded once per context)."""
         from attnlab.data.dataset import load_token_data
@@ -76,15 +88,20 @@ class Context:
             data = dataclasses.replace(data, train=data.train[:train_tokens])
         return data
 
-    def load_model(self, record: dict) -> Any:
-        """The trained ``LanguageModel`` of a finished run's record, in eval mode, on
-        ``torch_device``."""
+    def trained(self, record: dict) -> Any:
+        """The trained model of a finished run's record, in eval mode, on ``torch_device``."""
+        return self.load_model(record, self.torch_device)
+
+    @staticmethod
+    def load_model(record: dict, device: Any = "cpu") -> Any:
+        """The trained ``LanguageModel`` of a run's record (``run_dir``), in eval mode, on
+        ``device``."""
         from attnlab.nn.model import LanguageModel
         from attnlab.train.checkpoint import find_checkpoint, load_checkpoint
         from attnlab.train.rundir import read_run_config
 
         run_dir = Path(record["run_dir"])
-        model = LanguageModel(read_run_config(run_dir).model).to(self.torch_device)
+        model = LanguageModel(read_run_config(run_dir).model).to(device)
         ckpt = find_checkpoint(run_dir)
         if ckpt is None:
             raise ValueError(f"run {run_dir} has no checkpoint to load")

@@ -176,7 +176,7 @@ def analyse(settings: Settings, results: Results, ctx: Context) -> dict:
         ppl: dict[str, list[float]] = {str(n): [] for n in s.eval_lengths}
         for r in runs:
             longer = [n for n in s.eval_lengths if n != s.n_ctx]
-            model = ctx.load_model(r) if longer else None
+            model = ctx.trained(r) if longer else None
             for n in s.eval_lengths:
                 if n == s.n_ctx:
                     ppl[str(n)].append(r["held_ppl"])

@@ -136,11 +136,13 @@ class Runner:
     # -- keys -----------------------------------------------------------------
 
     def resolve(self, spec: RunSpec) -> RunSpec:
-        """``spec`` with this runner's device and corpus, device and precision resolved."""
+        """``spec`` with this runner's device (where the spec leaves it "auto") and corpus,
+        then device and precision resolved."""
         from attnlab.train.runtime import resolve_run
 
         cfg = spec.config
-        train = dataclasses.replace(cfg.train, device=self.device)
+        device = self.device if cfg.train.device == "auto" else cfg.train.device
+        train = dataclasses.replace(cfg.train, device=device)
         data = cfg.data if spec.data is not None else \
             dataclasses.replace(cfg.data, corpus=self.corpus)
         return dataclasses.replace(spec, config=resolve_run(cfg.replace(train=train, data=data)))

@@ -183,7 +183,7 @@ def _one_width(s: Settings, results: Results, ctx: Context, setting: str, d_k: i
         init = [stats.attention_stats(
             initial_model(cfg, dataclasses.replace(tc, seed=k), ctx.torch_device), idx)
             for k in range(len(runs))]
-        after = [stats.attention_stats(ctx.load_model(r), idx) for r in runs]
+        after = [stats.attention_stats(ctx.trained(r), idx) for r in runs]
         row["scaled" if scale else "unscaled"] = {
             "held_ppl": [r["held_ppl"] for r in runs],
             "train_ppl": [r["train_ppl"] for r in runs],

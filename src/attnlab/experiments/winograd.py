@@ -258,7 +258,7 @@ def analyse(settings: Settings, results: Results, ctx: Context) -> dict[str, Any
         models: dict[str, Any] = {}
         for kind in MODELS:
             runs = results.seeds(run_label(variant, kind))
-            trained = [ctx.load_model(r) for r in runs]
+            trained = [ctx.trained(r) for r in runs]
             scores = [accuracies(m, data) for m in trained]
             log.info("winograd %s %s: held-out forced choice %s", variant, kind,
                      fmt_ms([sc["forced"] for sc in scores], 3))
