@@ -10,7 +10,6 @@ import pytest
 import torch
 
 from attnlab.cli.run import resolve_jobs
-from attnlab.experiments import norm
 from attnlab.experiments.pool import default_workers, worker_envs
 from attnlab.experiments.runner import DIVERGED, Results, Runner, RunSpec, seeded, train_cost
 from attnlab.nn.config import ModelConfig
@@ -105,21 +104,23 @@ def test_results_by_seed_and_the_longest_runs_first():
     assert train_cost(long) == 10 * train_cost(TINY)
 
 
-def test_in_order_and_on_workers_give_the_same_bits(tmp_path, shakespeare_head, caplog):
-    specs = norm.plan(norm.PROFILES["micro"])  # four cells, one seed: four runs
+def test_in_order_and_on_workers_give_the_same_bits(tmp_path, caplog):
+    specs = seeded("tiny", TINY.replace(train=dataclasses.replace(TINY.train, steps=6)), 4,
+                   data=Tokens())
     events = []
     with caplog.at_level(logging.INFO, logger="attnlab.experiments.pool"):
-        pooled = Runner(work=tmp_path / "a", corpus=str(shakespeare_head), device="cpu",
-                        workers=2, progress=events.append).train(specs)
+        pooled = Runner(work=tmp_path / "a", device="cpu", workers=2,
+                        progress=events.append).train(specs)
     started = [r.getMessage() for r in caplog.records if "(worker " in r.getMessage()]
     assert len(started) == 4  # each run named as a worker starts it
-    in_order = Runner(work=tmp_path / "b", corpus=str(shakespeare_head), device="cpu").train(specs)
+    in_order = Runner(work=tmp_path / "b", device="cpu").train(specs)
 
     def same(r: dict) -> dict:  # everything but time, speed and where it lives
         return {k: v for k, v in r.items() if k not in ("wall_s", "tokens_per_s", "run_dir")}
 
     assert {k: same(v) for k, v in pooled.items()} == {k: same(v) for k, v in in_order.items()}
-    assert len(list((tmp_path / "a").iterdir())) == 4  # every cell trained once
+    assert len({r["weights_sha256"] for r in pooled.values()}) == 4  # four seeds, four models
+    assert len(list((tmp_path / "a").iterdir())) == 4  # every run trained once
     assert {e["run"] for e in events if e.get("kind") == "train"} == {s.label for s in specs}
 
 

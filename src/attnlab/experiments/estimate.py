@@ -140,12 +140,15 @@ def estimate_suite(profile: str, seeds: int | None, work: Path, *, corpus: str |
     """Plan the selected experiments, time their pending runs' steps, lay them on workers."""
     from attnlab.experiments import registry
     from attnlab.experiments.runner import Runner
-    from attnlab.experiments.suite import select
+    from attnlab.experiments.suite import corpus_problem, select
 
     runner = Runner(work=Path(work), device=device, corpus=corpus, workers=workers)
+    no_corpus = corpus_problem(corpus)[0] is not None
     pending: dict[str, list[Any]] = {}
     for name in select(only):
         mod = registry.load(name)
+        if getattr(mod, "NEEDS_CORPUS", True) and no_corpus:
+            continue  # reproduce skips it too
         pending[name] = runner.pending(mod.plan(registry.settings_of(mod, profile, seeds)))
     shapes = list(dict.fromkeys(shape_of(s.config) for specs in pending.values() for s in specs))
     first = {shape_of(s.config): s.config for specs in pending.values() for s in specs}

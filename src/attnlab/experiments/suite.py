@@ -137,7 +137,7 @@ def collect_meta(
     }
 
 
-def _corpus_problem(corpus: str | None) -> tuple[str | None, str]:
+def corpus_problem(corpus: str | None) -> tuple[str | None, str]:
     """(None, where it is) when the corpus resolves; (the reason, the same) when it does not."""
     from attnlab.data.corpus import CorpusError, resolve_corpus
 
@@ -183,6 +183,8 @@ def reproduce(
     emit = progress or (lambda info: None)
     ctx = Context(work=work_dir, corpus=corpus, device=device, progress=progress,
                   workers=workers)
+    if not report_only:
+        ctx.torch_device  # noqa: B018 - a device that does not resolve is one line, up front
 
     modules: dict[str, ModuleType] = {}
     envelopes: dict[str, dict] = {}
@@ -196,7 +198,7 @@ def reproduce(
     if report_only:
         corpus_status = "not used (report only)"
     elif any(getattr(m, "NEEDS_CORPUS", True) for m in modules.values()):
-        corpus_reason, corpus_status = _corpus_problem(corpus)
+        corpus_reason, corpus_status = corpus_problem(corpus)
 
     # 1. plan: what each experiment needs (or its finished envelope)
     plans: dict[str, tuple[Any, list[RunSpec]]] = {}
