@@ -50,6 +50,7 @@ import torch
 from attnlab.data.synthetic import VerbAgreementData, verb_agreement_dataset
 from attnlab.experiments.base import (
     Context,
+    SentenceStream,
     attention_trace,
     fmt_ms,
     markdown_table,
@@ -111,14 +112,6 @@ def train_config(s: Settings) -> TrainConfig:
                        ckpt_every=0, log_every=max(1, s.steps // 6))
 
 
-@dataclass(frozen=True)
-class SentenceStream:
-    """The sentences end to end, as the trainer's token data."""
-
-    train: np.ndarray  # (n_train · L,) ids
-    held: np.ndarray  # (n_held · L,) ids
-
-
 def dataset(s: Settings) -> VerbAgreementData:
     return verb_agreement_dataset(seed=s.data_seed, n_clauses=s.n_clauses)
 
@@ -128,8 +121,7 @@ def plan(settings: Settings) -> list[RunSpec]:
     data = dataset(settings)
     cfg = RunConfig(model=model_config(settings, data.vocab.size), train=train_config(settings),
                     data=DataConfig(vocab_size=data.vocab.size))
-    stream = SentenceStream(train=data.train.reshape(-1), held=data.held.reshape(-1))
-    return seeded("agreement", cfg, settings.seeds, data=stream)
+    return seeded("agreement", cfg, settings.seeds, data=SentenceStream.of(data))
 
 
 # -- measuring -------------------------------------------------------------------

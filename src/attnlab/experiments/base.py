@@ -109,6 +109,20 @@ class Context:
         return model.eval()
 
 
+@dataclass(frozen=True)
+class SentenceStream:
+    """A synthetic language's sentences end to end, as the trainer's token data (it draws
+    windows at random offsets, as from the corpus)."""
+
+    train: Any  # (n_train · L,) int64 ids
+    held: Any  # (n_held · L,) int64 ids; the trainer reports their perplexity
+
+    @classmethod
+    def of(cls, data: Any) -> SentenceStream:
+        """From any language with ``train`` and ``held`` sentence rows (n, L)."""
+        return cls(train=data.train.reshape(-1), held=data.held.reshape(-1))
+
+
 def mean_std(values: list[float]) -> tuple[float, float]:
     """Mean and sample standard deviation (0 for a single value)."""
     n = len(values)

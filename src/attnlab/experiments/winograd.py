@@ -27,7 +27,7 @@ Design decisions, each measured on variant B (seed 0, width 64):
   2/3 forced choice: the pairs seen in both orders have opposite answers for
   one bag). Its MLP is what lets it memorise: the bare ladder row 4 (token +
   mean, no MLP) stays at 50% on held-out sentences.
-- *The trainer's random windows.* ``Context.train`` draws windows at random
+- *The trainer's random windows.* The trainer draws windows at random
   offsets of the concatenated sentences; it cannot align them to sentences. The
   window is one sentence (``n_ctx`` = 17 inputs), so 4 of 18 windows hold a
   referent with both nouns in view. Measured against sentence-aligned batches
@@ -81,6 +81,7 @@ from attnlab.data.synthetic import (
 )
 from attnlab.experiments.base import (
     Context,
+    SentenceStream,
     fmt_ms,
     markdown_table,
     mean_std,
@@ -167,18 +168,6 @@ def train_config(steps: int, s: Settings) -> TrainConfig:
                        batch_size=s.batch_size, eval_every=0,
                        ckpt_every=steps // 4 if steps >= 100 else 0,
                        log_every=max(steps // 20, 1))
-
-
-@dataclass(frozen=True)
-class SentenceStream:
-    """The sentences of a ``WinogradData`` end to end, as the trainer's token data."""
-
-    train: np.ndarray  # (n_train · 18,) ids
-    held: np.ndarray  # (n_held · 18,) ids; the trainer reports its perplexity
-
-    @classmethod
-    def of(cls, data: WinogradData) -> SentenceStream:
-        return cls(train=data.train.reshape(-1), held=data.held.reshape(-1))
 
 
 def scored_logits(model: torch.nn.Module, rows: np.ndarray, score_index: int) -> np.ndarray:
