@@ -261,7 +261,7 @@ def figure(record: dict[str, Any]) -> Figure:
     right.axvline(MOST, color="k", lw=0.8, ls=":")
     right.set_xlim(0, 1)
     right.set_title("weight at the predicting position, held-out mean (seed 0)")
-    right.legend(fontsize=8, loc="lower right")
+    right.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.06), ncol=4)
     fig.tight_layout()
     return fig
 

@@ -136,15 +136,15 @@ class Runner:
     # -- keys -----------------------------------------------------------------
 
     def resolve(self, spec: RunSpec) -> RunSpec:
-        """``spec`` with this runner's device (where the spec leaves it "auto") and corpus,
-        then device and precision resolved."""
+        """``spec`` with this runner's device and corpus where the spec leaves them open
+        ("auto", None), then device and precision resolved."""
         from attnlab.train.runtime import resolve_run
 
         cfg = spec.config
         device = self.device if cfg.train.device == "auto" else cfg.train.device
         train = dataclasses.replace(cfg.train, device=device)
         data = cfg.data if spec.data is not None else \
-            dataclasses.replace(cfg.data, corpus=self.corpus)
+            dataclasses.replace(cfg.data, corpus=cfg.data.corpus or self.corpus)
         return dataclasses.replace(spec, config=resolve_run(cfg.replace(train=train, data=data)))
 
     def key(self, spec: RunSpec) -> str:
