@@ -83,11 +83,14 @@ def test_a_diverged_run_is_recorded_where_the_plan_allows_it(tmp_path, monkeypat
     runner = Runner(work=tmp_path, device="cpu")
     spec = RunSpec("wild", TINY, Tokens(), may_diverge=True)
     record = runner.train([spec])["wild"]
-    assert record["diverged"] and "non-finite" in record["error"]
+    assert record["diverged"] and "non-finite" in record["message"]
     assert (tmp_path / runner.key(runner.resolve(spec)) / DIVERGED).is_file()
     assert runner.train([spec])["wild"]["diverged"] and len(calls) == 1  # not trained again
     with pytest.raises(TrainingDiverged):
         runner.train([RunSpec("strict", TINY.replace(train=TrainConfig(steps=3)), Tokens())])
+    strict = RunSpec("strict", spec.config, spec.data)  # the same run, divergence not allowed
+    with pytest.raises(TrainingDiverged):
+        runner.train([strict])  # its marker is no result for a spec that does not allow it
 
 
 def test_labels_must_be_unique(tmp_path):

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TextIO
 
 from attnlab.cli.run import SuiteProgress, add_common, check_seeds, resolve_jobs
+from attnlab.errors import UsageError
 
 __all__ = ["add_common", "register", "run"]
 
@@ -50,7 +51,7 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None,
     check_seeds(args.seeds)
     only = None if args.only is None else [n for n in args.only.split(",") if n.strip()]
     if only is not None and not only:
-        raise ValueError("--only needs at least one experiment name")
+        raise UsageError("--only needs at least one experiment name")
     out = Path(args.out) if args.out else Path("reports") / args.profile
     workers = resolve_jobs(args.jobs)
     if getattr(args, "estimate", False) or (args.profile == "full" and not args.report_only):

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from attnlab.errors import UsageError
 from attnlab.train.progress import ProgressPrinter, format_duration
 
 
@@ -108,7 +109,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def check_seeds(seeds: int | None) -> None:
     if seeds is not None and seeds < 1:
-        raise ValueError(f"--seeds must be at least 1, got {seeds}")
+        raise UsageError(f"--seeds must be at least 1, got {seeds}")
 
 
 def resolve_jobs(jobs: int | None) -> int:
@@ -118,7 +119,7 @@ def resolve_jobs(jobs: int | None) -> int:
     if jobs is None:
         return default_workers()
     if jobs < 1:
-        raise ValueError(f"--jobs must be at least 1, got {jobs}")
+        raise UsageError(f"--jobs must be at least 1, got {jobs}")
     return jobs
 
 
@@ -134,7 +135,7 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None,
     try:
         mod = load(args.name)  # ValueError for an unknown name
     except ImportError as err:
-        raise ValueError(f"experiment {args.name!r} cannot be loaded: {err}") from err
+        raise UsageError(f"experiment {args.name!r} cannot be loaded: {err}") from err
     out = Path(args.out) if args.out else Path("reports") / args.profile
     if getattr(mod, "NEEDS_CORPUS", True):
         from attnlab.data.corpus import resolve_corpus

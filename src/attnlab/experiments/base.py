@@ -31,9 +31,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from attnlab.errors import DataError
+
 log = logging.getLogger(__name__)
 
 Progress = Callable[[dict], None]
+
 
 
 @dataclass
@@ -104,7 +107,7 @@ class Context:
         model = LanguageModel(read_run_config(run_dir).model).to(device)
         ckpt = find_checkpoint(run_dir)
         if ckpt is None:
-            raise ValueError(f"run {run_dir} has no checkpoint to load")
+            raise DataError(f"run {run_dir} has no checkpoint to load")
         load_checkpoint(ckpt, model)
         return model.eval()
 

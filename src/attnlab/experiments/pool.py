@@ -30,6 +30,8 @@ import queue
 import traceback
 from typing import Any
 
+from attnlab.errors import UsageError
+
 log = logging.getLogger(__name__)
 
 POLL_S = 0.5  # how often the parent looks at the workers when no message arrives
@@ -67,7 +69,7 @@ def worker_envs(n: int, device_type: str, n_gpus: int,
     ids = [g.strip() for g in visible.split(",") if g.strip()] if visible else \
         [str(i) for i in range(n_gpus)]
     if n > len(ids):
-        raise ValueError(f"{n} GPU workers need {n} visible GPUs, found {len(ids)}")
+        raise UsageError(f"{n} GPU workers need {n} visible GPUs, found {len(ids)}")
     return [{"CUDA_VISIBLE_DEVICES": ids[i]} for i in range(n)]
 
 

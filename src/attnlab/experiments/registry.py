@@ -18,6 +18,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from attnlab.errors import UsageError
 from attnlab.experiments.base import Context, settings_dict
 from attnlab.experiments.runner import Results, RunSpec
 from attnlab.files import atomic_path, write_json, write_text
@@ -33,13 +34,13 @@ FIGURE_DPI = 110
 
 def load(name: str) -> ModuleType:
     if name not in EXPERIMENTS:
-        raise ValueError(f"unknown experiment {name!r}; choose one of: {', '.join(EXPERIMENTS)}")
+        raise UsageError(f"unknown experiment {name!r}; choose one of: {', '.join(EXPERIMENTS)}")
     return importlib.import_module(f"attnlab.experiments.{name}")
 
 
 def check_profile(profile: str) -> None:
     if profile not in PROFILES:
-        raise ValueError(f"unknown profile {profile!r}; choose one of: {', '.join(PROFILES)}")
+        raise UsageError(f"unknown profile {profile!r}; choose one of: {', '.join(PROFILES)}")
 
 
 def settings_of(mod: ModuleType, profile: str, seeds: int | None = None) -> Any:
@@ -49,7 +50,7 @@ def settings_of(mod: ModuleType, profile: str, seeds: int | None = None) -> Any:
     settings = mod.PROFILES[profile]
     if seeds is not None:
         if seeds < 1:
-            raise ValueError(f"seeds must be at least 1, got {seeds}")
+            raise UsageError(f"seeds must be at least 1, got {seeds}")
         if any(f.name == "seeds" for f in dataclasses.fields(settings)):
             settings = dataclasses.replace(settings, seeds=seeds)
     return settings

@@ -17,9 +17,9 @@ reads them back in ``analyse(settings, results, ctx)``. Between the two,
   GPU on CUDA. The pool gets the longest runs first, so no worker idles at
   the end while another finishes a long run; the results are bitwise those of
   training in order (each run seeds itself and runs on one thread);
-- a run whose spec says ``may_diverge`` and whose loss becomes non-finite is
-  recorded as diverged (``diverged.json`` beside its checkpoint, so a rerun
-  does not train it again); any other failure raises.
+- a run whose spec says ``may_diverge`` and whose loss diverges is recorded as
+  diverged (from ``diverged.json`` beside its checkpoint, so a rerun does not
+  train it again); for any other spec divergence raises, like every failure.
 
 ``Results`` maps each label to the trainer's result record (with
 ``run_dir``), or to ``{"diverged": True, ...}``; ``Results.seeds(label)`` gives
@@ -36,13 +36,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from attnlab.errors import UsageError
 from attnlab.files import write_json
 from attnlab.train.config import RunConfig, run_hash
 
 log = logging.getLogger(__name__)
 
 Progress = Callable[[dict], None]
-DIVERGED = "diverged.json"  # marker of a run that diverged where its spec allows it
+DIVERGED = "diverged.json"  # the trainer's marker of a run that stopped for divergence
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,7 @@ def seeded(label: str, config: RunConfig, seeds: int, *, data: Any = None,
     ['row 1 seed 0', 'row 1 seed 1']
     """
     if seeds < 1:
-        raise ValueError(f"seeds must be at least 1, got {seeds}")
+        raise UsageError(f"seeds must be at least 1, got {seeds}")
     return [RunSpec(f"{label} seed {s}",
                     config.replace(train=dataclasses.replace(config.train, seed=s)),
                     data, may_diverge) for s in range(seeds)]
@@ -153,14 +154,19 @@ class Runner:
         return key if spec.data is None else f"{key}-{data_fingerprint(spec.data)}"
 
     def finished(self, spec: RunSpec) -> dict | None:
-        """The stored record of a resolved ``spec`` if it finished (or diverged), else None."""
+        """The stored record of a resolved ``spec`` if it finished, or if it diverged and its
+        spec allows that (``{"diverged": True, ...}``); else None."""
         import json
 
         run_dir = self.work / self.key(spec)
-        for name in ("result.json", DIVERGED):
+        names = ("result.json", DIVERGED) if spec.may_diverge else ("result.json",)
+        for name in names:
             path = run_dir / name
             if path.is_file():
-                return {**json.loads(path.read_text(encoding="utf-8")), "run_dir": str(run_dir)}
+                record = json.loads(path.read_text(encoding="utf-8"))
+                if name == DIVERGED:
+                    record = {**record, "diverged": True}
+                return {**record, "run_dir": str(run_dir)}
         return None
 
     # -- training -------------------------------------------------------------
@@ -253,8 +259,9 @@ class Runner:
             if not spec.may_diverge:
                 raise
             log.warning("%s diverged: %s", spec.label, err)
-            write_json(run_dir / DIVERGED, {"diverged": True, "error": str(err).splitlines()[0],
-                                            "run_hash": run_hash(spec.config)})
+            if not (run_dir / DIVERGED).is_file():  # a trainer that does not write it itself
+                write_json(run_dir / DIVERGED, {"message": str(err).splitlines()[0],
+                                                "run_hash": run_hash(spec.config)})
             return self.finished(spec) or {}
         return {**record, "run_dir": str(run_dir)}
 

@@ -34,6 +34,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from attnlab.errors import UsageError
 from attnlab.experiments import registry
 from attnlab.experiments.base import Context
 from attnlab.experiments.claims import Claim, evaluate, one_line
@@ -54,7 +55,7 @@ def select(only: Iterable[str] | None) -> list[str]:
     wanted = [n.strip() for n in only if n.strip()]
     unknown = [n for n in wanted if n not in registry.EXPERIMENTS]
     if unknown or not wanted:
-        raise ValueError(
+        raise UsageError(
             f"unknown experiment(s) {', '.join(map(repr, unknown)) or '(none given)'}; "
             f"choose from: {', '.join(registry.EXPERIMENTS)}"
         )
@@ -64,7 +65,7 @@ def select(only: Iterable[str] | None) -> list[str]:
 def check_args(profile: str, seeds: int | None) -> None:
     registry.check_profile(profile)
     if seeds is not None and (not isinstance(seeds, int) or seeds < 1):
-        raise ValueError(f"seeds must be a whole number >= 1, got {seeds!r}")
+        raise UsageError(f"seeds must be a whole number >= 1, got {seeds!r}")
 
 
 def evaluate_claims(modules: dict[str, ModuleType], records: dict[str, dict]) -> list[dict]:
