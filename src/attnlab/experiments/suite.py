@@ -201,66 +201,11 @@ def reproduce(
     elif any(getattr(m, "NEEDS_CORPUS", True) for m in modules.values()):
         corpus_reason, corpus_status = corpus_problem(corpus)
 
-    # 1. plan: what each experiment needs (or its finished envelope)
-    plans: dict[str, tuple[Any, list[RunSpec]]] = {}
-    for name, mod in modules.items():
-        title = getattr(mod, "TITLE", name)
-        try:
-            settings = registry.settings_of(mod, profile, seeds)
-            cached = registry.finished_envelope(out_dir, name,
-                                                registry.identity(profile, settings))
-            if report_only or cached is not None:
-                envelopes[name] = {**cached, "reused": True} if cached is not None else {
-                    "name": name, "title": title, "status": "skipped",
-                    "reason": f"report only: no finished {profile} result at "
-                              f"{out_dir / name / 'result.json'}"}
-            elif getattr(mod, "NEEDS_CORPUS", True) and corpus_reason is not None:
-                envelopes[name] = {"name": name, "title": title, "status": "skipped",
-                                   "reason": f"corpus unavailable: {corpus_reason}"}
-            else:
-                plans[name] = (settings, mod.plan(settings))
-        except Exception as err:  # noqa: BLE001 - report it, run the rest
-            envelopes[name] = {"name": name, "title": title, "status": "failed",
-                               "reason": f"cannot plan: {one_line(err)}"}
-
-    # 2. train: every planned run of every experiment on one pool
-    phases: dict[str, float] = {}
+    plans = _plan(modules, envelopes, profile, seeds, out_dir, report_only, corpus_reason)
     t0 = time.perf_counter()
-    specs = [spec for _, runs in plans.values() for spec in runs]
-    if specs:
-        runner = ctx.runner()
-        n_pending = len(runner.pending(specs))
-        emit({"kind": "suite", "event": "train", "runs": len(specs), "pending": n_pending,
-              "workers": runner.pool_size(n_pending)})
-        try:
-            runner.prefetch(specs)
-        except Exception as err:  # noqa: BLE001 - the experiments retry their own runs below
-            log.warning("the training pool stopped: %s", one_line(err))
-    phases["train"] = time.perf_counter() - t0
-
-    # 3. analyse, in registry order
-    for index, name in enumerate(names, 1):
-        info = {"kind": "experiment", "index": index, "total": len(names), "name": name}
-        if name not in plans:
-            env = envelopes[name]
-            event = "done" if status_of(env) == "ok" else status_of(env)
-            emit({**info, "event": event, "reused": True, "reason": env.get("reason")})
-            continue
-        mod, (settings, runs) = modules[name], plans[name]
-        emit({**info, "event": "start", "title": getattr(mod, "TITLE", name)})
-        t1 = time.perf_counter()
-        try:
-            results = ctx.runner().train(runs)  # anything the pool did not finish, in order
-            envelopes[name] = {**registry.analyse_and_write(
-                name, mod, profile, settings, results, ctx, out_dir), "reused": False}
-        except Exception as err:  # noqa: BLE001 - report it, run the rest
-            log.debug("%s traceback", name, exc_info=True)
-            envelopes[name] = {"name": name, "title": getattr(mod, "TITLE", name),
-                               "status": "failed", "reason": one_line(err),
-                               "wall_s": time.perf_counter() - t1}
-            emit({**info, "event": "failed", "reason": one_line(err)})
-            continue
-        emit({**info, "event": "done", "wall_s": time.perf_counter() - t1, "reused": False})
+    _train([spec for _, runs in plans.values() for spec in runs], ctx, emit)
+    phases = {"train": time.perf_counter() - t0}
+    _analyse(names, modules, plans, envelopes, profile, ctx, out_dir, emit)
     phases["analyse"] = time.perf_counter() - t0 - phases["train"]
 
     envelopes = {n: envelopes[n] for n in names}  # registry order, load failures included
@@ -276,3 +221,79 @@ def reproduce(
     return {"paths": paths, "envelopes": envelopes, "verdicts": verdicts, "meta": meta,
             "failed": failed, "skipped": skipped, "errors": errors,
             "ok": not failed and not errors}
+
+
+Plans = dict[str, tuple[Any, list[RunSpec]]]  # experiment -> (settings, planned runs)
+
+
+def _plan(modules: dict[str, ModuleType], envelopes: dict[str, dict], profile: str,
+          seeds: int | None, out_dir: Path, report_only: bool,
+          corpus_reason: str | None) -> Plans:
+    """Phase 1: each experiment's settings and runs, unless a finished envelope is reused (or
+    it is skipped or cannot plan: its envelope says why)."""
+    plans: Plans = {}
+    for name, mod in modules.items():
+        title = getattr(mod, "TITLE", name)
+        try:
+            settings = registry.settings_of(mod, profile, seeds)
+            cached = registry.finished_envelope(out_dir, name,
+                                                registry.identity(profile, settings))
+            if cached is not None:
+                envelopes[name] = {**cached, "reused": True}
+            elif report_only:
+                envelopes[name] = {"name": name, "title": title, "status": "skipped",
+                                   "reason": f"report only: no finished {profile} result at "
+                                             f"{out_dir / name / 'result.json'}"}
+            elif getattr(mod, "NEEDS_CORPUS", True) and corpus_reason is not None:
+                envelopes[name] = {"name": name, "title": title, "status": "skipped",
+                                   "reason": f"corpus unavailable: {corpus_reason}"}
+            else:
+                plans[name] = (settings, mod.plan(settings))
+        except Exception as err:  # noqa: BLE001 - report it, run the rest
+            envelopes[name] = {"name": name, "title": title, "status": "failed",
+                               "reason": f"cannot plan: {one_line(err)}"}
+    return plans
+
+
+def _train(specs: list[RunSpec], ctx: Context, emit: Progress) -> None:
+    """Phase 2: every planned run of every experiment on one pool (failures are left to the
+    experiment that planned them, which retries in order and reports)."""
+    if not specs:
+        return
+    runner = ctx.runner()
+    n_pending = len(runner.pending(specs))
+    emit({"kind": "suite", "event": "train", "runs": len(specs), "pending": n_pending,
+          "workers": runner.pool_size(n_pending)})
+    try:
+        runner.prefetch(specs)
+    except Exception as err:  # noqa: BLE001 - the experiments retry their own runs
+        log.warning("the training pool stopped: %s", one_line(err))
+
+
+def _analyse(names: list[str], modules: dict[str, ModuleType], plans: Plans,
+             envelopes: dict[str, dict], profile: str, ctx: Context, out_dir: Path,
+             emit: Progress) -> None:
+    """Phase 3, in registry order: each planned experiment's runs (anything the pool did not
+    finish is trained here, in order), its analysis and its files."""
+    for index, name in enumerate(names, 1):
+        info = {"kind": "experiment", "index": index, "total": len(names), "name": name}
+        if name not in plans:
+            env = envelopes[name]
+            event = "done" if status_of(env) == "ok" else status_of(env)
+            emit({**info, "event": event, "reused": True, "reason": env.get("reason")})
+            continue
+        mod, (settings, runs) = modules[name], plans[name]
+        emit({**info, "event": "start", "title": getattr(mod, "TITLE", name)})
+        start = time.perf_counter()
+        try:
+            results = ctx.runner().train(runs)
+            envelopes[name] = {**registry.analyse_and_write(
+                name, mod, profile, settings, results, ctx, out_dir), "reused": False}
+        except Exception as err:  # noqa: BLE001 - report it, run the rest
+            log.debug("%s traceback", name, exc_info=True)
+            envelopes[name] = {"name": name, "title": getattr(mod, "TITLE", name),
+                               "status": "failed", "reason": one_line(err),
+                               "wall_s": time.perf_counter() - start}
+            emit({**info, "event": "failed", "reason": one_line(err)})
+            continue
+        emit({**info, "event": "done", "wall_s": time.perf_counter() - start, "reused": False})
