@@ -143,6 +143,7 @@ def test_one_worker_per_gpu(monkeypatch, tmp_path):
     monkeypatch.setattr(Runner, "resolve_device", lambda self: torch.device("cuda"))
     runner = Runner(work=tmp_path, device="cuda", workers=8)
     assert runner.pool_size(5) == 2 and runner.pool_size(1) == 1
+    assert Runner(work=tmp_path, device="cuda", workers=1).pool_size(5) == 1  # --jobs 1
     assert worker_envs(2, "cuda", 2) == [{"CUDA_VISIBLE_DEVICES": "0"},
                                          {"CUDA_VISIBLE_DEVICES": "1"}]
     assert worker_envs(2, "cuda", 2, "3,5") == [{"CUDA_VISIBLE_DEVICES": "3"},

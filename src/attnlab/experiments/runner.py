@@ -226,8 +226,8 @@ class Runner:
 
         if n_runs < 2:
             return 1
-        if self.resolve_device().type == "cuda":
-            return min(gpu_count(), n_runs)
+        if self.resolve_device().type == "cuda":  # one worker per GPU, at most
+            return max(1, min(gpu_count(), self.workers, n_runs))
         return min(self.workers, n_runs)
 
     def _train_on_pool(self, pending: list[RunSpec]) -> None:
