@@ -172,12 +172,16 @@ def hf_traces(model: torch.nn.Module, ids: list[int]) -> tuple[list[LayerTrace],
 
 
 def hf_token_strings(tokenizer: Any, ids: list[int]) -> list[str]:
-    """One display string per id, spaces included (`` cat``), from decoding growing prefixes;
-    where a prefix does not decode to a prefix of the next (a split character), the id alone."""
+    """One display string per id, spaces included (`` cat``): what decoding the ids up to it
+    adds to the text. A character split over several tokens shows as ``�`` on all but the
+    token that completes it."""
     out, before = [], ""
     for i in range(len(ids)):
         text = tokenizer.decode(ids[: i + 1])
-        out.append(text[len(before):] if text.startswith(before) else tokenizer.decode([ids[i]]))
+        same = 0  # characters the text shares with the text before (a completed � changes)
+        while same < min(len(text), len(before)) and text[same] == before[same]:
+            same += 1
+        out.append(text[same:] if same == len(before) else text[same:] or "\ufffd")
         before = text
     return out
 
