@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import socket
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -123,9 +124,10 @@ class _Server(ThreadingHTTPServer):
     allow_reuse_address = True
     request_queue_size = LISTEN_QUEUE
 
-    def __init__(self, address: tuple[str, int], app: _App) -> None:
+    def __init__(self, address: tuple[str, int], app: _App, idle_timeout: float) -> None:
         super().__init__(address, _Handler)
         self.app = app
+        self.idle_timeout = idle_timeout
         self.slots = threading.BoundedSemaphore(MAX_WORKERS)
         self.closing = threading.Event()
         port = self.server_address[1]
@@ -167,9 +169,9 @@ class _Handler(BaseHTTPRequestHandler):
     server: _Server
     server_version = "attnlab-explorer"
     sys_version = ""
-    timeout = IDLE_TIMEOUT  # on the socket: a read that waits longer ends the connection
-
+    default_request_version = "HTTP/1.0"  # so even a garbled request line gets a status line
     def setup(self) -> None:
+        self.timeout = self.server.idle_timeout  # on the socket: a longer wait ends the connection
         super().setup()
         self.rfile = _CappedReader(self.rfile, REQUEST_CAP)
 
@@ -198,6 +200,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._json(status, {"error": message})
         self.wfile.flush()
         try:
+            self.connection.shutdown(socket.SHUT_WR)  # the answer is complete: the client may go
             self.connection.settimeout(0.5)
             while self.rfile.read(16384):
                 pass
@@ -209,6 +212,8 @@ class _Handler(BaseHTTPRequestHandler):
         too many headers, unknown method), as JSON like every other answer."""
         if code == HTTPStatus.REQUEST_URI_TOO_LONG:
             message = "the request line is over 64 KiB: send a shorter sentence"
+        elif code == HTTPStatus.NOT_IMPLEMENTED:  # a method without a do_ method here
+            code, message = HTTPStatus.METHOD_NOT_ALLOWED, "only GET and POST are answered here"
         self._refuse(code, message or HTTPStatus(code).phrase)
 
     def _host_ok(self) -> bool:
@@ -309,11 +314,13 @@ def make_server(
     default_text: str = SENTENCE,
     max_chars: int = DEFAULT_MAX_CHARS,
     max_tokens: int = DEFAULT_MAX_TOKENS,
+    idle_timeout: float = IDLE_TIMEOUT,
 ) -> _Server:
     """Bind the explorer server (not yet serving); ``port=0`` picks a free port.
 
     ``compute(default_text)`` runs once now, for the page's first view, so a
-    broken ``compute`` fails here rather than in the browser.
+    broken ``compute`` fails here rather than in the browser. A connection
+    that sends nothing for ``idle_timeout`` seconds is closed.
     """
     if host not in LOOPBACK:
         raise UsageError(f"the explorer server binds to 127.0.0.1 only, not {host!r}")
@@ -321,8 +328,10 @@ def make_server(
         raise UsageError(f"max_chars and max_tokens must be >= 1, got {max_chars}, {max_tokens}")
     if not 0 <= port <= 65535:
         raise UsageError(f"port must be in 0..65535, got {port}")
+    if not idle_timeout > 0:
+        raise UsageError(f"idle_timeout must be > 0 seconds, got {idle_timeout}")
     app = _App(compute, max_chars, max_tokens, default_text, threading.Lock())
-    return _Server(("127.0.0.1", port), app)
+    return _Server(("127.0.0.1", port), app, idle_timeout)
 
 
 def serve(
@@ -382,11 +391,12 @@ def start_server(
     default_text: str = SENTENCE,
     max_chars: int = DEFAULT_MAX_CHARS,
     max_tokens: int = DEFAULT_MAX_TOKENS,
+    idle_timeout: float = IDLE_TIMEOUT,
 ) -> RunningServer:
     """Start the explorer server on 127.0.0.1 in a daemon thread; ``port=0`` = any free port."""
     server = make_server(
-        compute, "127.0.0.1", port,
-        default_text=default_text, max_chars=max_chars, max_tokens=max_tokens,
+        compute, "127.0.0.1", port, default_text=default_text, max_chars=max_chars,
+        max_tokens=max_tokens, idle_timeout=idle_timeout,
     )  # fmt: skip
     thread = threading.Thread(target=server.serve_forever, name="attnlab-explorer", daemon=True)
     thread.start()
