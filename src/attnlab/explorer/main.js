@@ -167,6 +167,14 @@ if (form && config.api) {
   });
 }
 
+// a link followed within the page (or an edited address) moves the page to its state
+window.addEventListener("hashchange", () => {
+  const hash = window.location.hash;
+  const text = readURL(hash);
+  if (form && config.api && text && text !== state.text) ask(text, hash);
+  else render();
+});
+
 const startHash = window.location.hash;
 const askedText = startHash ? readURL(startHash) : null;
 render();
