@@ -100,9 +100,10 @@ def test_attention_stats_by_hand_on_one_block():
     idx = torch.randint(0, 50, (2, 12), generator=torch.Generator().manual_seed(1))
     got = st.attention_stats(model, idx)
     with torch.no_grad():
-        x = model.tok(idx) + model.pos(torch.arange(12))  # the mixer's input (no norm)
+        x = model.tok(idx) + model.pos(0, 12)  # the mixer's input (no norm)
         mixer = model.blocks[0].mixer
-        s = (mixer.q(x) @ mixer.k(x).transpose(-2, -1)) / math.sqrt(8)  # (b, t, t)
+        w_q, w_k, _ = mixer.qkv.weight.split(mixer.widths)  # the fused map's q and k rows
+        s = ((x @ w_q.T) @ (x @ w_k.T).transpose(-2, -1)) / math.sqrt(8)  # (b, t, t)
         keep = torch.ones(12, 12, dtype=torch.bool).tril()
         w = torch.softmax(s.masked_fill(~keep, float("-inf")), -1)[:, 1:]  # rows 1..11
     assert got["score_std"] == pytest.approx(float(s[:, keep].std()), rel=1e-5)
@@ -111,7 +112,7 @@ def test_attention_stats_by_hand_on_one_block():
     assert got["frozen"] == pytest.approx(float((w.max(-1).values > 0.99).float().mean()))
     # make one key dominate: every row freezes
     with torch.no_grad():
-        mixer.q.weight.mul_(1e3)
+        mixer.qkv.weight[: mixer.widths[0]].mul_(1e3)  # the query rows
     assert st.attention_stats(model, idx)["frozen"] > 0.9
 
 
@@ -120,8 +121,9 @@ def test_attention_stats_read_the_mixer_input_after_pre_norm():
     model = LanguageModel(ModelConfig(vocab_size=50, n_ctx=10, d_model=16, n_head=2)).eval()
     idx = torch.randint(0, 50, (2, 10), generator=torch.Generator().manual_seed(2))
     with torch.no_grad():
-        x = model.blocks[0].norm1(model.tok(idx) + model.pos(torch.arange(10)))  # (b, t, c)
-        s = model.blocks[0].mixer.scores(x, torch.arange(10))  # (b, h, t, t)
+        x = model.blocks[0].norm1(model.tok(idx) + model.pos(0, 10))  # (b, t, c)
+        q, k, _ = model.blocks[0].mixer.project(x, torch.arange(10))  # (b, h, t, d) each
+        s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (b, h, t, t)
     keep = torch.ones(10, 10, dtype=torch.bool).tril()
     assert st.attention_stats(model, idx)["score_std"] == pytest.approx(
         float(s[..., keep].std()), rel=1e-5)

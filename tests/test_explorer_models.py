@@ -37,13 +37,10 @@ def _model(**changes) -> LanguageModel:
 
 
 def reference_weights(model: LanguageModel, ids: list[int]) -> list:
-    """The model's own attention weights per block, (b, h, t, s), as its forward returns them
-    (``LanguageModel.trace`` once the model core has it)."""
-    idx = torch.tensor([ids])
+    """The weights the model's readable kernel computes, per block (b, h, t, s) (tested
+    against the forward in test_nn_trace)."""
     with torch.no_grad():
-        if hasattr(model, "trace"):
-            return [b.weights for b in model.trace(idx).blocks]
-        return model(idx, return_attention=True)[1]
+        return model.trace(torch.tensor([ids])).weights
 
 
 def _page_data(path: Path) -> dict:

@@ -40,7 +40,8 @@ def _maxdiff(a: torch.Tensor | np.ndarray, b: torch.Tensor | np.ndarray) -> floa
 
 def _mha(d: int = 64, h: int = 4, qkv_bias: bool = True) -> MultiHeadAttention:
     torch.manual_seed(0)
-    cfg = ModelConfig(d_model=d, n_head=h, mixer="mha", qkv_bias=qkv_bias, position="none")
+    cfg = ModelConfig(d_model=d, n_head=h, mixer="mha", qkv_bias=qkv_bias, position="none",
+                      backend="naive")  # the readable kernel is what these checks verify
     return MultiHeadAttention(cfg).eval()
 
 
@@ -49,12 +50,12 @@ def check_torch_mha(b: int = 2, t: int = 16, d: int = 64, h: int = 4) -> Check:
     """Ours vs ``nn.MultiheadAttention`` with the same weights, causal."""
     ours = _mha(d, h)
     ref = torch.nn.MultiheadAttention(d, h, bias=True, batch_first=True).eval()
-    ref.in_proj_weight.copy_(torch.cat([ours.q.weight, ours.k.weight, ours.v.weight]))
-    ref.in_proj_bias.copy_(torch.cat([ours.q.bias, ours.k.bias, ours.v.bias]))
+    ref.in_proj_weight.copy_(ours.qkv.weight)  # both fuse q|k|v in one (3d, d) map
+    ref.in_proj_bias.copy_(ours.qkv.bias)
     ref.out_proj.weight.copy_(ours.o.weight)
     ref.out_proj.bias.copy_(ours.o.bias)
     x = torch.randn(b, t, d)
-    y, _ = ours(x, torch.arange(t))
+    y = ours(x, torch.arange(t))
     forbidden = ~causal_mask(t, t)  # nn.MultiheadAttention: True = may NOT attend
     y_ref, _ = ref(x, x, x, attn_mask=forbidden, need_weights=False)
     return Check("ours vs torch.nn.MultiheadAttention (fp32)", _maxdiff(y, y_ref), 1e-6)
@@ -75,7 +76,7 @@ def check_fused(t: int = 32) -> Check:
     """Readable per-head path vs the fused SDPA path, the same model."""
     torch.manual_seed(2)
     cfg = ModelConfig(vocab_size=97, n_ctx=t, d_model=64, n_layer=2, n_head=4)
-    naive = LanguageModel(cfg).eval()
+    naive = LanguageModel(cfg.replace(backend="naive")).eval()
     fused = LanguageModel(cfg.replace(backend="sdpa")).eval()
     fused.load_state_dict(naive.state_dict())
     idx = torch.randint(0, 97, (2, t))
@@ -90,9 +91,10 @@ def check_numpy_reference(b: int = 2, t: int = 12, d: int = 32, h: int = 4) -> C
 
     ours = _mha(d, h)
     x = torch.randn(b, t, d)
-    y, _ = ours(x, torch.arange(t))
-    w = {n: getattr(ours, n).weight.double().numpy() for n in "qkvo"}
-    bias = {n: getattr(ours, n).bias.double().numpy() for n in "qkvo"}
+    y = ours(x, torch.arange(t))
+    w = dict(zip("qkv", ours.qkv.weight.double().numpy().reshape(3, d, d), strict=True))
+    bias = dict(zip("qkv", ours.qkv.bias.double().numpy().reshape(3, d), strict=True))
+    w["o"], bias["o"] = ours.o.weight.double().numpy(), ours.o.bias.double().numpy()
     y_ref, _ = multi_head_attention(
         x.double().numpy(), w["q"], w["k"], w["v"], w["o"], bias["o"], n_head=h,
         b_q=bias["q"], b_k=bias["k"], b_v=bias["v"], causal=True,
@@ -107,12 +109,12 @@ def check_means(b: int = 2, t: int = 20, c: int = 8) -> list[Check]:
     torch.manual_seed(3)
     x = torch.randn(b, t, c)
     loop = torch.stack([x[:, : i + 1].mean(1) for i in range(t)], dim=1)  # (b, t, c)
-    matrix, _ = UniformCausalMean()(x, torch.arange(t))
+    matrix = UniformCausalMean()(x, torch.arange(t))
     zeros = torch.zeros(t, t).masked_fill(~causal_mask(t, t), float("-inf"))
     softmax = torch.softmax(zeros, dim=-1) @ x
     perm = torch.randperm(t - 1)
     shuffled = torch.cat([x[:, :-1][:, perm], x[:, -1:]], dim=1)  # same set before the last
-    last_shuffled, _ = UniformCausalMean()(shuffled, torch.arange(t))
+    last_shuffled = UniformCausalMean()(shuffled, torch.arange(t))
     return [
         Check("prefix-mean loop vs averaging matrix", _maxdiff(loop, matrix), 1e-6),
         Check("averaging matrix vs softmax(all-zero masked scores)", _maxdiff(matrix, softmax),
@@ -129,7 +131,7 @@ def check_kv_cache(t: int = 24) -> Check:
     cfg = ModelConfig(vocab_size=97, n_ctx=t, d_model=32, n_layer=2, n_head=4, position="rope")
     model = LanguageModel(cfg).eval()
     idx = torch.randint(0, 97, (2, t))
-    full = model(idx)
+    full = model(idx)  # the default (fused) kernel, all positions at once
     cache = KVCache(cfg.n_layer)
     steps = [model(idx[:, i : i + 1], cache=cache) for i in range(t)]
     return Check("KV-cache decoding vs full forward", _maxdiff(full, torch.cat(steps, 1)), 1e-5)

@@ -129,7 +129,7 @@ def permutation_check(position: str, causal: bool, n_tokens: int = 12, d_model: 
 
     @torch.no_grad()
     def f(inp: torch.Tensor) -> torch.Tensor:
-        h = inp + additive(slots) if additive is not None else inp  # (b, t, c)
+        h = inp + additive(0, n_tokens) if additive is not None else inp  # (b, t, c)
         q, k, v = mixer.project(h, slots)  # (b, h, t, d) each, RoPE applied
         bias = alibi_bias(n_head, n_tokens, n_tokens) if position == "alibi" else None
         out, _ = attention(q, k, v, causal=causal, bias=bias)  # (b, h, t, d)

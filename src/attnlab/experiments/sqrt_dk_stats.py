@@ -10,8 +10,8 @@ scores of a row spread like √d; softmax of widely spread scores puts almost al
 its weight on one key, where its gradient vanishes. Dividing by √d_k brings the
 variance back to 1 at any width. The analytic part uses NumPy and a seeded
 ``numpy.random.Generator``; the model part reads a trained (or freshly
-initialised) ``LanguageModel`` through its mixers' ``.scores`` and the weights
-of ``return_attention``.
+initialised) ``LanguageModel`` through its one trace API (``model.trace``): the
+scores and weights each attention block computed.
 
 Left out: other score normalisations (QK-norm, a learned temperature) and any
 analysis of the value path.
@@ -123,24 +123,6 @@ def frozen_rows(
     return rows
 
 
-def _mixer_inputs(model: torch.nn.Module, idx: torch.Tensor) -> tuple[list, list]:
-    """Run the model once; capture each attention mixer with its input and positions,
-    and the attention weights of every block."""
-    captured: list[tuple[torch.nn.Module, torch.Tensor, torch.Tensor]] = []
-    hooks = []
-    for block in model.blocks:
-        if block.mixer is not None and hasattr(block.mixer, "scores"):
-            hooks.append(block.mixer.register_forward_pre_hook(
-                lambda mixer, args: captured.append((mixer, args[0], args[1]))
-            ))
-    try:
-        _, weights = model(idx, return_attention=True)
-    finally:
-        for hook in hooks:
-            hook.remove()
-    return captured, [w for w in weights if w is not None]
-
-
 @torch.no_grad()
 def attention_stats(model: torch.nn.Module, idx: torch.Tensor) -> dict:
     """Score spread and peakedness of every attention block of ``model`` on ``idx`` (b, t).
@@ -156,16 +138,14 @@ def attention_stats(model: torch.nn.Module, idx: torch.Tensor) -> dict:
     was_training = model.training
     model.eval()
     try:
-        inputs, weights = _mixer_inputs(model, idx)
-        if not inputs:
+        blocks = model.trace(idx).blocks
+        if not any(b.scores is not None for b in blocks):
             raise ValueError("the model has no attention blocks (mixer head or mha) to measure")
         t = idx.shape[1]
-        allowed = torch.ones(t, t, dtype=torch.bool).tril()  # (i, j)
-        scores = []
-        for mixer, x, positions in inputs:  # x: the mixer's own input (after norm1 if pre-norm)
-            s = mixer.scores(x, positions)  # (b, h, i, j)
-            scores.append(s[..., allowed].flatten())
-        w = torch.cat([wi[:, :, 1:, :].reshape(-1, t) for wi in weights]).double()  # (rows, j)
+        allowed = torch.ones(t, t, dtype=torch.bool, device=idx.device).tril()  # (i, j)
+        scores = [b.scores[..., allowed].flatten() for b in blocks if b.scores is not None]
+        w = torch.cat([b.weights[:, :, 1:, :].reshape(-1, t) for b in blocks
+                       if b.weights is not None]).double()  # (rows, j)
         ent = -(w * torch.log(torch.where(w > 0, w, torch.ones_like(w)))).sum(-1)  # (rows,)
         return {
             "score_std": float(torch.cat(scores).double().std()),

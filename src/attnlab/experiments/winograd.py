@@ -193,7 +193,7 @@ def attention_rows(model: torch.nn.Module, vocab: Vocab, sentence: str) -> dict[
     if len(ids) > limit:
         raise ValueError(f"the sentence has {len(ids)} words; this model reads at most {limit}")
     with torch.no_grad():
-        _, weights = model(torch.tensor([ids]), return_attention=True)  # [(1, h, t, t)]
+        weights = model.trace(torch.tensor([ids])).weights  # [(1, h, t, t)]
     return {
         "tokens": sentence.split(),
         "blocks": [None if w is None else w[0].float().tolist() for w in weights],

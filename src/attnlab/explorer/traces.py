@@ -7,7 +7,8 @@ head (``d_k``).
 ``LayerTrace`` is the model core's ``BlockTrace`` (``attnlab.nn.trace``) for
 batch item 0, in NumPy, with what a Hugging Face model adds: a sliding
 ``window``. Every source of heads produces it: ``attnlab_traces`` for
-attnlab's ``LanguageModel`` (through its one trace API, ``LanguageModel.trace``),
+attnlab's ``LanguageModel`` (through its one trace API, ``LanguageModel.trace``:
+no hooks of the explorer's own),
 ``attnlab.explorer.hf`` for Hugging Face models, so the page builder reads one
 shape whatever the model.
 
@@ -69,7 +70,7 @@ def attnlab_traces(model: torch.nn.Module, ids: Sequence[int]) -> list[LayerTrac
     model.eval()
     try:
         with torch.no_grad():
-            blocks = _trace_blocks(model, idx)
+            blocks = model.trace(idx).blocks  # the model core's one way to look inside
     finally:
         model.train(was_training)
     out = []
@@ -86,55 +87,4 @@ def attnlab_traces(model: torch.nn.Module, ids: Sequence[int]) -> list[LayerTrac
         ))  # fmt: skip
     if not out:
         raise ValueError("this model has no context mixer: no word looks at any other")
-    return out
-
-
-def _trace_blocks(model: torch.nn.Module, idx: torch.Tensor) -> list:
-    """``model.trace(idx).blocks`` (the model core's trace API)."""
-    if hasattr(model, "trace"):
-        return list(model.trace(idx).blocks)
-    return _interim_trace(model, idx)
-
-
-@dataclass(frozen=True)
-class _InterimBlock:
-    """The fields of ``attnlab.nn.trace.BlockTrace`` the explorer reads."""
-
-    q: torch.Tensor | None
-    k: torch.Tensor | None
-    scale: float
-    bias: torch.Tensor | None
-    weights: torch.Tensor | None
-
-
-def _interim_trace(model: torch.nn.Module, idx: torch.Tensor) -> list[_InterimBlock]:
-    """Stand-in for ``LanguageModel.trace`` until the model core has it (to be deleted then):
-    the mixers' inputs by pre-hooks, their own projections, and the model's own weights."""
-    from attnlab.nn.mixers import AttentionHead, MultiHeadAttention
-    from attnlab.nn.positions import alibi_bias
-
-    inputs: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
-    hooks = [
-        block.mixer.register_forward_pre_hook(
-            lambda mod, args, i=i: inputs.__setitem__(i, args[:2])
-        )
-        for i, block in enumerate(model.blocks) if block.mixer is not None
-    ]  # fmt: skip
-    try:
-        _, attn = model(idx, return_attention=True)
-    finally:
-        for hook in hooks:
-            hook.remove()
-    out = []
-    for i, block in enumerate(model.blocks):
-        mixer = block.mixer
-        if not isinstance(mixer, (AttentionHead, MultiHeadAttention)):
-            out.append(_InterimBlock(None, None, 1.0, None, attn[i]))
-            continue
-        x, positions = inputs[i]
-        q, k, _ = mixer.project(x, positions)  # (1, h, t, d) each
-        scale = mixer.d_qk**-0.5 if mixer.cfg.scale else 1.0
-        t = idx.shape[1]
-        bias = alibi_bias(mixer.n_head, t, t, idx.device) if mixer.cfg.position == "alibi" else None
-        out.append(_InterimBlock(q, k, scale, bias, attn[i]))
     return out

@@ -11,11 +11,14 @@ A row whose every key is forbidden has no softmax; we define its weights and
 its output as exactly zero (not NaN), so padding queries stay harmless.
 
 Three kernels compute the same function:
-``naive``  materialises the (i, j) score matrix and returns the weights;
+``naive``  materialises the (i, j) score matrix and returns the weights: the
+           readable one, used by ``verify``, the tests and ``trace``;
 ``sdpa``   calls ``torch.nn.functional.scaled_dot_product_attention`` (fused,
            returns no weights);
 ``memeff`` attnlab's tiled online-softmax attention (``attnlab.nn.memeff``),
            which never holds the (i, j) matrix (returns no weights).
+``auto`` (the model's default) picks the fastest correct kernel: ``sdpa``, on the
+CPU and on CUDA alike (measured in ``benchmarks/train_throughput.py``).
 Left out: attention-weight dropout in the fused kernels is PyTorch's own.
 """
 
@@ -26,6 +29,8 @@ import math
 import torch
 import torch.nn.functional as F
 from torch import Tensor
+
+from attnlab.nn.positions import alibi_bias_from_slopes
 
 
 def causal_mask(n_query: int, n_key: int, device: torch.device | None = None) -> Tensor:
@@ -42,6 +47,21 @@ def causal_mask(n_query: int, n_key: int, device: torch.device | None = None) ->
     i = torch.arange(n_query, device=device)[:, None]
     j = torch.arange(n_key, device=device)[None, :]
     return j <= i + offset
+
+
+BACKENDS = ("auto", "naive", "sdpa", "memeff")
+
+
+def resolve_backend(backend: str) -> str:
+    """The kernel ``backend`` names: ``auto`` is ``sdpa``; the others are themselves.
+
+    >>> resolve_backend("auto"), resolve_backend("naive")
+    ('sdpa', 'naive')
+    """
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown attention backend {backend!r}; choose one of: "
+                         f"{', '.join(BACKENDS)}")
+    return "sdpa" if backend == "auto" else backend
 
 
 def stable_softmax(scores: Tensor) -> Tensor:
@@ -61,6 +81,7 @@ def attention(
     causal: bool = True,
     mask: Tensor | None = None,
     bias: Tensor | None = None,
+    alibi_slopes: Tensor | None = None,
     scale: bool = True,
     dropout_p: float = 0.0,
     training: bool = False,
@@ -72,10 +93,13 @@ def attention(
         q: (b, h, i, d_k) queries.  k: (b, h, j, d_k) keys.  v: (b, h, j, d_v) values.
         causal: forbid keys after each query (queries are the last i of the j).
         mask: optional boolean, broadcastable to (b, h, i, j); True = may attend.
-        bias: optional additive scores, broadcastable to (b, h, i, j) (ALiBi).
+        bias: optional additive scores, broadcastable to (b, h, i, j).
+        alibi_slopes: optional (h,) ALiBi slopes (Press et al. 2022): the bias
+            -slope·(distance back), built per call, or per tile by ``memeff``, which
+            so stays linear in memory.
         scale: divide scores by √d_k; ``False`` is the experiment of §3.2.
         dropout_p: dropout on the attention weights after the softmax (training only).
-        backend: ``naive`` | ``sdpa`` | ``memeff`` (see the module docstring).
+        backend: ``auto`` | ``naive`` | ``sdpa`` | ``memeff`` (see the module docstring).
 
     Returns:
         ``(out, weights)``: out is (b, h, i, d_v); weights is (b, h, i, j) for
@@ -96,6 +120,18 @@ def attention(
         raise ValueError(f"causal attention needs n_query <= n_key, got {n_query} > {n_key}")
     p = dropout_p if training else 0.0
     factor = 1.0 / math.sqrt(d_k) if scale else 1.0
+    backend = resolve_backend(backend)
+    if backend == "memeff":
+        from attnlab.nn.memeff import memory_efficient_attention
+
+        if mask is not None or p:
+            raise ValueError("the memeff backend supports causal/bias only (no mask, no dropout)")
+        out = memory_efficient_attention(q, k, v, causal=causal, bias=bias,
+                                         alibi_slopes=alibi_slopes, scale=scale)
+        return out, None
+    if alibi_slopes is not None:
+        alibi = alibi_bias_from_slopes(alibi_slopes, n_query, n_key)  # (h, i, j)
+        bias = alibi if bias is None else bias + alibi
 
     if backend == "sdpa":
         if causal and mask is None and bias is None and n_query == n_key:
@@ -110,14 +146,6 @@ def attention(
         if allowed is not None:  # fully masked rows: SDPA gives NaN, we define zeros
             out = torch.where(allowed.any(-1, keepdim=True), out, torch.zeros_like(out))
         return out, None
-    if backend == "memeff":
-        from attnlab.nn.memeff import memory_efficient_attention
-
-        if mask is not None or p:
-            raise ValueError("the memeff backend supports causal/bias only (no mask, no dropout)")
-        return memory_efficient_attention(q, k, v, causal=causal, bias=bias, scale=scale), None
-    if backend != "naive":
-        raise ValueError(f"unknown attention backend {backend!r}; choose naive, sdpa or memeff")
 
     scores = (q @ k.transpose(-2, -1)) * factor  # (b, h, i, j)
     if bias is not None:

@@ -18,6 +18,7 @@ from torch import Tensor, nn
 
 from attnlab.nn.config import ModelConfig
 from attnlab.nn.mixers import build_mixer
+from attnlab.nn.trace import BlockTrace
 
 
 class MLP(nn.Module):
@@ -35,42 +36,51 @@ class MLP(nn.Module):
 
 
 class Block(nn.Module):
-    """One block: [mixer sublayer] then [MLP sublayer], as the config places norms."""
+    """One block: [mixer sublayer] then [MLP sublayer], as the config places norms.
+
+    Placement and residual are settled here once; a missing norm is an identity.
+    """
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
-        self.cfg = cfg
         self.mixer = build_mixer(cfg) if cfg.mixer != "none" else None
         self.mlp = MLP(cfg) if cfg.mlp else None
-        self.norm1 = self._norm() if self.mixer is not None else None
-        self.norm2 = self._norm() if self.mlp is not None else None
+        self.norm1 = self._norm(cfg) if self.mixer is not None else None
+        self.norm2 = self._norm(cfg) if self.mlp is not None else None
+        self.pre = cfg.norm == "pre"
+        self.residual = cfg.residual
         self.drop = nn.Dropout(cfg.dropout)
 
-    def _norm(self) -> nn.Module | None:
-        if self.cfg.norm == "none":
-            return None
-        return nn.LayerNorm(self.cfg.d_model, eps=self.cfg.norm_eps)
+    @staticmethod
+    def _norm(cfg: ModelConfig) -> nn.Module:
+        if cfg.norm == "none":
+            return nn.Identity()
+        return nn.LayerNorm(cfg.d_model, eps=cfg.norm_eps)
 
-    def _sublayer(self, x: Tensor, f, norm: nn.Module | None) -> Tensor:  # noqa: ANN001
-        norm = norm if norm is not None else nn.Identity()
-        if self.cfg.norm == "pre":
-            y = self.drop(f(norm(x)))
-            return x + y if self.cfg.residual else y
-        y = self.drop(f(x))
-        return norm(x + y if self.cfg.residual else y)  # post-norm, or no norm at all
+    def _join(self, x: Tensor, y: Tensor, norm: nn.Module) -> Tensor:
+        """The sublayer's output y (b, t, c) joined to its input x: sum (or not), post-norm."""
+        y = self.drop(y)
+        out = x + y if self.residual else y
+        return out if self.pre else norm(out)
 
     def forward(
-        self, x: Tensor, positions: Tensor, cache: dict | None = None, need_weights: bool = False
-    ) -> tuple[Tensor, Tensor | None]:
-        weights = None
+        self,
+        x: Tensor,
+        positions: Tensor,
+        cache: dict | None = None,
+        record: list[BlockTrace] | None = None,
+    ) -> Tensor:
+        """x (b, t, c) → (b, t, c); with ``record``, append what the mixer computed."""
         if self.mixer is not None:
-
-            def mix(h: Tensor) -> Tensor:
-                nonlocal weights
-                out, weights = self.mixer(h, positions, cache, need_weights)
-                return out
-
-            x = self._sublayer(x, mix, self.norm1)
+            h = self.norm1(x) if self.pre else x  # (b, t, c)
+            if record is None:
+                y = self.mixer(h, positions, cache)
+            else:
+                y, traced = self.mixer.trace(h, positions)
+                record.append(traced)
+            x = self._join(x, y, self.norm1)
+        elif record is not None:  # no mixer: nothing mixed, recorded as such
+            record.append(BlockTrace(x, None, None, None, 1.0, None, None, None))
         if self.mlp is not None:
-            x = self._sublayer(x, self.mlp, self.norm2)
-        return x, weights
+            x = self._join(x, self.mlp(self.norm2(x) if self.pre else x), self.norm2)
+        return x

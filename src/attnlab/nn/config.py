@@ -16,7 +16,7 @@ MIXERS = ("none", "mean", "head", "mha")
 POSITIONS = ("none", "learned", "sinusoidal", "rope", "alibi")
 NORMS = ("none", "pre", "post")
 GELUS = ("exact", "tanh")
-BACKENDS = ("naive", "sdpa", "memeff")
+BACKENDS = ("auto", "naive", "sdpa", "memeff")
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,10 @@ class ModelConfig:
     dropout: float = 0.0  # on attention weights, sublayer outputs and the embedding sum
     tie_weights: bool = False  # output layer shares the token embedding
     lm_head_bias: bool = True  # bias on the output layer (GPT-2 has none)
-    backend: str = "naive"  # attention kernel: naive (readable) | sdpa (fused) | memeff (tiled)
+    # Attention kernel: auto (the fastest correct one, sdpa) | naive (readable: verify, tests,
+    # trace) | sdpa (PyTorch's fused) | memeff (attnlab's tiled, linear memory). Same model;
+    # a checkpoint written with one loads with any other.
+    backend: str = "auto"
 
     def __post_init__(self) -> None:
         _check_choice("mixer", self.mixer, MIXERS)

@@ -2,8 +2,8 @@
 
 GPT-2 (Radford et al. 2019) stores its linear maps as ``Conv1D`` with weight
 (in, out), and q, k, v fused in one ``c_attn`` of width 3c; attnlab keeps
-``nn.Linear`` (out, in) and separate q, k, v maps, so weights are transposed
-and split. Nothing is downloaded: the caller passes a model object or a local
+``nn.Linear`` (out, in) with the same fused q|k|v map, so weights are only
+transposed. Nothing is downloaded: the caller passes a model object or a local
 folder. Left out: GPT-2's cross-attention and the ``scale_attn_by_inverse_layer_idx``
 and ``reorder_and_upcast_attn`` options (off in every released GPT-2).
 """
@@ -40,15 +40,13 @@ def from_hf(hf_model: Any) -> LanguageModel:
     cfg = config_from_hf(hf_model.config)
     model = LanguageModel(cfg)
     sd = hf_model.state_dict()
-    c = cfg.d_model
     model.tok.weight.copy_(sd["transformer.wte.weight"])
     model.pos.table.weight.copy_(sd["transformer.wpe.weight"])
     for i, block in enumerate(model.blocks):
         p = f"transformer.h.{i}."
-        w_qkv, b_qkv = sd[p + "attn.c_attn.weight"], sd[p + "attn.c_attn.bias"]  # (c, 3c), (3c,)
-        for j, lin in enumerate((block.mixer.q, block.mixer.k, block.mixer.v)):
-            lin.weight.copy_(w_qkv[:, j * c : (j + 1) * c].T)  # Conv1D (in, out) → Linear (out, in)
-            lin.bias.copy_(b_qkv[j * c : (j + 1) * c])
+        # One fused q|k|v map on both sides: Conv1D (in, out) → Linear (out, in).
+        block.mixer.qkv.weight.copy_(sd[p + "attn.c_attn.weight"].T)  # (3c, c)
+        block.mixer.qkv.bias.copy_(sd[p + "attn.c_attn.bias"])  # (3c,)
         block.mixer.o.weight.copy_(sd[p + "attn.c_proj.weight"].T)
         block.mixer.o.bias.copy_(sd[p + "attn.c_proj.bias"])
         block.norm1.weight.copy_(sd[p + "ln_1.weight"])

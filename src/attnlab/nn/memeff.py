@@ -29,6 +29,11 @@ computed on the fly (``pos_i = n_key − n_query + i``). With ``causal`` only
 ``j ≤ pos_i`` is seen, which is the paper's ``−slope_h · (pos_i − j)``; without
 it the penalty is symmetric in distance (our choice: the paper is causal only).
 
+Precision: with half-precision inputs (bf16 autocast) the matmuls run in the
+inputs' dtype, but the running maximum, denominator, numerator, ``L`` and the
+gradient accumulators are fp32, as in FlashAttention: a bf16 running sum over
+thousands of keys would lose the small terms. The output is cast back at the end.
+
 Left out: dropout, boolean masks other than causal, gradients of the bias or
 the slopes (they are fixed), double backward, and any fused kernel: this is
 PyTorch tensor code looping over tiles in Python, written to be read.
@@ -90,7 +95,7 @@ def memory_efficient_attention(
             raise ValueError(
                 f"alibi_slopes must have shape ({h},), got {tuple(alibi_slopes.shape)}"
             )
-        alibi_slopes = alibi_slopes.detach().to(q.dtype)
+        alibi_slopes = alibi_slopes.detach().to(_stats_dtype(q))  # added to fp32 tiles
     factor = 1.0 / math.sqrt(q.shape[-1]) if scale else 1.0
     return _MemEffAttention.apply(q, k, v, bias, alibi_slopes, causal, factor, block_q, block_k)
 
@@ -123,28 +128,30 @@ class _MemEffAttention(torch.autograd.Function):
     @staticmethod
     def forward(ctx, q, k, v, bias, slopes, causal, factor, block_q, block_k):
         tiles = _Tiles(q.shape[-2], k.shape[-2], causal, block_q, block_k)
-        out = torch.zeros(*q.shape[:-1], v.shape[-1], dtype=q.dtype, device=q.device)
-        lse = torch.empty(q.shape[:-1], dtype=q.dtype, device=q.device)  # (b, h, i)
+        f32 = _stats_dtype(q)  # running max, denominator, numerator and L: never below fp32
+        out = torch.zeros(*q.shape[:-1], v.shape[-1], dtype=f32, device=q.device)
+        lse = torch.empty(q.shape[:-1], dtype=f32, device=q.device)  # (b, h, i)
         for q0, q1 in tiles.query_blocks():
             qs = q[:, :, q0:q1] * factor  # (b, h, bq, d)
-            m = torch.full((*q.shape[:2], q1 - q0, 1), -math.inf, dtype=q.dtype, device=q.device)
+            m = torch.full((*q.shape[:2], q1 - q0, 1), -math.inf, dtype=f32, device=q.device)
             l = torch.zeros_like(m)  # (b, h, bq, 1)
             acc = out[:, :, q0:q1]  # (b, h, bq, d_v), a view: written in place
             for k0, k1 in tiles.key_blocks(q0, q1):
-                s = qs @ k[:, :, k0:k1].transpose(-2, -1)  # (b, h, bq, bk)
+                s = (qs @ k[:, :, k0:k1].transpose(-2, -1)).to(f32)  # (b, h, bq, bk)
                 s = tiles.finish_scores(s, bias, slopes, q0, q1, k0, k1)
                 m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
                 m_safe = torch.where(torch.isfinite(m_new), m_new, torch.zeros_like(m_new))
                 p = s.sub_(m_safe).exp_()  # (b, h, bq, bk), in place: s is a fresh tile
                 rescale = torch.exp(m - m_safe)  # (b, h, bq, 1); 0 while m is -inf
                 l.mul_(rescale).add_(p.sum(dim=-1, keepdim=True))
-                acc.mul_(rescale).add_(p @ v[:, :, k0:k1])
+                acc.mul_(rescale).add_(p.to(v.dtype) @ v[:, :, k0:k1])
                 m = m_new
             seen = l > 0  # False only for rows whose every key is forbidden
             acc.div_(torch.where(seen, l, torch.ones_like(l)))
             row_lse = torch.where(seen, m + torch.log(torch.where(seen, l, torch.ones_like(l))),
                                   torch.full_like(l, -math.inf))
             lse[:, :, q0:q1] = row_lse.squeeze(-1)
+        out = out.to(q.dtype)
         ctx.save_for_backward(q, k, v, out, lse, bias, slopes)
         ctx.tiles, ctx.factor = tiles, factor
         return out
@@ -154,11 +161,13 @@ class _MemEffAttention(torch.autograd.Function):
     def backward(ctx, grad_out):
         q, k, v, out, lse, bias, slopes = ctx.saved_tensors
         tiles, factor = ctx.tiles, ctx.factor
+        f32 = lse.dtype  # the statistics' dtype: gradients accumulate in it too
         grad_out = grad_out.contiguous()
-        delta = (grad_out * out).sum(dim=-1, keepdim=True)  # (b, h, i, 1): D = rowsum(dO ∘ O)
+        # D = rowsum(dO ∘ O), (b, h, i, 1)
+        delta = (grad_out.to(f32) * out.to(f32)).sum(dim=-1, keepdim=True)
         # exp(S - L) must be 0 on rows with no allowed key (L = -inf): use L = +inf there.
         lse = torch.where(torch.isfinite(lse), lse, torch.full_like(lse, math.inf))
-        dq, dk, dv = torch.zeros_like(q), torch.zeros_like(k), torch.zeros_like(v)
+        dq, dk, dv = (torch.zeros(t.shape, dtype=f32, device=t.device) for t in (q, k, v))
         for q0, q1 in tiles.query_blocks():
             qs = q[:, :, q0:q1] * factor  # (b, h, bq, d)
             d_o = grad_out[:, :, q0:q1]  # (b, h, bq, d_v)
@@ -167,16 +176,25 @@ class _MemEffAttention(torch.autograd.Function):
             dq_block = dq[:, :, q0:q1]  # (b, h, bq, d), a view: written in place
             for k0, k1 in tiles.key_blocks(q0, q1):
                 kb, vb = k[:, :, k0:k1], v[:, :, k0:k1]  # (b, h, bk, d), (b, h, bk, d_v)
-                s = tiles.finish_scores(qs @ kb.transpose(-2, -1), bias, slopes, q0, q1, k0, k1)
+                s = (qs @ kb.transpose(-2, -1)).to(f32)  # (b, h, bq, bk)
+                s = tiles.finish_scores(s, bias, slopes, q0, q1, k0, k1)
                 p = s.sub_(row_lse).exp_()  # (b, h, bq, bk), the forward's weights
-                dv[:, :, k0:k1] += p.transpose(-2, -1) @ d_o
-                ds = p * (d_o @ vb.transpose(-2, -1) - row_delta)  # (b, h, bq, bk)
+                dv[:, :, k0:k1] += p.transpose(-2, -1).to(d_o.dtype) @ d_o
+                dp = (d_o @ vb.transpose(-2, -1)).to(f32)  # (b, h, bq, bk)
+                ds = (p * (dp - row_delta)).to(q.dtype)  # (b, h, bq, bk)
                 dq_block += ds @ kb
                 dk[:, :, k0:k1] += ds.transpose(-2, -1) @ q[:, :, q0:q1]
         if factor != 1.0:
             dq.mul_(factor)
             dk.mul_(factor)
-        return dq, dk, dv, None, None, None, None, None, None
+        return (dq.to(q.dtype), dk.to(k.dtype), dv.to(v.dtype),
+                None, None, None, None, None, None)
+
+
+def _stats_dtype(q: Tensor) -> torch.dtype:
+    """fp32 for half-precision inputs (as FlashAttention keeps its softmax statistics),
+    else the inputs' own dtype (fp32, or fp64 in the gradient checks)."""
+    return torch.float32 if q.dtype in (torch.float16, torch.bfloat16) else q.dtype
 
 
 class _Tiles:

@@ -10,94 +10,138 @@ The derivation of the block, one mixer at a time:
 ``AttentionHead``      a *learned* weighted mean: softmax(q·k/√d_k) over v;
 ``MultiHeadAttention`` h heads of width c/h side by side, concat, then W_o.
 
-All share one call signature: ``mixer(x, positions, cache) -> (y, weights)``
-with x (b, t, c), integer positions (t,) of the new tokens, and an optional
-per-layer cache dict that the mixer extends (KV cache for generation).
-``weights`` is (b, h, t, s) or ``None`` when no weights exist or are formed.
+All share one call signature: ``mixer(x, positions, cache) -> y`` with x
+(b, t, c), integer positions (t,) of the new tokens, and an optional
+per-layer cache dict that the mixer extends (KV cache for generation); and
+``mixer.trace(x, positions) -> (y, BlockTrace)``, the same computation through
+the readable kernel, recording q, k, v, scores and weights
+(``attnlab.nn.trace``).
+
+Every choice of the config (kernel, rotation, ALiBi, √d_k) is settled in
+``__init__``; ``forward`` is the formula. q, k and v come from one fused
+projection (a single c × (2·h·d_k + h·d_v) map, as GPT-2's ``c_attn``):
+one large matmul instead of three, and the same initial weights as three
+separate maps drawn in the order q, k, v (without biases).
 """
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import Tensor, nn
 
-from attnlab.nn.attention import attention, causal_mask
+from attnlab.nn.attention import attention, causal_mask, resolve_backend
 from attnlab.nn.config import ModelConfig
-from attnlab.nn.positions import alibi_bias, rope_rotate
+from attnlab.nn.positions import alibi_bias_from_slopes, alibi_slopes, rope_rotate
+from attnlab.nn.trace import BlockTrace
 
 
 class NoContext(nn.Module):
     """Identity: each position sees only itself (with a linear head, a bigram model)."""
 
-    def forward(
-        self, x: Tensor, positions: Tensor, cache: dict | None = None, need_weights: bool = False
-    ) -> tuple[Tensor, Tensor | None]:
-        return x, None
+    def forward(self, x: Tensor, positions: Tensor, cache: dict | None = None) -> Tensor:
+        return x
+
+    def trace(self, x: Tensor, positions: Tensor) -> tuple[Tensor, BlockTrace]:
+        return x, BlockTrace(x, None, None, None, 1.0, None, None, None)
 
 
 class UniformCausalMean(nn.Module):
     """y_t = mean(x_1 … x_t): the averaging matrix A with A[t, s] = 1/t for s <= t."""
 
-    def forward(
-        self, x: Tensor, positions: Tensor, cache: dict | None = None, need_weights: bool = False
-    ) -> tuple[Tensor, Tensor | None]:
+    def forward(self, x: Tensor, positions: Tensor, cache: dict | None = None) -> Tensor:
         if cache is not None:  # keep every input seen, as a KV cache keeps values
             x_all = torch.cat([cache["x"], x], dim=1) if "x" in cache else x  # (b, s, c)
             cache["x"] = x_all
         else:
             x_all = x
-        n_new, n_all = x.shape[1], x_all.shape[1]
-        allowed = causal_mask(n_new, n_all, x.device).to(x.dtype)  # (t, s)
-        weights = allowed / allowed.sum(-1, keepdim=True)  # rows sum to one
-        return weights @ x_all, weights.expand(x.shape[0], 1, n_new, n_all)  # (b, t, c)
+        return self.averaging(x.shape[1], x_all.shape[1], x) @ x_all  # (b, t, c)
+
+    def trace(self, x: Tensor, positions: Tensor) -> tuple[Tensor, BlockTrace]:
+        weights = self.averaging(x.shape[1], x.shape[1], x)  # (t, s)
+        y = weights @ x  # (b, t, c)
+        per_head = weights.expand(x.shape[0], 1, *weights.shape)  # (b, 1, t, s)
+        return y, BlockTrace(x, None, None, None, 1.0, None, None, per_head)
+
+    @staticmethod
+    def averaging(n_new: int, n_all: int, like: Tensor) -> Tensor:
+        """The (t, s) averaging matrix of the last ``n_new`` of ``n_all`` positions."""
+        allowed = causal_mask(n_new, n_all, like.device).to(like.dtype)  # (t, s)
+        return allowed / allowed.sum(-1, keepdim=True)  # rows sum to one
 
 
 class _Attention(nn.Module):
-    """What a single head and multi-head attention share: q, k, v maps and the core."""
+    """What a single head and multi-head attention share: the fused q/k/v map and the core."""
 
     def __init__(self, cfg: ModelConfig, n_head: int, d_qk: int, d_v: int) -> None:
         super().__init__()
-        self.cfg = cfg
         self.n_head, self.d_qk, self.d_v = n_head, d_qk, d_v
-        self.q = nn.Linear(cfg.d_model, n_head * d_qk, bias=cfg.qkv_bias)
-        self.k = nn.Linear(cfg.d_model, n_head * d_qk, bias=cfg.qkv_bias)
-        self.v = nn.Linear(cfg.d_model, n_head * d_v, bias=cfg.qkv_bias)
+        self.widths = (n_head * d_qk, n_head * d_qk, n_head * d_v)  # q | k | v
+        self.qkv = nn.Linear(cfg.d_model, sum(self.widths), bias=cfg.qkv_bias)
+        self.rope = cfg.position == "rope"
+        self.divide = cfg.scale
+        self.factor = 1.0 / math.sqrt(d_qk) if cfg.scale else 1.0
+        self.dropout = cfg.dropout
+        self.kernel = resolve_backend(cfg.backend)
+        slopes = alibi_slopes(n_head) if cfg.position == "alibi" else None
+        self.register_buffer("alibi", slopes, persistent=False)  # (h,) or None
+        self.register_load_state_dict_pre_hook(_fuse_separate_qkv)
 
     def project(self, x: Tensor, positions: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         """q, k, v for the new tokens, split into heads (b, h, t, d), RoPE applied."""
         b, t, _ = x.shape
-        q = self.q(x).view(b, t, self.n_head, self.d_qk).transpose(1, 2)  # (b, h, t, d)
-        k = self.k(x).view(b, t, self.n_head, self.d_qk).transpose(1, 2)  # (b, h, t, d)
-        v = self.v(x).view(b, t, self.n_head, self.d_v).transpose(1, 2)  # (b, h, t, d)
-        if self.cfg.position == "rope":
+        q, k, v = self.qkv(x).split(self.widths, dim=-1)  # (b, t, h·d) each
+        q = q.view(b, t, self.n_head, self.d_qk).transpose(1, 2)  # (b, h, t, d)
+        k = k.view(b, t, self.n_head, self.d_qk).transpose(1, 2)  # (b, h, t, d)
+        v = v.view(b, t, self.n_head, self.d_v).transpose(1, 2)  # (b, h, t, d_v)
+        if self.rope:
             q, k = rope_rotate(q, positions), rope_rotate(k, positions)
         return q, k, v
 
-    def attend(
-        self, x: Tensor, positions: Tensor, cache: dict | None, need_weights: bool
-    ) -> tuple[Tensor, Tensor | None]:
+    def attend(self, x: Tensor, positions: Tensor, cache: dict | None) -> Tensor:
+        """The heads' outputs concatenated, (b, t, h·d_v)."""
         q, k, v = self.project(x, positions)
         if cache is not None:
             if "k" in cache:
                 k = torch.cat([cache["k"], k], dim=2)  # (b, h, s, d)
-                v = torch.cat([cache["v"], v], dim=2)  # (b, h, s, d)
+                v = torch.cat([cache["v"], v], dim=2)  # (b, h, s, d_v)
             cache["k"], cache["v"] = k, v
-        bias = None
-        if self.cfg.position == "alibi":
-            bias = alibi_bias(self.n_head, q.shape[2], k.shape[2], x.device)  # (h, t, s)
-        backend = "naive" if need_weights else self.cfg.backend
-        out, weights = attention(
-            q, k, v, causal=True, bias=bias, scale=self.cfg.scale,
-            dropout_p=self.cfg.dropout, training=self.training, backend=backend,
+        out, _ = attention(
+            q, k, v, causal=True, alibi_slopes=self.alibi, scale=self.divide,
+            dropout_p=self.dropout, training=self.training, backend=self.kernel,
         )
-        b, _, t, _ = out.shape
-        return out.transpose(1, 2).reshape(b, t, self.n_head * self.d_v), weights  # (b, t, h·d)
+        return _merge(out)
 
-    def scores(self, x: Tensor, positions: Tensor) -> Tensor:
-        """Pre-softmax scores (b, h, t, t), scaled as the model scales them, unmasked."""
-        q, k, _ = self.project(x, positions)
-        scale = self.d_qk**-0.5 if self.cfg.scale else 1.0
-        return (q @ k.transpose(-2, -1)) * scale
+    def trace_attend(self, x: Tensor, positions: Tensor) -> tuple[Tensor, BlockTrace]:
+        """``attend`` through the readable kernel, recording what it computed."""
+        q, k, v = self.project(x, positions)
+        out, weights = attention(
+            q, k, v, causal=True, alibi_slopes=self.alibi, scale=self.divide,
+            dropout_p=self.dropout, training=self.training, backend="naive",
+        )
+        t, s = q.shape[2], k.shape[2]
+        bias = None if self.alibi is None else alibi_bias_from_slopes(self.alibi, t, s)
+        scores = (q @ k.transpose(-2, -1)) * self.factor  # (b, h, t, s)
+        if bias is not None:
+            scores = scores + bias
+        return _merge(out), BlockTrace(x, q, k, v, self.factor, bias, scores, weights)
+
+
+def _merge(out: Tensor) -> Tensor:
+    """(b, h, t, d) heads side by side: (b, t, h·d)."""
+    b, h, t, d = out.shape
+    return out.transpose(1, 2).reshape(b, t, h * d)  # (b, t, h·d)
+
+
+def _fuse_separate_qkv(module: nn.Module, state_dict: dict, prefix: str, *args: object) -> None:
+    """Load checkpoints written before the fused projection: q, k, v maps → one qkv."""
+    names = [f"{prefix}{p}.weight" for p in "qkv"]
+    if all(n in state_dict for n in names):
+        state_dict[f"{prefix}qkv.weight"] = torch.cat([state_dict.pop(n) for n in names])
+        biases = [f"{prefix}{p}.bias" for p in "qkv"]
+        if all(n in state_dict for n in biases):
+            state_dict[f"{prefix}qkv.bias"] = torch.cat([state_dict.pop(n) for n in biases])
 
 
 class AttentionHead(_Attention):
@@ -109,17 +153,18 @@ class AttentionHead(_Attention):
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__(cfg, n_head=1, d_qk=cfg.qk_dim, d_v=cfg.d_model)
 
-    def forward(
-        self, x: Tensor, positions: Tensor, cache: dict | None = None, need_weights: bool = False
-    ) -> tuple[Tensor, Tensor | None]:
-        return self.attend(x, positions, cache, need_weights)
+    def forward(self, x: Tensor, positions: Tensor, cache: dict | None = None) -> Tensor:
+        return self.attend(x, positions, cache)
+
+    def trace(self, x: Tensor, positions: Tensor) -> tuple[Tensor, BlockTrace]:
+        return self.trace_attend(x, positions)
 
 
 class MultiHeadAttention(_Attention):
     """h heads of width c/h, concatenated, then W_o with bias (Vaswani et al. 2017, §3.2.2).
 
-    The readable path runs the core on the split heads; ``backend="sdpa"`` sends the
-    same q, k, v through PyTorch's fused kernel — numerically the same model.
+    The kernel is ``cfg.backend`` (``auto``: PyTorch's fused ``sdpa``); the readable
+    kernel computes the same function and is what ``trace`` uses.
     """
 
     def __init__(self, cfg: ModelConfig) -> None:
@@ -127,18 +172,18 @@ class MultiHeadAttention(_Attention):
         super().__init__(cfg, n_head=cfg.n_head, d_qk=d, d_v=d)
         self.o = nn.Linear(cfg.d_model, cfg.d_model, bias=True) if cfg.out_proj else nn.Identity()
 
-    def forward(
-        self, x: Tensor, positions: Tensor, cache: dict | None = None, need_weights: bool = False
-    ) -> tuple[Tensor, Tensor | None]:
-        y, weights = self.attend(x, positions, cache, need_weights)
-        return self.o(y), weights
+    def forward(self, x: Tensor, positions: Tensor, cache: dict | None = None) -> Tensor:
+        return self.o(self.attend(x, positions, cache))
+
+    def trace(self, x: Tensor, positions: Tensor) -> tuple[Tensor, BlockTrace]:
+        y, record = self.trace_attend(x, positions)
+        return self.o(y), record
 
 
 def build_mixer(cfg: ModelConfig) -> nn.Module:
     """The mixer named by ``cfg.mixer``."""
-    return {
-        "none": NoContext,
-        "mean": UniformCausalMean,
-        "head": AttentionHead,
-        "mha": MultiHeadAttention,
-    }[cfg.mixer](*(() if cfg.mixer in ("none", "mean") else (cfg,)))
+    if cfg.mixer == "none":
+        return NoContext()
+    if cfg.mixer == "mean":
+        return UniformCausalMean()
+    return AttentionHead(cfg) if cfg.mixer == "head" else MultiHeadAttention(cfg)

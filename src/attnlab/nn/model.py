@@ -4,6 +4,9 @@ Dimension legend: ``b`` batch, ``t`` positions, ``c`` model width, ``v`` vocabul
 
     tokens → embedding (+ absolute positions) → dropout → blocks → [final LN] → linear → logits
 
+``forward`` returns the logits and nothing else; ``trace`` returns them with
+what every block's attention computed (``attnlab.nn.trace``), the one way to
+look inside; ``next_token_loss`` is the one training cross-entropy.
 ``generate`` decodes with a KV cache: each step feeds only the new token and
 reuses every layer's keys and values (the mean mixer keeps its inputs). A
 test shows cache and no-cache logits are the same.
@@ -21,6 +24,18 @@ from torch import Tensor, nn
 from attnlab.nn.block import Block
 from attnlab.nn.config import ModelConfig
 from attnlab.nn.positions import AdditivePositions
+from attnlab.nn.trace import BlockTrace, Trace
+
+
+def next_token_loss(logits: Tensor, targets: Tensor) -> Tensor:
+    """Mean cross-entropy of ``logits`` (b, t, v) against next tokens ``targets`` (b, t).
+
+    The one place the training loss is computed (trainer, experiments, benchmarks).
+    Computed in fp32 (at least) even when the logits come from bf16 autocast.
+    """
+    if logits.dtype in (torch.float16, torch.bfloat16):
+        logits = logits.float()
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
 
 
 class KVCache:
@@ -43,9 +58,11 @@ class LanguageModel(nn.Module):
             if cfg.position in ("learned", "sinusoidal")
             else None
         )
+        self.learned = cfg.position == "learned"
         self.drop = nn.Dropout(cfg.dropout)
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
-        self.norm = nn.LayerNorm(cfg.d_model, eps=cfg.norm_eps) if cfg.norm == "pre" else None
+        final = cfg.norm == "pre"  # pre-norm ends with a LayerNorm (GPT-2's ln_f)
+        self.norm = nn.LayerNorm(cfg.d_model, eps=cfg.norm_eps) if final else nn.Identity()
         self.head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=cfg.lm_head_bias)
         if cfg.tie_weights:
             self.head.weight = self.tok.weight  # Press & Wolf 2017
@@ -54,22 +71,28 @@ class LanguageModel(nn.Module):
         """Trainable parameters, a tied matrix counted once."""
         return sum(p.numel() for p in self.parameters())
 
-    def forward(
-        self,
-        idx: Tensor,
-        cache: KVCache | None = None,
-        return_attention: bool = False,
-    ) -> Tensor | tuple[Tensor, list[Tensor | None]]:
-        """Logits (b, t, v) for token ids (b, t); with ``return_attention`` also the
-        attention weights of each block, (b, h, t, s) or ``None`` for weightless mixers."""
+    def forward(self, idx: Tensor, cache: KVCache | None = None) -> Tensor:
+        """Logits (b, t, v) for token ids (b, t); ``cache`` carries a KV cache across calls."""
+        return self._run(idx, cache, None)
+
+    def trace(self, idx: Tensor) -> Trace:
+        """One forward pass that records each block's attention (``attnlab.nn.trace``).
+
+        Attention goes through the readable kernel here, whatever ``cfg.backend``
+        says, so the weights exist; the logits equal ``forward``'s (to rounding).
+        """
+        record: list[BlockTrace] = []
+        logits = self._run(idx, None, record)
+        return Trace(logits=logits, blocks=record)
+
+    def _run(self, idx: Tensor, cache: KVCache | None, record: list[BlockTrace] | None) -> Tensor:
         if idx.dim() != 2:
             raise ValueError(
                 f"expected token ids of shape (batch, positions), got {tuple(idx.shape)}"
             )
-        b, t = idx.shape
+        t = idx.shape[1]
         start = cache.length if cache is not None else 0
-        learned = self.cfg.position == "learned"
-        if learned and start + t > self.cfg.pos_rows:
+        if self.learned and start + t > self.cfg.pos_rows:
             raise ValueError(
                 f"{start + t} positions exceed the learned position table ({self.cfg.pos_rows} "
                 "rows); use a shorter input or a larger n_pos"
@@ -77,24 +100,18 @@ class LanguageModel(nn.Module):
         positions = torch.arange(start, start + t, device=idx.device)  # (t,)
         x = self.tok(idx)  # (b, t, c)
         if self.pos is not None:
-            x = x + self.pos(positions)  # (t, c) broadcast over b
+            x = x + self.pos(start, t)  # (t, c) broadcast over b
         x = self.drop(x)
-        attn: list[Tensor | None] = []
         for i, block in enumerate(self.blocks):
             layer_cache = cache.layers[i] if cache is not None else None
-            x, w = block(x, positions, layer_cache, need_weights=return_attention)
-            attn.append(w)
+            x = block(x, positions, layer_cache, record)
         if cache is not None:
             cache.length += t
-        if self.norm is not None:
-            x = self.norm(x)
-        logits = self.head(x)  # (b, t, v)
-        return (logits, attn) if return_attention else logits
+        return self.head(self.norm(x))  # (b, t, v)
 
     def loss(self, idx: Tensor, targets: Tensor) -> Tensor:
-        """Mean next-token cross-entropy."""
-        logits = self(idx)
-        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+        """Mean next-token cross-entropy of ``idx`` (b, t) against ``targets`` (b, t)."""
+        return next_token_loss(self(idx), targets)
 
     @torch.no_grad()
     def generate(
@@ -120,7 +137,7 @@ class LanguageModel(nn.Module):
         if top_k is not None and top_k < 1:
             raise ValueError(f"top_k must be >= 1, got {top_k}")
         total = idx.shape[1] + max_new_tokens
-        if use_cache and self.cfg.position == "learned" and total > self.cfg.pos_rows:
+        if use_cache and self.learned and total > self.cfg.pos_rows:
             raise ValueError(
                 f"prompt + new tokens = {total} exceeds the model's {self.cfg.pos_rows} learned "
                 "positions; ask for fewer tokens or use use_cache=False (a sliding window)"
@@ -134,8 +151,7 @@ class LanguageModel(nn.Module):
         step_input = idx
         for _ in range(max_new_tokens):
             if cache is None:
-                learned = self.cfg.position == "learned"
-                step_input = out[:, -self.cfg.pos_rows :] if learned else out
+                step_input = out[:, -self.cfg.pos_rows :] if self.learned else out
             logits = self(step_input, cache=cache)[:, -1, :]  # (b, v)
             nxt = _sample(logits, temperature, top_k, gen)  # (b, 1)
             out = torch.cat([out, nxt], dim=1)

@@ -25,10 +25,11 @@ from torch import Tensor, nn
 
 
 def sinusoidal_table(positions: Tensor, d: int) -> Tensor:
-    """Sinusoidal encodings (t, d) for integer positions (t,)."""
-    freq = torch.pow(10000.0, -torch.arange(0, d, 2, dtype=torch.float64) / d)  # (d/2,)
+    """Sinusoidal encodings (t, d) for integer positions (t,), on their device."""
+    dev = positions.device
+    freq = torch.pow(10000.0, -torch.arange(0, d, 2, dtype=torch.float64, device=dev) / d)  # (d/2,)
     angle = positions.to(torch.float64)[:, None] * freq[None, :]  # (t, d/2)
-    table = torch.zeros(len(positions), d, dtype=torch.float64)
+    table = torch.zeros(len(positions), d, dtype=torch.float64, device=dev)
     table[:, 0::2] = torch.sin(angle)
     table[:, 1::2] = torch.cos(angle[:, : d // 2])
     return table.float()
@@ -64,32 +65,49 @@ def alibi_bias(n_head: int, n_query: int, n_key: int, device: torch.device | Non
 
     Future keys get a positive distance penalty too, but the causal mask removes them.
     """
+    return alibi_bias_from_slopes(alibi_slopes(n_head).to(device), n_query, n_key)
+
+
+def alibi_bias_from_slopes(slopes: Tensor, n_query: int, n_key: int) -> Tensor:
+    """``alibi_bias`` for given per-head slopes (h,), on their device and in their dtype."""
     offset = n_key - n_query
-    i = torch.arange(n_query, device=device)[:, None] + offset
-    j = torch.arange(n_key, device=device)[None, :]
-    distance = (i - j).clamp(min=0).float()  # (i, j)
-    return -alibi_slopes(n_head).to(device)[:, None, None] * distance  # (h, i, j)
+    i = torch.arange(n_query, device=slopes.device)[:, None] + offset
+    j = torch.arange(n_key, device=slopes.device)[None, :]
+    distance = (i - j).clamp(min=0).to(slopes.dtype)  # (i, j)
+    return -slopes[:, None, None] * distance  # (h, i, j)
 
 
 class AdditivePositions(nn.Module):
-    """The vector added to each token embedding: a learned table or sinusoids."""
+    """The vector added to each token embedding: a learned table or sinusoids.
+
+    The sinusoids of the first ``rows`` positions are computed once, in float64,
+    into a buffer that follows the model's device (not saved in checkpoints);
+    positions beyond it (extrapolation, §3.4) are computed on the fly, on the
+    same device. Callers pass the range of positions as Python integers, so no
+    step ever waits on the device to learn how long the input is.
+    """
 
     def __init__(self, scheme: str, rows: int, d: int) -> None:
         super().__init__()
-        self.scheme = scheme
         self.rows = rows
         self.d = d
         # Learned tables start from N(0, 1) like nn.Embedding; rows never reached in
         # training keep these untrained vectors (the point of §3.4's extrapolation).
         self.table = nn.Embedding(rows, d) if scheme == "learned" else None
+        sines = sinusoidal_table(torch.arange(rows), d) if scheme == "sinusoidal" else None
+        self.register_buffer("sines", sines, persistent=False)  # (rows, d) or None
 
-    def forward(self, positions: Tensor) -> Tensor:
-        """(t,) integer positions -> (t, d)."""
+    def forward(self, start: int, length: int) -> Tensor:
+        """The vectors (length, d) of positions start … start + length - 1."""
+        stop = start + length
         if self.table is not None:
-            if int(positions.max()) >= self.rows:
+            if stop > self.rows:
                 raise ValueError(
-                    f"position {int(positions.max())} is beyond the learned table of {self.rows} "
-                    "rows; build the model with a larger n_pos"
+                    f"position {stop - 1} is beyond the learned table of {self.rows} rows; "
+                    "build the model with a larger n_pos"
                 )
-            return self.table(positions)
-        return sinusoidal_table(positions.cpu(), self.d).to(positions.device)
+            return self.table.weight[start:stop]  # (length, d)
+        if stop <= self.rows:
+            return self.sines[start:stop]  # (length, d)
+        positions = torch.arange(start, stop, device=self.sines.device)
+        return sinusoidal_table(positions, self.d)  # (length, d), beyond the buffer
