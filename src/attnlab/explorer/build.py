@@ -124,7 +124,7 @@ def _head(trace: LayerTrace, h: int) -> dict[str, Any]:
     if trace.window is not None:
         head["window"] = int(trace.window)
     if trace.weights is not None:
-        head["weights"] = rounded(trace.weights[h])
+        head["weights"] = np.round(trace.weights[h], 7).tolist()  # in [0, 1]: 7 decimals
     return head
 
 

@@ -68,16 +68,29 @@ def _is_number(x: Any) -> bool:
 
 
 def _check_grid(values: Any, n_rows: int, n_cols: int | None, where: str) -> None:
-    if not isinstance(values, Sequence) or len(values) != n_rows:
+    """``values`` must be ``n_rows`` rows of ``n_cols`` (or any one width) finite numbers.
+
+    Checked in NumPy (a page of a 12-layer model holds millions of numbers); booleans
+    inside a row of numbers are read as 0 and 1.
+    """
+    if not isinstance(values, Sequence) or isinstance(values, str) or len(values) != n_rows:
         raise DataError(f"{where}: expected {n_rows} rows of numbers")
-    width = n_cols
-    for i, row in enumerate(values):
-        if width is None and isinstance(row, Sequence):
-            width = len(row)
-        if not isinstance(row, Sequence) or len(row) != width or width == 0:
-            raise DataError(f"{where}[{i}]: expected {width or 'the same number of'} numbers")
-        if not all(_is_number(x) for x in row):
-            raise DataError(f"{where}[{i}]: every entry must be a finite number")
+    try:
+        a = np.asarray(values)
+    except ValueError:  # rows of different lengths
+        a = None
+    first = values[0] if n_rows else ()
+    width = n_cols if n_cols is not None else (len(first) if isinstance(first, Sequence) else 0)
+    if a is None or a.ndim != 2 or a.shape[1] != width or width == 0 or a.dtype.kind not in "iuf":
+        for i, row in enumerate(values):  # find the row to name
+            if not isinstance(row, Sequence) or len(row) != width or width == 0:
+                raise DataError(f"{where}[{i}]: expected {width or 'the same number of'} numbers")
+            if not all(_is_number(x) for x in row):
+                raise DataError(f"{where}[{i}]: every entry must be a finite number")
+        raise DataError(f"{where}: expected rows of numbers")
+    bad = ~np.isfinite(a).all(axis=1) if a.dtype.kind == "f" else np.zeros(n_rows, bool)
+    if bad.any():
+        raise DataError(f"{where}[{int(np.argmax(bad))}]: every entry must be a finite number")
 
 
 def _check_strings(items: Any, where: str) -> None:
