@@ -170,6 +170,16 @@ def test_cli_checkpoint_writes_a_page_of_the_runs_heads(bpe_run, tmp_path, capsy
             assert got[0] == status and answer in got[1]
 
 
+def test_models_load_and_train_on_the_resolved_device(bpe_run, monkeypatch) -> None:
+    asked = []
+    load = models.load_trained
+    monkeypatch.setattr(models, "load_trained", lambda run, device: asked.append(device)
+                        or load(run, device))  # fmt: skip
+    checkpoint_compute(bpe_run)
+    assert asked == ["auto"]  # CUDA when present (issue 15), the CPU here
+    assert models.WINOGRAD_PROBE.train.device == models.AGREEMENT_PROBE.train.device == "auto"
+
+
 def test_cli_checkpoint_errors(tmp_path, capsys) -> None:
     assert cli_main.main(["explore", "--checkpoint", str(tmp_path / "nope")]) == 2
     assert "run directory not found" in capsys.readouterr().err
