@@ -163,6 +163,7 @@ def test_phone_width_has_no_horizontal_overflow(browser, server, mode: str) -> N
     pg.goto(f"{server.url}#view={mode}")
     pg.get_by_test_id("text").fill("x" * 150 + " la gata")  # a very long word
     pg.get_by_test_id("submit").click()
+    pg.locator('[data-testid="word"][title]').wait_for()  # the new sentence's shortened word
     pg.get_by_role("button", name="gata", exact=True).click()
     if mode == "head":
         pg.click('[data-testid="head-weights"] summary')  # open the W_Q / W_K tables too
@@ -175,7 +176,7 @@ def test_a_5000_character_word_is_shortened_and_whole_on_hover(page, server) -> 
     word = "w" * 120 + "z" * 30  # the server's cap here is 200 characters
     page.get_by_test_id("text").fill(f"{word} la gata")
     page.get_by_test_id("submit").click()
-    button = page.locator('[data-testid="word"]').first
+    button = page.locator('[data-testid="word"][title]')  # the new sentence's shortened word
     button.wait_for()
     assert button.text_content() == "w" * 20 + "…" + "z" * 8
     assert button.get_attribute("title") == word
