@@ -15,11 +15,12 @@ fitted log-log exponents of every kind side by side, then the goals below
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import time
 
 from attnlab.experiments import cost_measure as cost
+from attnlab.experiments.cost import sweep_figure, sweep_table
+from attnlab.files import atomic_path, write_json
 
 
 def _ints(text: str) -> list[int]:
@@ -41,7 +42,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3, help="timed forwards per size")
     parser.add_argument("--threads", type=int, default=1,
                         help="torch threads per measurement (0: torch's default)")
-    parser.add_argument("--device", default="cpu", help="cpu or cuda")
+    parser.add_argument("--device", default="cpu",
+                        help="cpu (a subprocess per size) or cuda (the allocator's peak)")
     parser.add_argument("--long", action="store_true", help="also run memeff at n = 65,536")
     parser.add_argument("--json", help="write the records to this JSON file")
     parser.add_argument("--figure", help="write the time/memory figure to this PNG file")
@@ -60,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         records.sort(key=lambda r: (kinds.index(r["kind"]), r["n"]))
     elapsed = time.perf_counter() - start
 
-    print(cost.table(records))
+    print(sweep_table(records))
     print("| kind | time exponent | memory exponent |")
     print("|---|---:|---:|")
     for kind, exps in cost.exponents(records).items():
@@ -74,10 +76,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"whole run: {elapsed:.0f} s, limit {args.mem_limit_gib:g} GiB, threads {threads}")
     _print_goals(records, args.mem_limit_gib)
     if args.json:
-        with open(args.json, "w") as handle:
-            json.dump(records, handle, indent=1)
+        write_json(args.json, records)
     if args.figure:
-        print(f"figure: {cost.figure(records, args.figure)}")
+        with atomic_path(args.figure) as tmp:
+            sweep_figure(records).savefig(tmp, dpi=120, format="png")
+        print(f"figure: {args.figure}")
     return 0
 
 

@@ -44,7 +44,7 @@ def test_run_params_prints_table_and_claims(ran):
     code, out, err = ran
     assert code == 0
     assert "124,439,808" in out and "MLP share" in out
-    assert out.count("**HELD**") == 2
+    assert out.count("**HELD**") == 1 and out.count("**SKIPPED**") == 1  # micro: no HF count
     assert out.rstrip().splitlines()[-1].startswith("results in ")
     assert "[1/1] params: Where the parameters are ..." in err
     assert "[1/1] params: done in" in err
@@ -53,7 +53,7 @@ def test_run_params_prints_table_and_claims(ran):
 def test_reproduce_only_params_writes_the_report(ran, dirs):
     code, out, err = call(["reproduce", "--profile", "micro", "--only", "params", *dirs])
     assert code == 0
-    assert "claims: 2 held, 0 not held, 0 skipped" in out
+    assert "claims: 1 held, 0 not held, 0 inconclusive, 1 skipped, 0 error" in out
     last = out.rstrip().splitlines()[-1]
     assert last.startswith("report: ") and "report.html" in last
     assert "[1/1] params: reused the finished record" in err  # `run` above finished it
@@ -93,6 +93,29 @@ def test_run_without_corpus_is_one_clear_error(monkeypatch, tmp_path):
         call(["run", "ladder", "--corpus", str(tmp_path / "absent.txt")])
 
 
+def test_agreement_runs_by_name_and_its_claims_print(dirs):
+    code, out, err = call(["run", "agreement", "--profile", "micro", "--seeds", "3", "--jobs", "1",
+                           *dirs])
+    assert code == 0
+    assert "majority-form baseline" in out and "rank by subject weight" in out
+    assert "Some head puts most of its weight" in out and "3 seed(s)" in out
+    assert "training 3 of 3" not in err  # one experiment: no suite line
+    code, out, _ = call(["reproduce", "--profile", "micro", "--seeds", "3", "--only",
+                         "agreement", *dirs])
+    assert code == 0 and "[1/1] agreement" not in out
+    report = (Path(dirs[1]) / "report.md").read_text()
+    assert "agreement.predicts_form" not in report  # the text is shown, with its margin
+    assert "predicts the agreeing form" in report and "majority-form baseline" in report
+
+
+def test_estimate_prints_and_runs_nothing(dirs, tmp_path):
+    work = ["--out", str(tmp_path / "out"), "--work", str(tmp_path / "work")]
+    code, out, _ = call(["reproduce", "--profile", "micro", "--only", "agreement", "--estimate",
+                         *work])
+    assert code == 0 and "estimate (micro" in out and "agreement: 1 runs" in out
+    assert not (tmp_path / "work").exists() and not (tmp_path / "out").exists()
+
+
 def test_progress_lines():
     stream = io.StringIO()
     sink = run_cmd.SuiteProgress(stream)
@@ -123,11 +146,11 @@ def test_main_wires_run_and_reproduce(capsys, monkeypatch):
 def test_report_only_runs_nothing(ran, dirs, tmp_path):
     code, out, _ = call(["reproduce", "--profile", "micro", "--only", "params", "--report-only",
                          *dirs])
-    assert code == 0 and "claims: 2 held" in out
+    assert code == 0 and "claims: 1 held" in out
     empty = ["--out", str(tmp_path / "empty"), "--work", str(tmp_path / "w")]
     code, out, err = call(["reproduce", "--profile", "micro", "--only", "params",
                            "--report-only", *empty])
     assert code == 0
-    assert "claims: 0 held, 0 not held, 2 skipped" in out
+    assert "claims: 0 held, 0 not held, 0 inconclusive, 2 skipped, 0 error" in out
     assert "skipped params: report only: no finished micro result" in out
     assert not (tmp_path / "empty" / "params").exists()  # nothing ran

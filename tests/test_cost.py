@@ -14,6 +14,7 @@ import pytest
 import torch
 
 from attnlab.experiments import cost_measure as cost
+from attnlab.experiments.cost import sweep_figure, sweep_table
 
 
 def test_three_kernels_compute_the_same_layer():
@@ -51,15 +52,15 @@ def test_micro_sweep_in_subprocesses_gives_records_and_a_table():
     assert records[0]["time_ratio"] is None
     assert records[1]["time_ratio"] == pytest.approx(
         records[1]["total_ms"] / records[0]["total_ms"])
-    text = cost.table(records)
+    text = sweep_table(records)
     assert "### memeff" in text and "| 16 |" in text and "| 32 |" in text
 
 
 def test_a_tiny_memory_limit_gives_an_out_of_memory_row():
-    record = cost.measure_memory("naive", 2048, mem_limit_bytes=2**20)
+    record = cost.measure_memory("sdpa", 2048, mem_limit_bytes=2**20)  # not refused: no n×n
     assert record["status"] == "oom", record
     assert "allocate" in record["error"]
-    assert "OUT OF MEMORY" in cost.table([record])
+    assert "OUT OF MEMORY" in sweep_table([record])
 
 
 def test_fit_exponent_on_synthetic_powers():
@@ -123,7 +124,7 @@ def test_sweep_ratios_skipping_and_table_on_fake_measurements(monkeypatch, tmp_p
     assert fitted["memeff"]["memory"] == pytest.approx(1.0)
     assert fitted["memeff"]["time"] == pytest.approx(2.0)
 
-    text = cost.table(records)
+    text = sweep_table(records)
     assert text.count("OUT OF MEMORY") == 4  # time and memory cells of two naive rows
     assert "(naive): time 2.00, memory 2.00" in text
     assert "(memeff): time 2.00, memory 1.00" in text
@@ -131,8 +132,8 @@ def test_sweep_ratios_skipping_and_table_on_fake_measurements(monkeypatch, tmp_p
     assert text.count(header) == 2
     assert "| 128 | OUT OF MEMORY |  |  | 512.0 KiB | OUT OF MEMORY |  |" in text
 
-    path = cost.figure(records, tmp_path / "cost.png")
-    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    sweep_figure(records).savefig(tmp_path / "cost.png")
+    assert (tmp_path / "cost.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_exponents_report_none_when_too_few_rows_complete():
@@ -140,7 +141,7 @@ def test_exponents_report_none_when_too_few_rows_complete():
     for r in records:
         r.update(time_ratio=None, mem_ratio=None)
     assert cost.exponents(records) == {"naive": {"time": None, "memory": None}}
-    assert "time –, memory –" in cost.table(records)
+    assert "time –, memory –" in sweep_table(records)
 
 
 @pytest.mark.parametrize(
@@ -158,9 +159,9 @@ def test_bad_input_raises_value_error(call, match):
 
 
 def test_bytes_are_printed_readably():
-    assert cost._size(8 * 2**30) == "8.0 GiB"
-    assert cost._size(1536) == "1.5 KiB"
-    assert cost._size(None) == "–"
+    assert cost.size_text(8 * 2**30) == "8.0 GiB"
+    assert cost.size_text(1536) == "1.5 KiB"
+    assert cost.size_text(None) == "–"
     assert not math.isnan(cost.fit_exponent([1, 2], [1, 2]))
 
 
@@ -176,4 +177,71 @@ def test_a_large_parent_does_not_inflate_the_childs_peak():
 
 def test_figure_of_a_sweep_where_nothing_fit(tmp_path):
     records = [{"kind": "naive", "n": 128, "status": "oom", "total_ms": None, "peak_bytes": None}]
-    assert cost.figure(records, tmp_path / "f.png").stat().st_size > 1000
+    sweep_figure(records).savefig(tmp_path / "f.png")
+    assert (tmp_path / "f.png").stat().st_size > 1000
+
+
+# -- the cap before allocating, and the allocator path (tested with a fake allocator) --------
+
+
+def test_sizes_whose_scores_cannot_fit_are_refused_before_allocating(monkeypatch):
+    assert cost.refusal("naive", 8192, 8, 2 * cost.GIB).startswith("refused")  # exactly 2 GiB
+    assert cost.refusal("naive", 4096, 8, 2 * cost.GIB) is None
+    assert cost.refusal("memeff", 65536, 8, cost.GIB) is None  # never holds n×n
+    monkeypatch.setattr(cost, "_run_child", lambda *a: pytest.fail("must not run"))
+    monkeypatch.setattr(cost, "measure_on_allocator", lambda *a: pytest.fail("must not run"))
+    for device in ("cpu", "cuda"):
+        record = cost.measure_memory("naive", 4096, mem_limit_bytes=2**29, device=device)
+        assert record["status"] == "oom" and "refused" in record["error"]
+
+
+class FakeAllocator:
+    """Counts what the measurement asks of the CUDA allocator; reports a chosen peak."""
+
+    def __init__(self, peak: int) -> None:
+        self.calls: list[str] = []
+        self._peak = peak
+
+    def make(self) -> cost.CudaAllocator:
+        def note(name, value=None):
+            return lambda: self.calls.append(name) or value
+        return cost.CudaAllocator(note("sync"), note("reset"), note("allocated", 1000),
+                                  note("peak", 1000 + self._peak), note("empty_cache"))
+
+
+SPEC = {"kind": "sdpa", "n": 32, "d_model": 32, "n_head": 2, "device": "cpu", "repeats": 1,
+        "mem_limit_bytes": 10**6, "threads": 1, "seed": 0}
+
+
+def test_allocator_measurement_frees_memory_after_each_size():
+    fake = FakeAllocator(peak=5000)
+    record = cost.measure_on_allocator(SPEC, fake.make())
+    assert record["status"] == "ok" and record["peak_bytes"] == 5000
+    assert record["total_ms"] > 0
+    assert fake.calls[-1] == "empty_cache" and fake.calls.index("reset") < fake.calls.index("peak")
+    over = cost.measure_on_allocator(SPEC, FakeAllocator(peak=2 * 10**6).make())
+    assert over["status"] == "oom" and "over the budget" in over["error"]
+
+
+def test_a_real_out_of_memory_error_is_recorded_and_the_cache_emptied(monkeypatch):
+    def boom(self, x):
+        if x.shape[1] == SPEC["n"]:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        return x
+
+    monkeypatch.setattr(cost.AttentionLayer, "forward", boom)
+    fake = FakeAllocator(peak=0)
+    record = cost.measure_on_allocator(SPEC, fake.make())
+    assert record["status"] == "oom" and "out of memory" in record["error"]
+    assert fake.calls[-1] == "empty_cache"
+
+
+def test_the_experiment_measures_on_the_contexts_device(monkeypatch, tmp_path):
+    from attnlab.experiments import cost as experiment
+    from attnlab.experiments.base import Context
+
+    seen = []
+    monkeypatch.setattr(cost, "sweep", lambda *a, **k: seen.append(k["device"]) or [])
+    record = experiment.analyse(experiment.PROFILES["micro"], None,
+                                Context(work=tmp_path, device="cpu"))
+    assert seen == ["cpu"] and record["device"] == "cpu"

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from attnlab.experiments import cost
 from attnlab.experiments.base import Context
+from attnlab.experiments.claims import evaluate
 from attnlab.experiments.registry import run_experiment
 
 
@@ -18,14 +19,20 @@ def _records(naive_mem: float, naive_time: float, proj: float, memeff_mem: float
         "memeff": {"time": 1.9, "memory": memeff_mem, "projections": 1.0}}}}
 
 
+def _status(records: dict) -> list[str]:
+    return [v["status"] for v in evaluate(records, cost.CLAIMS)]
+
+
 def test_claims_both_ways() -> None:
-    quad, lin = cost.CLAIMS
-    assert quad.decide(_records(1.97, 1.8, 1.0, 0.98))[0]
-    assert not quad.decide(_records(1.1, 1.8, 1.0, 0.98))[0]  # memory not quadratic
-    assert not quad.decide(_records(1.97, 1.8, 1.9, 0.98))[0]  # projections not linear
-    assert lin.decide(_records(1.97, 1.8, 1.0, 0.98))[0]
-    assert not lin.decide(_records(1.97, 1.8, 1.0, 1.9))[0]
-    assert not lin.decide(_records(1.97, 1.8, 1.0, 0.98, memeff_top="oom"))[0]
+    assert _status(_records(1.97, 1.8, 1.0, 0.98)) == ["held", "held"]
+    assert _status(_records(1.1, 1.8, 1.0, 0.98))[0] == "not held"  # memory not quadratic
+    assert _status(_records(1.97, 1.8, 1.9, 0.98))[0] == "not held"  # projections not linear
+    assert _status(_records(1.97, 1.8, 1.0, 1.9))[1] == "not held"
+    assert _status(_records(1.97, 1.8, 1.0, 0.98, memeff_top="oom"))[1] == "not held"
+    assert all(not c.trained for c in cost.CLAIMS)  # one evaluation, no seeds
+    unfitted = _records(1.97, 1.8, 1.0, 0.98)
+    unfitted["cost"]["exponents"]["naive"]["memory"] = None
+    assert _status(unfitted)[0] == "skipped"
 
 
 def test_micro_run_writes_table_and_figure(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from attnlab.experiments import ladder
 from attnlab.experiments.base import Context, settings_dict
 from attnlab.experiments.claims import evaluate
 from attnlab.experiments.registry import run_experiment
+from attnlab.experiments.runner import Runner
 from attnlab.nn.model import LanguageModel
 
 DATA = Path(
@@ -46,8 +47,8 @@ def test_rows_change_one_thing_and_keep_the_rest():
     assert not base.tie_weights and base.lm_head_bias and base.dropout == 0
     assert (cfg[2].mixer, cfg[2].residual, cfg[2].position) == ("mean", False, "none")
     assert all(cfg[r].position == "learned" for r in range(3, 11))  # positions stay
-    assert cfg[5].replace(mixer="mean", backend=cfg[4].backend) == cfg[4]  # swaps the mixer only
-    assert cfg[5].backend == "sdpa"  # the fused kernel: the same model, faster
+    assert cfg[5].replace(mixer="mean") == cfg[4]  # row 5 swaps the mixer only
+    assert cfg[5].backend == "auto"  # the fastest correct kernel (sdpa), the model's default
     assert cfg[7] == cfg[5].replace(residual=False)  # the side row
     assert cfg[8] == cfg[6].replace(mlp=True)  # row 8 builds on row 6, not on row 7
     assert cfg[10] == cfg[9].replace(n_layer=2)
@@ -87,24 +88,32 @@ def test_micro_run_table_figure_and_cache(tmp_path, monkeypatch):
     assert [r["row"] for r in pair["rows"]] == [9, 10] and pair["train_tokens"] == 1_000
     assert "Overfitting check" in text
     assert len([p for p in (tmp_path / "work").iterdir() if p.is_dir()]) == 12  # one run each
-    again = ladder.run(micro, ctx)  # every run cached: the same numbers
+    runner = Runner(work=tmp_path / "work")
+    assert runner.pending(ladder.plan(micro)) == []  # every planned run finished
+    again = ladder.analyse(micro, runner.train(ladder.plan(micro)), ctx)  # read, not retrained
     assert json.dumps(again) == json.dumps(env["record"])
     verdicts = evaluate({"ladder": env["record"]}, ladder.CLAIMS)
-    assert {v["status"] for v in verdicts} <= {"held", "not held"}
+    assert {v["status"] for v in verdicts} == {"inconclusive"}  # one seed decides nothing
 
 
 # -- claims on synthetic records --------------------------------------------------
 
-# Held-out (and train) perplexities shaped like the textbook's ladder.
+# Held-out (and train) perplexities shaped like the textbook's ladder; three seeds each,
+# the seed-to-seed noise about 0.3%.
 GOOD_HELD = {1: 90.0, 2: 300.0, 3: 290.0, 4: 92.0, 5: 60.0, 6: 55.0, 7: 70.0, 8: 50.0,
              9: 45.0, 10: 48.0}
 GOOD_TRAIN = {**GOOD_HELD, 9: 40.0, 10: 35.0}
+NOISE = (0.997, 1.0, 1.003)
+
+
+def _seeds(x: float) -> list[float]:
+    return [x * k for k in NOISE]
 
 
 def _record(held: dict[int, float], train: dict[int, float]) -> dict:
     rows = [{"row": r, "above": ladder.LADDER[r][0], "name": f"row {r}", "params": 1,
-             "held_ppl": [held[r]], "train_ppl": [train[r]]} for r in ladder.ROWS]
-    return {"settings": settings_dict(FULL), "seeds": 1, "rows": rows, "overfit": None}
+             "held_ppl": _seeds(held[r]), "train_ppl": _seeds(train[r])} for r in ladder.ROWS]
+    return {"settings": settings_dict(FULL), "seeds": 3, "rows": rows, "overfit": None}
 
 
 def _verdicts(held: dict[int, float], train: dict[int, float] | None = None) -> dict[str, str]:
@@ -146,27 +155,41 @@ def test_two_blocks_needs_the_train_side_too():
     assert verdicts["ladder.two_blocks_overfit"] == "not held"
 
 
-def test_claims_use_the_mean_over_seeds():
+def test_claims_pair_rows_by_seed():
     rec = _record(GOOD_HELD, GOOD_TRAIN)
     rows = {r["row"]: r for r in rec["rows"]}
-    rows[6]["held_ppl"] = [50.0, 62.0]  # mean 56 < row 5's 60: held
-    held = {v["id"]: v for v in evaluate({"ladder": rec}, ladder.CLAIMS)}
-    assert held["ladder.four_heads_beat_one"]["status"] == "held"
-    assert held["ladder.four_heads_beat_one"]["evidence"]["held_row6"] == pytest.approx(56.0)
-    rows[6]["held_ppl"] = [50.0, 72.0]  # mean 61 > 60
-    held = {v["id"]: v for v in evaluate({"ladder": rec}, ladder.CLAIMS)}
-    assert held["ladder.four_heads_beat_one"]["status"] == "not held"
+    rows[5]["held_ppl"] = [50.0, 60.0, 70.0]  # a wide spread over seeds ...
+    rows[6]["held_ppl"] = [49.0, 58.8, 68.6]  # ... but row 6 is 2% lower in every seed
+    verdict = {v["id"]: v for v in evaluate({"ladder": rec}, ladder.CLAIMS)}
+    four = verdict["ladder.four_heads_beat_one"]
+    assert four["status"] == "held" and four["seeds"] == 3
+    assert four["parts"][0]["mean"] == pytest.approx(0.02)
+    assert four["parts"][0]["numbers"]["held_row6"] == pytest.approx(58.8)
+    rows[6]["held_ppl"] = [49.0, 61.2, 68.6]  # lower in two seeds, higher in one
+    verdict = {v["id"]: v for v in evaluate({"ladder": rec}, ladder.CLAIMS)}
+    assert verdict["ladder.four_heads_beat_one"]["status"] == "inconclusive"
 
 
 def test_the_small_data_pair_decides_overfitting_when_present():
     rec = _record(GOOD_HELD, {**GOOD_TRAIN, 10: 41.0})  # the ladder's own pair: no overfit
-    pair_rows = [{"row": r, "name": f"row {r}", "params": 1, "held_ppl": [h], "train_ppl": [t]}
-                 for r, h, t in ((9, 150.0, 40.0), (10, 160.0, 30.0))]
+    pair_rows = [{"row": r, "name": f"row {r}", "params": 1, "held_ppl": _seeds(h),
+                  "train_ppl": _seeds(t)} for r, h, t in ((9, 150.0, 40.0), (10, 160.0, 30.0))]
     rec["overfit"] = {"train_tokens": 1000, "steps": 10, "rows": pair_rows}
     verdict = {v["id"]: v for v in evaluate({"ladder": rec}, ladder.CLAIMS)}
     assert verdict["ladder.two_blocks_overfit"]["status"] == "held"
-    assert verdict["ladder.two_blocks_overfit"]["evidence"]["held_row10"] == 160.0
-    pair_rows[1]["held_ppl"] = [149.0]
+    assert verdict["ladder.two_blocks_overfit"]["parts"][1]["numbers"]["held_row10"] == \
+        pytest.approx(160.0)
+    pair_rows[1]["held_ppl"] = _seeds(149.0)
     verdict = {v["id"]: v for v in evaluate({"ladder": rec}, ladder.CLAIMS)}
     assert verdict["ladder.two_blocks_overfit"]["status"] == "not held"
     assert "Overfitting check" in ladder.table(rec)
+
+
+def test_plan_lists_every_row_and_seed_once():
+    s = ladder.PROFILES["quick"]
+    specs = ladder.plan(s)
+    assert len(specs) == (len(ladder.ROWS) + 2) * s.seeds == 36
+    assert len({sp.label for sp in specs}) == len(specs)
+    assert {sp.config.train.seed for sp in specs} == {0, 1, 2}
+    small = [sp for sp in specs if "small data" in sp.label]
+    assert {sp.config.data.train_tokens for sp in small} == {s.overfit_tokens}

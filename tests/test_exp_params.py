@@ -8,14 +8,14 @@ import pytest
 
 from attnlab.experiments import params
 from attnlab.experiments.base import Context
-from attnlab.experiments.claims import evaluate
+from attnlab.experiments.claims import decide, evaluate
 from attnlab.experiments.registry import run_experiment
 from attnlab.nn.config import ModelConfig
 
 
 @pytest.fixture(scope="module")
 def record():
-    return params.run(params.PROFILES["micro"])
+    return params.analyse(params.PROFILES["micro"])
 
 
 def test_default_block_by_hand(record):
@@ -65,7 +65,7 @@ def test_table_and_figure(record, tmp_path):
     text = params.table(record)
     assert "124,439,808" in text and "12d² + 13d" in text and "each of 12 blocks" in text
     assert "not counted in this profile" in text
-    params.figure(record, tmp_path / "f.png")
+    params.figure(record).savefig(tmp_path / "f.png")
     assert (tmp_path / "f.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
@@ -73,37 +73,43 @@ def test_registry_micro_run_and_claims_hold(tmp_path):
     env = run_experiment("params", "micro", Context(work=tmp_path / "w"), tmp_path / "out")
     assert (tmp_path / "out" / "params" / "figure.png").is_file()
     verdicts = evaluate({"params": env["record"]}, params.CLAIMS)
-    assert [v["status"] for v in verdicts] == ["held", "held"]
-    assert verdicts[0]["evidence"]["ours"] == 124_439_808
+    # micro leaves out the Hugging Face count: the count claim says skipped, not held
+    assert [v["status"] for v in verdicts] == ["skipped", "held"]
+    assert "not counted in this profile" in verdicts[0]["why"]
+    assert verdicts[0]["parts"][0]["numbers"]["ours"] == 124_439_808
+    assert verdicts[0]["parts"][0]["status"] == "held"
+    assert params.plan(params.PROFILES["quick"]) == []
 
 
 def _decide(claim_id, record):
     (claim,) = [c for c in params.CLAIMS if c.id == claim_id]
-    return claim.decide({"params": record})
+    verdict = decide(claim, {"params": record})
+    numbers = {k: v for p in verdict["parts"] for k, v in p.get("numbers", {}).items()}
+    return verdict["status"], numbers
 
 
 def test_count_claim_both_ways(record):
-    assert _decide("params.gpt2_small_count", record)[0]
+    assert _decide("params.gpt2_small_count", record)[0] == "skipped"  # no HF count
     with_hf = copy.deepcopy(record)
     with_hf["gpt2"]["hf"] = 124_439_808
-    assert _decide("params.gpt2_small_count", with_hf)[0]
+    assert _decide("params.gpt2_small_count", with_hf)[0] == "held"
     for key, value in (("hf", 124_439_809), ("ours", 124_439_807), ("formula", 1)):
-        bad = copy.deepcopy(record)
+        bad = copy.deepcopy(with_hf)
         bad["gpt2"][key] = value
-        held, evidence = _decide("params.gpt2_small_count", bad)
-        assert not held
-        assert evidence[key] == value
+        status, numbers = _decide("params.gpt2_small_count", bad)
+        assert status == "not held"
+        assert numbers[key] == value
 
 
 def test_mlp_share_claim_both_ways(record):
-    held, evidence = _decide("params.mlp_two_thirds", record)
-    assert held and evidence["mlp_share[GPT-2 small]"] == pytest.approx(0.6663, abs=1e-4)
+    status, numbers = _decide("params.mlp_two_thirds", record)
+    assert status == "held" and numbers["mlp_share[GPT-2 small]"] == pytest.approx(0.6663, abs=1e-4)
     bad = copy.deepcopy(record)
     bad["models"][0]["shares"]["mlp"] = 2 / 3 - 0.011
-    assert not _decide("params.mlp_two_thirds", bad)[0]
+    assert _decide("params.mlp_two_thirds", bad)[0] == "not held"
     edge = copy.deepcopy(record)
     edge["models"][0]["shares"]["mlp"] = 2 / 3 - 0.009
-    assert _decide("params.mlp_two_thirds", edge)[0]
+    assert _decide("params.mlp_two_thirds", edge)[0] == "held"
 
 
 def test_profiles_and_module_contract():

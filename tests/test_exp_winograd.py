@@ -20,11 +20,11 @@ DATA_B = winograd_dataset("B", 0)
 SMALL = winograd.Settings(d_model=16)
 
 
-def test_quick_changes_only_the_steps():
+def test_quick_changes_only_the_budget():
     full, quick = winograd.PROFILES["full"], winograd.PROFILES["quick"]
-    steps = ("steps_a", "steps_b")
-    assert dataclasses.replace(quick, **{k: getattr(full, k) for k in steps}) == full
-    assert all(getattr(quick, k) < getattr(full, k) for k in steps)
+    budget = ("steps_a", "steps_b", "batch_size")
+    assert dataclasses.replace(quick, **{k: getattr(full, k) for k in budget}) == full
+    assert all(getattr(quick, k) <= getattr(full, k) for k in budget)
     assert winograd.NEEDS_CORPUS is False
 
 
@@ -144,17 +144,22 @@ def test_micro_run_table_figure_and_cache(tmp_path):
     text = (folder / "table.md").read_text()
     assert "| B | two blocks |" in text and "block 2 · wet" in text
     assert (folder / "figure.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert {v["status"] for v in evaluate({"winograd": record}, winograd.CLAIMS)} <= {
-        "held", "not held"}
+    assert {v["status"] for v in evaluate({"winograd": record}, winograd.CLAIMS)} == {
+        "inconclusive"}  # one seed decides nothing
+    assert len(winograd.plan(winograd.PROFILES["quick"])) == 2 * 3 * 3  # variants, models, seeds
+
+
+NOISE = (-0.004, 0.0, 0.004)  # three seeds
 
 
 def _record(a=(1.0, 1.0, 1.0), b=(0.2, 0.8, 1.0), diffs=(0.01, 0.3)) -> dict:
     def models(values):
-        return {k: {"forced": [x]} for k, x in zip(winograd.MODELS, values, strict=True)}
+        return {k: {"forced": [min(1.0, x + e) for e in NOISE]}
+                for k, x in zip(winograd.MODELS, values, strict=True)}
 
     return {"winograd": {
         "variants": {"A": {"models": models(a)}, "B": {"models": models(b)}},
-        "attention": {"blocks": [{"max_abs_diff": [d]} for d in diffs]},
+        "attention": {"blocks": [{"max_abs_diff": [d + e for e in NOISE]} for d in diffs]},
     }}
 
 
@@ -169,7 +174,7 @@ def test_claims_hold_on_the_textbook_numbers():
 
 
 @pytest.mark.parametrize(("record", "claim"), [
-    (_record(a=(0.94, 0.90, 1.0)), "winograd.variant_a_mean_suffices"),  # 6 behind two blocks
+    (_record(a=(0.93, 0.90, 1.0)), "winograd.variant_a_mean_suffices"),  # 7 behind two blocks
     (_record(a=(0.85, 0.86, 0.86)), "winograd.variant_a_mean_suffices"),  # all too low
     (_record(b=(0.45, 0.8, 1.0)), "winograd.variant_b_needs_order"),  # mean near chance
     (_record(b=(0.2, 0.6, 1.0)), "winograd.variant_b_needs_order"),  # one block too weak
@@ -185,8 +190,9 @@ def test_each_claim_can_fail(record, claim):
 
 def test_block_claims_show_the_noun_difference_without_deciding_on_it():
     records = _record(diffs=(0.3, 0.3))
-    records["winograd"]["attention"]["blocks"][0]["noun_abs_diff"] = [0.002]
+    records["winograd"]["attention"]["blocks"][0]["noun_abs_diff"] = [0.002, 0.002, 0.002]
     verdict = next(v for v in evaluate(records, winograd.CLAIMS)
                    if v["id"] == "winograd.block1_attention_same")
     assert verdict["status"] == "not held"  # decided on the whole row, not on the nouns
-    assert verdict["evidence"] == {"block1_max_abs_diff": 0.3, "block1_noun_diff": 0.002}
+    assert verdict["parts"][0]["numbers"] == {"block1_max_abs_diff": pytest.approx(0.3),
+                                              "block1_noun_diff": 0.002}

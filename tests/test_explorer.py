@@ -29,7 +29,7 @@ from attnlab.explorer import (
     view_from_scores,
     write_page,
 )
-from attnlab.explorer.build import gpt2_scores, hf_gpt2_view
+from attnlab.explorer.data import effective_tokens, head_weights, page_weights
 from attnlab.explorer.heads import (
     WORD_FEATURES,
     agreement_head,
@@ -38,7 +38,7 @@ from attnlab.explorer.heads import (
     subject_head,
     words,
 )
-from attnlab.explorer.page import effective_tokens, page_weights, script_json
+from attnlab.explorer.page import script_json
 from attnlab.explorer.server import make_server
 
 TOKENS = SENTENCE.split()  # La gata que perseguía al ratón estaba muy cansada
@@ -111,7 +111,7 @@ def test_typed_sentence_gets_the_same_heads() -> None:
     text = "El perro que mordió a la gata estaba muy cansado"
     data = hand_compute(text)
     tokens = data["views"][0]["tokens"]
-    w = page_weights(_head(data, "agreement")["scores"], 4, causal=False)
+    w = head_weights(_head(data, "agreement"), causal=False, scale=True)
     assert tokens[int(np.argmax(w[tokens.index("cansado")]))] == "perro"
     assert words("  a  b ") == ["a", "b"]
     with pytest.raises(ValueError, match="empty"):
@@ -125,10 +125,24 @@ def test_hand_page_shows_wq_wk_and_features() -> None:
     assert head["w_q"]["cols"] == ["feminine", "masculine", "noun", "subject"]
     assert "adjective" in head["w_q"]["rows"] and head["d_k"] == 4
     x = np.array(head["features"]["values"])  # (n, f_used)
-    np.testing.assert_allclose(
-        (x @ np.array(head["w_q"]["values"])) @ (x @ np.array(head["w_k"]["values"])).T,
-        head["scores"],
-    )
+    np.testing.assert_allclose(x @ np.array(head["w_q"]["values"]), head["q"], atol=1e-12)
+    np.testing.assert_allclose(x @ np.array(head["w_k"]["values"]), head["k"], atol=1e-12)
+    assert head["dims"] == head["w_q"]["cols"]
+    scores = agreement_head().scores(feature_matrix(TOKENS))
+    expected = page_weights(scores, 4, causal=True, scale=False)
+    np.testing.assert_allclose(head_weights(head, causal=True, scale=False), expected)
+
+
+def test_head_notes_describe_the_sentence_shown() -> None:
+    default = _head(hand_designed_page(), "agreement")["note"]
+    assert "‘cansada’ → ‘gata’ (9 vs 3" in default
+    typed = hand_compute("El perro que mordió a la gata estaba muy cansado")
+    assert "‘cansado’ → ‘perro’" in _head(typed, "agreement")["note"]
+    assert "cansada" not in _head(typed, "agreement")["note"]
+    assert "‘estaba’ → ‘perro’" in _head(typed, "subject")["note"]
+    plain = hand_compute("uno dos tres")
+    assert "no adjective" in _head(plain, "agreement")["note"]
+    assert "no verb" in _head(plain, "subject")["note"]
 
 
 # --- weights, data and the page ---------------------------------------------------------
@@ -149,8 +163,12 @@ def _bad(mutate) -> dict:
     return data
 
 
-def _scores(d: dict) -> list:
-    return d["views"][0]["layers"][0]["heads"][0]["scores"]
+def _q(d: dict) -> list:
+    return d["views"][0]["layers"][0]["heads"][0]["q"]
+
+
+def _first(d: dict) -> dict:
+    return d["views"][0]["layers"][0]["heads"][0]
 
 
 @pytest.mark.parametrize(
@@ -159,12 +177,19 @@ def _scores(d: dict) -> list:
         (lambda d: d.pop("title"), "data.title"),
         (lambda d: d.update(views=[]), "data.views"),
         (lambda d: d["views"][0]["tokens"].append(3), "tokens"),
-        (lambda d: _scores(d).pop(), r"scores: expected 9 rows"),
-        (lambda d: _scores(d)[2].append(0.0), r"scores\[2\]"),
-        (lambda d: _scores(d)[0].__setitem__(0, float("nan")), "finite"),
-        (lambda d: d["views"][0]["layers"][0]["heads"][0].update(d_k=True), "d_k"),
-        (lambda d: d["views"][0]["layers"][0]["heads"][0]["w_q"].update(values=[[1]]), "w_q"),
+        (lambda d: _q(d).pop(), r"q: expected 9 rows"),
+        (lambda d: _q(d)[2].append(0.0), r"q\[2\]"),
+        (lambda d: _q(d)[0].__setitem__(0, float("nan")), "finite"),
+        (lambda d: _first(d).pop("k"), "q and k go together"),
+        (lambda d: _first(d).update(d_k=True), "d_k"),
+        (lambda d: _first(d)["w_q"].update(values=[[1]]), "w_q"),
+        (lambda d: _first(d).update(window=0), "window"),
+        (lambda d: [_first(d).pop(k) for k in ("q", "k")], "q and k, scores, or weights"),
+        (lambda d: [_first(d).pop(k) for k in ("q", "k")] and _first(d).update(
+            weights=np.eye(9).tolist()), "fixed"),
+        (lambda d: _first(d).update(dims=["a"]), "dims"),
         (lambda d: d.update(causal="yes"), "causal"),
+        (lambda d: d.update(scale=1), "scale"),
     ],
 )
 def test_malformed_data_is_refused_with_its_place(mutate, message: str) -> None:
@@ -198,7 +223,10 @@ def test_page_embeds_user_text_as_escaped_json_only() -> None:
 
 def test_page_is_self_contained_and_its_script_is_allowed_by_hash() -> None:
     page = render_page(hand_designed_page())
-    assert not re.search(r"(src|href)\s*=|https?://|@import|url\(", page.replace("http-equiv", ""))
+    rest = page
+    for allowed in ("http-equiv", '"http://www.w3.org/2000/svg"', 'href="#"'):  # SVG's name,
+        rest = rest.replace(allowed, "")  # and the link to the page itself
+    assert not re.search(r"(src|href)\s*=|https?://|@import|url\(|fetch\(\s*[\"'`]h", rest)
     script = re.findall(r"<script>(.*?)</script>", page, re.S)[0]
     digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
     assert f"script-src &#x27;sha256-{digest}&#x27;" in page
@@ -209,7 +237,7 @@ def test_page_is_self_contained_and_its_script_is_allowed_by_hash() -> None:
 def test_explorer_view_for_notebooks(tmp_path) -> None:
     view = ExplorerView(_evil_data())
     frame = view._repr_html_()
-    assert frame.startswith("<iframe") and 'sandbox="allow-scripts"' in frame
+    assert frame.startswith("<iframe") and 'sandbox="allow-scripts allow-downloads"' in frame
     assert "<script" not in frame  # the whole page sits escaped inside srcdoc
     assert view.save(tmp_path / "v.html").read_text(encoding="utf-8") == view.html()
     out = write_page(hand_designed_page(), tmp_path / "sub" / "p.html")
@@ -278,38 +306,6 @@ def test_server_answers_page_and_json_and_refuses_bad_input() -> None:
 # --- adapters and the command line ------------------------------------------------------
 
 
-class _CharTokenizer:
-    def encode(self, text: str) -> list[int]:
-        return [ord(c) - 64 for c in text]  # lower-case letters: ids 33..58
-
-    def decode(self, ids: list[int]) -> str:
-        return "".join(chr(i + 64) for i in ids)
-
-
-@pytest.mark.slow  # importing transformers alone takes ~10 s on 2 CPU cores
-def test_gpt2_scores_give_hf_attention_weights() -> None:
-    torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
-    torch.manual_seed(0)
-    cfg = transformers.GPT2Config(vocab_size=64, n_positions=8, n_embd=32, n_layer=2, n_head=4)
-    model = transformers.GPT2LMHeadModel(cfg).eval()
-    model.config._attn_implementation = "eager"  # the kernel that returns its weights
-    ids = [3, 14, 15, 9, 2, 6]
-    scores = gpt2_scores(model, ids)  # (L, H, n, n)
-    with torch.no_grad():
-        attn = model(torch.tensor([ids]), output_attentions=True).attentions
-    for layer in range(2):
-        for h in range(4):
-            expected = attn[layer][0, h].double().numpy()
-            np.testing.assert_allclose(
-                page_weights(scores[layer, h], 8, causal=True), expected, atol=1e-6
-            )
-    view = hf_gpt2_view(model, _CharTokenizer(), "abc")
-    assert view["tokens"] == ["a", "b", "c"] and len(view["layers"]) == 2
-    with pytest.raises(ValueError, match="context is 8"):
-        hf_gpt2_view(model, _CharTokenizer(), "a" * 9)
-
-
 def _cli(argv: list[str]) -> argparse.Namespace:
     from attnlab.cli import explore
 
@@ -341,3 +337,41 @@ def test_cli_refuses_unsupported_combinations(argv: list[str], message: str | No
     args = _cli(argv)
     with pytest.raises((ValueError, FileNotFoundError), match=message):
         args.func(args)
+
+
+def test_cli_refuses_non_utf8_text_and_keeps_the_existing_page(tmp_path, capsys) -> None:
+    from attnlab.cli import main as cli_main
+
+    out = tmp_path / "e.html"
+    assert cli_main.main(["explore", "--out", str(out)]) == 0
+    before = out.read_bytes()
+    text = b"la gata \xff\xfe".decode("utf-8", errors="surrogateescape")  # as Python reads argv
+    assert cli_main.main(["explore", "--text", text, "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("--text is not valid UTF-8 (byte 0xff) at character 9: pass the sentence "
+                        "as UTF-8 text") and "\n" not in err  # fmt: skip
+    assert out.read_bytes() == before and len(before) > 1000
+    assert [p.name for p in tmp_path.iterdir()] == ["e.html"]  # no temporary file left behind
+
+
+def test_head_weights_follow_bias_window_and_own_weights() -> None:
+    # q·k = [[1, 0], [2, 4]] with d_k = 4 -> ÷2 -> [[.5, 0], [1, 2]]; bias -1 on (1, 0)
+    head = {"name": "h", "d_k": 4, "q": [[1.0, 0, 0, 0], [2.0, 1.0, 0, 0]],
+            "k": [[1.0, 0, 0, 0], [0, 4.0, 0, 0]], "bias": [[0, 0], [-1.0, 0]]}  # fmt: skip
+    w = head_weights(head, causal=True, scale=True)
+    assert w[0].tolist() == [1.0, 0.0]
+    np.testing.assert_allclose(w[1], [1 / (1 + math.e**2), math.e**2 / (1 + math.e**2)])
+    w = head_weights({**head, "window": 1}, causal=True, scale=False)  # only the key itself
+    assert w.tolist() == [[1.0, 0.0], [0.0, 1.0]]
+    own = {**head, "weights": [[0.5, 0.5], [0.5, 0.5]]}
+    assert head_weights(own, causal=True, scale=True, own=True).tolist() == own["weights"]
+    np.testing.assert_allclose(head_weights(own, causal=True, scale=True), w * 0 + head_weights(
+        head, causal=True, scale=True))  # fmt: skip
+
+
+def test_rounded_keeps_seven_significant_digits() -> None:
+    from attnlab.explorer.data import rounded
+
+    x = np.array([[1234.56789, -0.000123456789, 0.0, 1e-30]])
+    np.testing.assert_allclose(rounded(x), x, rtol=5e-7)
+    assert rounded(x)[0][:3] == [1234.568, -0.0001234568, 0.0]

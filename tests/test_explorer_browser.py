@@ -1,36 +1,30 @@
-"""The explorer page in real headless Chromium: click, switches, keyboard, phone width, escaping."""
+"""The explorer page in real headless Chromium: one head (click, switches, keyboard, both
+directions on hover, inside the head), phone width, escaping, and the faults once found:
+long tokens, the text box's own limit, an over-long URL, the hand heads' note."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import numpy as np
 import pytest
+from explorer_support import (  # noqa: F401 (fixtures)
+    ARTIFACTS,
+    browser_fixture,
+    browser_marks,
+    matrix,
+    numbers,
+    page_fixture,
+)
 
-from attnlab.explorer import hand_compute, hand_designed_page, start_server, write_page
-from attnlab.explorer.page import effective_tokens, page_weights
+from attnlab.explorer import (
+    hand_compute,
+    hand_designed_page,
+    render_page,
+    start_server,
+    write_page,
+)
+from attnlab.explorer.data import effective_tokens, head_weights, page_weights
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
-]  # fmt: skip
-ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
-
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"headless Chromium not at {CHROMIUM}"),
-]
-sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (python) not installed")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
+pytestmark = browser_marks
 
 
 @pytest.fixture(scope="module")
@@ -44,31 +38,6 @@ def server():
         yield srv
 
 
-@pytest.fixture
-def page(browser):
-    """A fresh tab that records script errors (a CSP violation is one) and every request."""
-    pg = browser.new_page(viewport={"width": 1100, "height": 900})
-    pg.errors, pg.requests = [], []
-    pg.on("pageerror", lambda e: pg.errors.append(str(e)))
-    pg.on("console", lambda m: m.type == "error" and pg.errors.append(m.text))
-    pg.on("request", lambda r: pg.requests.append(r.url))
-    yield pg
-    assert pg.errors == []
-    pg.close()
-
-
-def _weights(pg, testid: str, attr: str = "data-weight") -> list[float]:
-    return [float(x) for x in pg.eval_on_selector_all(
-        f'[data-testid="{testid}"]', f'els => els.map(e => e.getAttribute("{attr}"))'
-    )]  # fmt: skip
-
-
-def _matrix(pg) -> np.ndarray:
-    w = _weights(pg, "cell")
-    n = int(round(len(w) ** 0.5))
-    return np.array(w).reshape(n, n)  # (n, n)
-
-
 def _head(name: str) -> dict:
     heads = hand_designed_page()["views"][0]["layers"][0]["heads"]
     return next(h for h in heads if h["name"] == name)
@@ -77,14 +46,13 @@ def _head(name: str) -> dict:
 def test_click_cansada_row_peaks_on_gata(page, hand_url) -> None:
     page.goto(hand_url)
     page.get_by_role("button", name="cansada", exact=True).click()
-    row = _weights(page, "row-bar")
+    row = numbers(page, "row-bar")
     tokens = page.locator('[data-testid="row-bar"] .tok').all_text_contents()
-    assert tokens[int(np.argmax(row))] == "gata"
+    assert tokens[int(np.argmax(row))] == "gata" and round(max(row), 3) == 0.804
     assert "cansada" in page.get_by_test_id("row-title").text_content()
-    # the page's weights are the NumPy ones
-    expected = page_weights(_head("agreement")["scores"], 4, causal=False)
+    expected = head_weights(_head("agreement"), causal=False, scale=True)  # the page's own math
     np.testing.assert_allclose(row, expected[8], atol=1e-12)
-    np.testing.assert_allclose(_matrix(page), expected, atol=1e-12)
+    np.testing.assert_allclose(matrix(page), expected, atol=1e-12)
     assert page.locator("tr.selected th").text_content() == "cansada"
     assert all(u.startswith("file://") for u in page.requests)  # nothing from the network
     ARTIFACTS.mkdir(exist_ok=True)
@@ -95,9 +63,9 @@ def test_causal_switch_gives_exact_zeros_above_the_diagonal(page, hand_url) -> N
     page.goto(hand_url)
     page.get_by_test_id("head-select").select_option(label="2: previous word")
     upper = np.triu_indices(9, 1)
-    assert (_matrix(page)[upper] > 0).all()
+    assert (matrix(page)[upper] > 0).all()
     page.get_by_test_id("causal").check()
-    w = _matrix(page)
+    w = matrix(page)
     assert (w[upper] == 0.0).all()
     texts = page.locator('[data-testid="cell"]').all_text_contents()
     assert all(texts[i * 9 + j] == "0" for i, j in zip(*upper, strict=True))
@@ -110,21 +78,54 @@ def test_sqrt_switch_changes_weights_and_effective_tokens(page, hand_url) -> Non
     page.get_by_role("button", name="estaba", exact=True).click()
     page.get_by_test_id("head-select").select_option(label="2: previous word")
     page.get_by_test_id("causal").check()
-    scores = _head("previous word")["scores"]
-    before = _weights(page, "eff", "data-value")
+    head = _head("previous word")
+    before = numbers(page, "eff", "data-value")
     page.get_by_test_id("scale").uncheck()
-    after = _weights(page, "eff", "data-value")
+    after = numbers(page, "eff", "data-value")
     for scale, eff in ((True, before), (False, after)):
-        expected = effective_tokens(page_weights(scores, 16, causal=True, scale=scale))
+        expected = effective_tokens(head_weights(head, causal=True, scale=scale))
         np.testing.assert_allclose(eff, expected, rtol=1e-9)
     assert after[6] < before[6] - 0.5  # without ÷√d the row collapses onto one word
     assert "√16" not in page.get_by_test_id("formula").text_content()
     assert float(page.get_by_test_id("row-eff").get_attribute("data-value")) == after[6]
 
 
+def test_hover_shows_what_a_token_attends_to_and_what_attends_to_it(page, hand_url) -> None:
+    page.goto(hand_url)
+    page.get_by_role("button", name="La", exact=True).click()
+    w = head_weights(_head("agreement"), causal=False, scale=True)  # (n, n)
+    page.get_by_role("button", name="gata", exact=True).hover()
+    assert "gata" in page.get_by_test_id("row-title").text_content()
+    np.testing.assert_allclose(numbers(page, "row-bar"), w[1], atol=1e-12)  # gata → keys
+    np.testing.assert_allclose(numbers(page, "col-bar"), w[:, 1], atol=1e-12)  # queries → gata
+    assert "What attends to “gata”" in page.get_by_test_id("col-title").text_content()
+    assert page.locator("td.hl-col").count() == 9 and page.locator("td.hl-row").count() == 9
+    page.locator('[data-testid="key-head"]').nth(8).hover()  # the matrix's column head
+    np.testing.assert_allclose(numbers(page, "col-bar"), w[:, 8], atol=1e-12)
+    page.get_by_test_id("title").hover()  # away: back to the chosen token, La
+    assert "“La”" in page.get_by_test_id("row-title").text_content()
+    np.testing.assert_allclose(numbers(page, "row-bar"), w[0], atol=1e-12)
+
+
+def test_inside_a_head_shows_q_keys_dot_products_division_and_softmax(page, hand_url) -> None:
+    page.goto(hand_url)
+    page.get_by_role("button", name="cansada", exact=True).click()
+    head = _head("agreement")
+    assert "feminine 3" in page.get_by_test_id("inside-q").text_content()
+    q, k = np.array(head["q"]), np.array(head["k"])
+    np.testing.assert_allclose(numbers(page, "inside-qk", "data-value"), k @ q[8])  # 9 on gata
+    np.testing.assert_allclose(numbers(page, "inside-scaled", "data-value"), k @ q[8] / 2)
+    weights = numbers(page, "inside-weight", "data-value")
+    np.testing.assert_allclose(weights, head_weights(head, causal=False, scale=True)[8], atol=1e-12)
+    page.get_by_test_id("scale").uncheck()
+    assert "÷ 1 (switch off)" in page.get_by_test_id("inside-table").text_content()
+    np.testing.assert_allclose(numbers(page, "inside-weight", "data-value"),
+                               page_weights(q @ k.T, 4, causal=False, scale=False)[8])  # fmt: skip
+
+
 def test_keyboard_tab_to_a_word_and_press_enter(page, hand_url) -> None:
     page.goto(hand_url)
-    for _ in range(12):
+    for _ in range(30):
         page.keyboard.press("Tab")
         if page.evaluate("document.activeElement.dataset.testid") == "word":
             break
@@ -153,22 +154,39 @@ def test_layer_head_and_view_selectors(page, tmp_path) -> None:
     page.get_by_test_id("layer-select").select_option(label="layer 2")
     page.get_by_test_id("head-select").select_option(label="2: h1")
     expected = page_weights(data["views"][1]["layers"][1]["heads"][1]["scores"], 4, causal=True)
-    np.testing.assert_allclose(_matrix(page), expected, atol=1e-12)
+    np.testing.assert_allclose(matrix(page), expected, atol=1e-12)
 
 
-@pytest.mark.parametrize("served", [False, True])
-def test_phone_width_has_no_horizontal_overflow(browser, hand_url, server, served: bool) -> None:
+@pytest.mark.parametrize("mode", ["head", "grid", "overlay"])
+def test_phone_width_has_no_horizontal_overflow(browser, server, mode: str) -> None:
     pg = browser.new_page(viewport={"width": 390, "height": 844})
-    pg.goto(server.url if served else hand_url)
-    if served:  # a very long word must wrap, not widen the page
-        pg.get_by_test_id("text").fill("x" * 120 + " la gata")
-        pg.get_by_test_id("submit").click()
-        pg.get_by_role("button", name="gata", exact=True).click()
-    else:
-        pg.get_by_role("button", name="cansada", exact=True).click()
-    pg.click("summary")  # open the W_Q / W_K tables too
+    pg.goto(f"{server.url}#view={mode}")
+    pg.get_by_test_id("text").fill("x" * 150 + " la gata")  # a very long word
+    pg.get_by_test_id("submit").click()
+    pg.locator('[data-testid="word"][title]').wait_for()  # the new sentence's shortened word
+    pg.get_by_role("button", name="gata", exact=True).click()
+    if mode == "head":
+        pg.click('[data-testid="head-weights"] summary')  # open the W_Q / W_K tables too
     assert pg.evaluate("document.documentElement.scrollWidth") <= 390
     pg.close()
+
+
+def test_a_5000_character_word_is_shortened_and_whole_on_hover(page, server) -> None:
+    page.goto(server.url)
+    word = "w" * 120 + "z" * 30  # the server's cap here is 200 characters
+    page.get_by_test_id("text").fill(f"{word} la gata")
+    page.get_by_test_id("submit").click()
+    button = page.locator('[data-testid="word"][title]')  # the new sentence's shortened word
+    button.wait_for()
+    assert button.text_content() == "w" * 20 + "…" + "z" * 8
+    assert button.get_attribute("title") == word
+    head = {"name": "h", "d_k": 1, "scores": [[0, 0], [0, 0]]}
+    data = {"title": "t", "description": "d",
+            "views": [{"name": "v", "tokens": ["x" * 5000, "y"], "layers": [{"heads": [head]}]}]}
+    page.set_content(render_page(data))
+    page.get_by_role("button", name="y", exact=True).click()
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1100
+    assert page.locator('[data-testid="key-head"]').first.get_attribute("title") == "x" * 5000
 
 
 def test_served_page_shows_typed_script_as_text(page, server) -> None:
@@ -183,42 +201,42 @@ def test_served_page_shows_typed_script_as_text(page, server) -> None:
     word.click()
     assert word.text_content() == evil
     assert page.locator("img").count() == 0 and page.locator("script").count() == n_scripts
-    assert dialogs == []
+    page.get_by_test_id("mode-overlay").click()  # token labels in SVG and canvas too
+    label = page.locator('[data-testid="left-token"]').first
+    assert label.evaluate("e => e.firstChild.nodeValue") == evil
+    assert page.locator("img").count() == 0 and dialogs == []
     assert all(u.startswith(server.url) for u in page.requests)
 
 
-def test_served_page_refuses_long_input_with_a_message(page, server) -> None:
+def test_text_box_has_its_own_limit_and_the_server_its_own(page, server) -> None:
     page.goto(server.url)
-    page.get_by_test_id("text").fill("la gata " * 30)  # 240 characters, limit 200
+    box = page.get_by_test_id("text")
+    assert box.get_attribute("maxlength") == "200"
+    box.focus()
+    page.keyboard.insert_text("la gata " * 30)  # 240 characters typed: the box keeps 200
+    assert len(box.input_value()) == 200
+    box.evaluate("(el, v) => { el.value = v; }", "la gata " * 30)  # past the box, as a script could
+    sent = len(page.requests)
     page.get_by_test_id("submit").click()
     error = page.get_by_test_id("error")
     error.wait_for(state="visible")
-    assert error.text_content() == "the input is 239 characters; the limit is 200"
-    page.get_by_test_id("text").fill("la gata duerme")
+    assert error.text_content() == "the input is 240 characters; the limit is 200"
+    assert len(page.requests) == sent  # refused in the page, nothing sent
+    box.fill("la gata duerme")
     page.get_by_test_id("submit").click()
     page.get_by_role("button", name="duerme", exact=True).wait_for()
     assert error.is_hidden()
-    page.errors.clear()  # the 400 answer is logged by Chromium as a failed resource
+    # the hand heads' note speaks of this sentence, not of the default one
+    assert "cansada" not in page.get_by_test_id("note").text_content()
 
 
-def test_model_page_row_is_the_models_own_attention(page, tmp_path) -> None:
-    torch = pytest.importorskip("torch")
-    from attnlab.data.synthetic import Vocab
-    from attnlab.explorer.build import page_data
-    from attnlab.explorer.models import checkpoint_view
-    from attnlab.nn.config import ModelConfig
-    from attnlab.nn.model import LanguageModel
-
-    words = Vocab(("the", "cat", "sat", "on", "a", "mat"))
-    torch.manual_seed(0)
-    cfg = ModelConfig(vocab_size=6, n_ctx=8, d_model=16, n_layer=2, n_head=2, position="alibi")
-    model = LanguageModel(cfg).eval()
-    text = "the cat sat on a mat"
-    data = page_data("m", "d", [checkpoint_view(model, words, text)], causal=True)
-    page.goto(write_page(data, tmp_path / "m.html").as_uri())
-    page.get_by_test_id("layer-select").select_option(label="layer 2")
-    page.get_by_test_id("head-select").select_option(label="2: head 2")
-    page.get_by_role("button", name="mat", exact=True).click()
-    with torch.no_grad():
-        attn = model.trace(torch.tensor([words.encode(text)])).weights
-    np.testing.assert_allclose(_weights(page, "row-bar"), attn[1][0, 1, -1].numpy(), atol=1e-5)
+def test_over_long_url_gets_a_message_the_page_shows(page) -> None:
+    with start_server(hand_compute, max_chars=20_000) as srv:  # so the page lets it through
+        page.goto(srv.url)
+        page.get_by_test_id("text").fill("é" * 3000)  # 18,000 bytes percent-encoded
+        page.get_by_test_id("submit").click()
+        error = page.get_by_test_id("error")
+        error.wait_for(state="visible")
+        assert error.text_content().startswith("the request URL is 18")
+        assert "the limit is 16384: send a shorter sentence" in error.text_content()
+    page.errors.clear()  # Chromium logs the 414 answer as a failed resource

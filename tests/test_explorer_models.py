@@ -1,10 +1,9 @@
-"""The explorer on attnlab's own models: raw scores of every head, trained runs, GPT-2 folders,
-and the Winograd and verb-agreement probe pages (with training budgets shrunk to a few steps)."""
+"""The explorer on attnlab's own models: q, k and weights of every head through the trace,
+trained runs, and the Winograd and verb-agreement probe pages (training budgets shrunk)."""
 
 from __future__ import annotations
 
 import json
-import math
 import random
 import re
 import urllib.error
@@ -19,8 +18,8 @@ import torch
 from attnlab.cli import main as cli_main
 from attnlab.data.synthetic import Vocab
 from attnlab.explorer import models
-from attnlab.explorer.models import checkpoint_compute, checkpoint_view, model_scores
-from attnlab.explorer.page import page_weights
+from attnlab.explorer.data import head_weights
+from attnlab.explorer.models import checkpoint_compute, checkpoint_view
 from attnlab.explorer.server import start_server
 from attnlab.nn.config import ModelConfig
 from attnlab.nn.model import LanguageModel
@@ -30,17 +29,18 @@ WORDS = Vocab(tuple("the cat sat on a mat and dog ran to it".split()))
 TEXT = "the cat sat on the mat and the dog ran"  # 10 words, "the" three times
 
 
-
-def _kernel_weights(model: LanguageModel, ids: list[int]) -> list[torch.Tensor]:
-    """The attention weights the model's readable kernel computes (tested in test_nn_model)."""
-    with torch.no_grad():
-        return model.trace(torch.tensor([ids])).weights
-
 def _model(**changes) -> LanguageModel:
     torch.manual_seed(0)
     base = {"vocab_size": WORDS.size, "n_ctx": 12, "d_model": 16, "n_layer": 2, "n_head": 2}
     cfg = ModelConfig(**{**base, **changes})
     return LanguageModel(cfg).eval()
+
+
+def reference_weights(model: LanguageModel, ids: list[int]) -> list:
+    """The weights the model's readable kernel computes, per block (b, h, t, s) (tested
+    against the forward in test_nn_trace)."""
+    with torch.no_grad():
+        return model.trace(torch.tensor([ids])).weights
 
 
 def _page_data(path: Path) -> dict:
@@ -51,7 +51,7 @@ def _page_data(path: Path) -> dict:
     return json.loads(raw.group(1))
 
 
-# --- scores of a LanguageModel ---------------------------------------------------------
+# --- q, k and weights of a LanguageModel -----------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -63,58 +63,41 @@ def _page_data(path: Path) -> dict:
         {"position": "alibi"},
         {"position": "rope", "mixer": "head", "head_dim": 6, "n_layer": 1},
         {"position": "learned", "qkv_bias": True, "norm": "none"},
+        {"position": "rope", "scale": False},
     ],
-    ids=["learned", "sinusoidal-post", "rope", "alibi", "single-head", "bias-no-norm"],
+    ids=["learned", "sinusoidal-post", "rope", "alibi", "single-head", "bias-no-norm", "unscaled"],
 )
-def test_page_softmax_of_the_scores_is_the_models_attention(changes) -> None:
+def test_page_weights_are_the_models_and_the_switches_rebuild_them(changes) -> None:
     model = _model(**changes)
     ids = WORDS.encode(TEXT)
     view = checkpoint_view(model, WORDS, TEXT)
     cfg = model.cfg
     assert view["tokens"] == TEXT.split() and view["name"] == TEXT
     assert len(view["layers"]) == cfg.n_layer
-    with torch.no_grad():
-        attn = _kernel_weights(model, ids)
+    own = reference_weights(model, ids)
     for li, layer in enumerate(view["layers"]):
         assert len(layer["heads"]) == cfg.heads
         for h, head in enumerate(layer["heads"]):
-            assert head["d_k"] == cfg.qk_dim and "note" not in head
-            w = page_weights(head["scores"], head["d_k"], causal=True, scale=True)
-            np.testing.assert_allclose(w, attn[li][0, h].double().numpy(), atol=1e-5)
+            assert head["d_k"] == cfg.qk_dim and len(head["q"][0]) == cfg.qk_dim
+            expected = own[li][0, h].double().numpy()
+            shown = head_weights(head, causal=True, scale=cfg.scale, own=True)  # as the page starts
+            np.testing.assert_allclose(shown, expected, atol=1e-6)
+            rebuilt = head_weights(head, causal=True, scale=cfg.scale)  # from q, k and bias
+            np.testing.assert_allclose(rebuilt, expected, atol=1e-5)
+    data = models.model_page(model, [view], "t", "d")
+    assert data["causal"] is True and data["scale"] is cfg.scale
+    if not cfg.scale:
+        assert "no √d_k division" in models.describe(cfg)
 
 
-@pytest.mark.parametrize("position", ["learned", "rope", "alibi"])
-def test_first_block_scores_are_the_mixers_scores_unscaled(position: str) -> None:
-    model = _model(position=position)
-    ids = WORDS.encode(TEXT)
-    n, d_k = len(ids), model.cfg.qk_dim
-    positions = torch.arange(n)
-    x = model.tok(torch.tensor([ids]))  # (1, n, c)
-    if position == "learned":
-        x = x + model.pos(0, n)
-    block = model.blocks[0]
-    with torch.no_grad():
-        q, k, _ = block.mixer.project(block.norm1(x), positions)  # (1, H, n, d) each
-        expected = (q @ k.transpose(-2, -1))[0].double().numpy()  # (H, n, n), unscaled
-    if position == "alibi":  # by hand: slopes 2^-4 and 2^-8 for two heads; -slope · (i - j),
-        back = np.clip(np.arange(n)[:, None] - np.arange(n)[None, :], 0, None)  # (n, n)
-        slopes = np.array([2**-4, 2**-8])[:, None, None]  # added after the √d_k division
-        expected = expected - math.sqrt(d_k) * slopes * back
-    scores, note = model_scores(model, ids)  # (L, H, n, n)
-    assert scores.shape == (2, 2, n, n) and note is None
-    np.testing.assert_allclose(scores[0], expected, rtol=1e-5, atol=1e-5)
-    assert np.abs(np.triu(scores[0, 0], 1)).sum() > 0  # the future is left unmasked
-
-
-def test_unscaled_model_says_so_and_its_weights_need_the_switch_off() -> None:
-    model = _model(position="rope", scale=False)
-    view = checkpoint_view(model, WORDS, TEXT)
-    with torch.no_grad():
-        attn = _kernel_weights(model, WORDS.encode(TEXT))
-    head = view["layers"][1]["heads"][0]
-    assert "√d_k" in head["note"]
-    w = page_weights(head["scores"], head["d_k"], causal=True, scale=False)
-    np.testing.assert_allclose(w, attn[1][0, 0].double().numpy(), atol=1e-5)
+def test_alibi_bias_is_shown_apart_from_q_dot_k() -> None:
+    view = checkpoint_view(_model(position="alibi"), WORDS, TEXT)
+    n = len(TEXT.split())
+    back = np.clip(np.arange(n)[:, None] - np.arange(n)[None, :], 0, None)  # (n, n) i - j
+    for h, slope in enumerate([2**-4, 2**-8]):  # two heads: slopes 2^-4, 2^-8 by hand
+        np.testing.assert_allclose(view["layers"][0]["heads"][h]["bias"], -slope * back)
+    switched = head_weights(view["layers"][0]["heads"][0], causal=False, scale=False)
+    assert np.abs(np.triu(switched, 1)).sum() > 0  # the causal switch off reaches the future
 
 
 def test_mean_mixer_is_equal_scores_with_a_note_and_no_mixer_is_refused() -> None:
@@ -122,9 +105,8 @@ def test_mean_mixer_is_equal_scores_with_a_note_and_no_mixer_is_refused() -> Non
     head = view["layers"][0]["heads"][0]
     assert len(view["layers"][0]["heads"]) == 1 and head["scores"] == [[0.0] * 3] * 3
     assert "uniform" in head["note"]
-    np.testing.assert_allclose(
-        page_weights(head["scores"], head["d_k"], causal=True)[2], [1 / 3] * 3
-    )
+    np.testing.assert_allclose(head_weights(head, causal=True, scale=True)[2], [1 / 3] * 3)
+    np.testing.assert_allclose(head_weights(head, causal=False, scale=True)[0], [1 / 3] * 3)
     with pytest.raises(ValueError, match="no context mixer"):
         checkpoint_view(_model(mixer="none"), WORDS, "the cat")
 
@@ -186,6 +168,16 @@ def test_cli_checkpoint_writes_a_page_of_the_runs_heads(bpe_run, tmp_path, capsy
             except urllib.error.HTTPError as err:
                 got = (err.code, json.loads(err.read())["error"])
             assert got[0] == status and answer in got[1]
+
+
+def test_models_load_and_train_on_the_resolved_device(bpe_run, monkeypatch) -> None:
+    asked = []
+    load = models.load_trained
+    monkeypatch.setattr(models, "load_trained", lambda run, device: asked.append(device)
+                        or load(run, device))  # fmt: skip
+    checkpoint_compute(bpe_run)
+    assert asked == ["auto"]  # CUDA when present (issue 15), the CPU here
+    assert models.WINOGRAD_PROBE.train.device == models.AGREEMENT_PROBE.train.device == "auto"
 
 
 def test_cli_checkpoint_errors(tmp_path, capsys) -> None:
@@ -252,55 +244,3 @@ def test_cli_agreement_page_reports_the_measured_probabilities(tiny_probes, tmp_
     assert f"P(works) = {p['works']:.3f}, P(work) = {p['work']:.3f}" in data["description"]
     # cached: a second page trains nothing and says the same
     assert models.agreement_page(work)["description"] == data["description"]
-
-
-# --- a Hugging Face GPT-2 folder, converted into attnlab's model ------------------------------
-
-
-@pytest.fixture(scope="module")
-def gpt2_folder(tmp_path_factory) -> Path:
-    pytest.importorskip("transformers")
-    from tokenizers import Tokenizer, decoders, pre_tokenizers, trainers
-    from tokenizers import models as tok_models
-    from transformers import GPT2Config, GPT2LMHeadModel, GPT2TokenizerFast
-
-    folder = tmp_path_factory.mktemp("gpt2")
-    bpe = Tokenizer(tok_models.BPE())
-    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    bpe.decoder = decoders.ByteLevel()
-    bpe.train_from_iterator(
-        ["the cat sat on the mat"] * 3,
-        trainers.BpeTrainer(vocab_size=300, special_tokens=["<|endoftext|>"],
-                            initial_alphabet=pre_tokenizers.ByteLevel.alphabet()),
-    )  # fmt: skip
-    GPT2TokenizerFast(tokenizer_object=bpe, eos_token="<|endoftext|>").save_pretrained(folder)
-    torch.manual_seed(0)
-    cfg = GPT2Config(vocab_size=bpe.get_vocab_size(), n_positions=16, n_embd=32, n_layer=2,
-                     n_head=4, bos_token_id=0, eos_token_id=0)  # fmt: skip
-    GPT2LMHeadModel(cfg).save_pretrained(folder)
-    return folder
-
-
-def test_cli_hf_model_page_from_the_converted_model(gpt2_folder, tmp_path, capsys) -> None:
-    out = tmp_path / "g.html"
-    argv = ["explore", "--hf-model", str(gpt2_folder), "--text", "the cat sat on the mat"]
-    assert cli_main.main([*argv, "--out", str(out)]) == 0
-    view = _page_data(out)["views"][0]
-    assert view["tokens"] == ["the", " cat", " sat", " on", " the", " mat"]
-    assert len(view["layers"]) == 2 and len(view["layers"][0]["heads"]) == 4
-    assert view["layers"][0]["heads"][0]["d_k"] == 8
-    assert cli_main.main([*argv[:3], "--text", "the cat " * 9, "--out", str(out)]) == 2
-    assert "context is 16" in capsys.readouterr().err
-
-
-@pytest.mark.slow  # a second load of the folder through transformers
-def test_converted_scores_equal_hf_hook_scores(gpt2_folder) -> None:
-    from transformers import GPT2LMHeadModel
-
-    from attnlab.explorer.build import gpt2_scores
-    from attnlab.nn.gpt2 import load_hf_folder
-
-    hf = GPT2LMHeadModel.from_pretrained(gpt2_folder, local_files_only=True).eval()
-    ids = [5, 17, 3, 40, 2, 9]
-    scores, note = model_scores(load_hf_folder(gpt2_folder), ids)
-    np.testing.assert_allclose(scores, gpt2_scores(hf, ids), rtol=1e-5, atol=1e-5)

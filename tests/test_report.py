@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from attnlab.experiments import registry
-from attnlab.experiments.claims import Claim
-from attnlab.report import reproduce, write_report
-from attnlab.report.markdown import inline, split_row, to_html
-from attnlab.report.suite import evaluate_claims, select
+from attnlab.experiments.claims import Margins, Part, claim
+from attnlab.experiments.suite import evaluate_claims, reproduce, select
+from attnlab.report import write_report
+from attnlab.report.write import to_html
 
 TABLE = "| n | name | ppl |\n|---:|---|:---:|\n| 1 | <b>x</b> | 12.5 |\n| 2 | a \\| b | 3 |\n"
 
@@ -53,34 +53,23 @@ def tags_of(page: str) -> list[tuple[str, dict]]:
 # ---------------------------------------------------------------- Markdown → HTML
 
 
-def test_table_to_html_by_hand():
+def test_table_to_html():
     out = to_html(TABLE)
-    assert '<th style="text-align:right">n</th><th>name</th>' in out
+    assert '<th style="text-align:right">n</th>' in out and "<th>name</th>" in out
     assert '<th style="text-align:center">ppl</th>' in out
-    assert '<td style="text-align:right">1</td><td>&lt;b&gt;x&lt;/b&gt;</td>' in out
+    assert "<td>&lt;b&gt;x&lt;/b&gt;</td>" in out  # cell text escaped, not markup
     assert "<td>a | b</td>" in out  # escaped bar stays in its cell
     assert out.count("<tr>") == 3
 
 
-def test_headings_lists_images_and_escaping():
-    md = ("# Title <x>\n\ntext with **bold**  \nnext line\n\n- **HELD** — a < b  \n"
-          "  rule: x; numbers: y=1\n- second\n\n![cap](f.png)\n\n```\n<raw> **no**\n```\n")
-    out = to_html(md, lambda p: "data:image/png;base64,AAAA" if p == "f.png" else None)
-    assert '<h1 id="title-x">Title &lt;x&gt;</h1>' in out
-    assert "<p>text with <strong>bold</strong><br>\nnext line</p>" in out
-    assert "<li><strong>HELD</strong> — a &lt; b<br>\nrule: x; numbers: y=1</li>" in out
-    assert "<li>second</li>" in out
+def test_images_go_through_image_src_and_raw_html_is_text():
+    out = to_html("![cap](f.png)\n", lambda p: "data:image/png;base64,AAAA" if p == "f.png"
+                  else None)
     assert '<img src="data:image/png;base64,AAAA" alt="cap">' in out
-    assert "<pre><code>&lt;raw&gt; **no**</code></pre>" in out
     missing = to_html("![cap](nope.png)\n", lambda p: None)
     assert "figure not available" in missing and "<img" not in missing
-
-
-def test_inline_and_rows():
-    assert inline("`<a>` *b* 2*3*4") == "<code>&lt;a&gt;</code> <em>b</em> 2*3*4"
-    assert split_row("a | b") == ["a", "b"]
-    assert to_html("<script>alert(1)</script>\n") == \
-        "<p>&lt;script&gt;alert(1)&lt;/script&gt;</p>\n"
+    assert "<script>" not in to_html("<script>alert(1)</script>\n")
+    assert "&lt;script&gt;" in to_html("<script>alert(1)</script>\n")
 
 
 # ---------------------------------------------------------------- write_report
@@ -103,11 +92,15 @@ def synthetic(tmp_path: Path) -> tuple[dict, list, dict]:
                           "reason": "corpus unavailable: no file"}
     verdicts = [
         {"id": "alpha.one", "text": "alpha helps", "rule": "a < b", "status": "held",
-         "evidence": {"a": 1.0, "b": 2.0}, "experiment": "alpha"},
+         "why": "mean margin above zero", "trained": True, "seeds": 3, "experiment": "alpha",
+         "parts": [{"name": "", "rule": "a < b", "unit": "× ppl", "margins": [0.1, 0.12, 0.11],
+                    "mean": 0.11, "se": 0.0058, "numbers": {"a": 1.0, "b": 2.0}}]},
         {"id": "beta.two", "text": "beta hurts", "rule": "c > 3", "status": "not held",
-         "evidence": {"c": 2.5}, "experiment": "beta"},
+         "why": "below zero", "trained": False, "seeds": 1, "experiment": "beta",
+         "parts": [{"name": "", "rule": "c > 3", "unit": "", "margins": [-0.5], "mean": -0.5,
+                    "se": None, "numbers": {"c": 2.5}}]},
         {"id": "gamma.three", "text": "gamma ok", "rule": "r", "status": "skipped",
-         "evidence": {"missing": ["gamma"]}, "experiment": "gamma"},
+         "why": "no record of gamma", "parts": [], "experiment": "gamma"},
     ]
     meta = {"profile": "quick", "seeds": 2, "wall_s": 150.0, "machine": {"CPU count": 2},
             "versions": {"torch": "2.x"}, "code_revision": {"commit": "abc", "dirty": True}}
@@ -118,13 +111,15 @@ def test_report_markdown(tmp_path):
     envelopes, verdicts, meta = synthetic(tmp_path)
     paths = write_report(envelopes, verdicts, tmp_path, meta)
     md = paths["markdown"].read_text()
-    assert "**Claims: 1 held, 1 not held, 1 skipped** (of 3)" in md
+    assert "**Claims: 1 held, 1 not held, 0 inconclusive, 1 skipped, 0 error** (of 3)" in md
+    assert "| alpha helps | **HELD** | +0.11 ± 0.0058 × ppl | 3 | a < b | alpha |" in md
+    assert "| beta hurts | **NOT HELD** | -0.5 | 1 evaluation | c > 3 | beta |" in md
     assert "12.5 alpha" in md and "12.5 beta" in md  # both tables
     assert "![The alpha experiment](alpha/figure.png)" in md
     assert "**What quick changes:** beta: fewer steps" in md
     assert "- **NOT HELD** — beta hurts" in md and "numbers: c=2.5" in md
     assert "`gamma` **skipped**: corpus unavailable: no file" in md
-    assert "Wall time: 1m15s" in md and "steps=300, width=64" in md
+    assert "analysis: 1m15s" in md and "steps=300, width=64" in md
     assert "`abc` (with uncommitted changes)" in md
     assert md.index("## Claim summary") < md.index("## 1. The alpha experiment")
 
@@ -155,7 +150,8 @@ def test_results_json_round_trips(tmp_path):
     assert data["meta"] == meta
     assert data["experiments"]["alpha"]["record"]["rows"] == [{"a": 1}]
     assert data["experiments"]["gamma"]["status"] == "skipped"
-    assert data["summary"]["claims"] == {"held": 1, "not held": 1, "skipped": 1}
+    assert data["summary"]["claims"] == {"held": 1, "not held": 1, "inconclusive": 0,
+                                         "skipped": 1, "error": 0}
 
 
 # ---------------------------------------------------------------- reproduce
@@ -171,9 +167,9 @@ def params_run(tmp_path_factory):
 def test_reproduce_micro_params(params_run):
     root, result = params_run
     assert result["ok"] and not result["failed"] and not result["skipped"]
-    assert [v["status"] for v in result["verdicts"]] == ["held", "held"]
+    assert [v["status"] for v in result["verdicts"]] == ["skipped", "held"]  # micro: no HF
     md = (root / "out" / "report.md").read_text()
-    assert "**Claims: 2 held, 0 not held, 0 skipped** (of 2)" in md
+    assert "**Claims: 1 held, 0 not held, 0 inconclusive, 1 skipped, 0 error** (of 2)" in md
     assert "124,439,808" in md and "![Where the parameters are](params/figure.png)" in md
     assert result["meta"]["only"] == ["params"]
     assert result["meta"]["machine"]["CPU count"] >= 1
@@ -190,16 +186,23 @@ def _fake(name: str, *, needs_corpus: bool, fail: bool = False, claims=()) -> ty
     """A stand-in experiment module (the real ones may not be written yet)."""
     mod = types.ModuleType(f"fake_{name}")
 
-    def run(settings, ctx):
+    def analyse(settings, results, ctx):
         if fail:
             raise RuntimeError("boom\nsecond line")
         return {"value": settings.v}
 
+    def figure(record):
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=(2, 1.5))
+        fig.subplots().plot([0, 1], [1, 2])
+        return fig
+
     mod.__dict__.update(
         NAME=name, TITLE=f"Fake {name}", NEEDS_CORPUS=needs_corpus, QUICK_CHANGES="none",
-        PROFILES={p: FakeSettings() for p in registry.PROFILES}, run=run,
-        table=lambda r: f"| value |\n|---:|\n| {r['value']} |\n",
-        figure=lambda r, path: make_png(path), CLAIMS=list(claims),
+        PROFILES={p: FakeSettings() for p in registry.PROFILES}, plan=lambda s: [],
+        analyse=analyse, table=lambda r: f"| value |\n|---:|\n| {r['value']} |\n",
+        figure=figure, CLAIMS=list(claims),
     )
     return mod
 
@@ -208,12 +211,15 @@ def _bad(records):
     raise KeyError("nope")
 
 
+def _value(records):
+    return Margins([records["ok"]["value"] - 6.5], {"value": records["ok"]["value"]})
+
+
 def test_reproduce_missing_corpus_and_failures(params_run, tmp_path, monkeypatch):
     claims = [
-        Claim("ok.value", "value is 7", ("ok",),
-              lambda r: (r["ok"]["value"] == 7, {"value": r["ok"]["value"]}), "value == 7"),
-        Claim("ok.cross", "needs corpus", ("ok", "corpus"), lambda r: (True, {})),
-        Claim("ok.bad", "breaks", ("ok",), _bad),
+        claim("ok.value", "value is 7", "ok", Part("value > 6.5", _value), trained=False),
+        claim("ok.cross", "needs corpus", ("ok", "corpus"), Part("r", _value)),
+        claim("ok.bad", "breaks", "ok", Part("r", _bad)),
     ]
     fakes = {
         "corpus": _fake("corpus", needs_corpus=True),
@@ -247,9 +253,9 @@ def test_reproduce_missing_corpus_and_failures(params_run, tmp_path, monkeypatch
     assert not result["ok"] and result["failed"] == ["missing", "broken"]
     status = {v["id"]: v["status"] for v in result["verdicts"]}
     assert status["ok.value"] == "held" and status["ok.cross"] == "skipped"
-    assert status["ok.bad"] == "skipped"
+    assert status["ok.bad"] == "error" and result["errors"] == ["ok.bad"]
     assert [e["event"] for e in events if e["kind"] == "experiment"] == \
-        ["skipped", "failed", "start", "done", "start", "done", "start", "failed"]
+        ["skipped", "failed", "start", "done", "done", "start", "failed"]
     md = (tmp_path / "out" / "report.md").read_text()
     assert "`corpus` **skipped**: corpus unavailable" in md
     assert "`broken` **failed**: RuntimeError: boom" in md
@@ -267,6 +273,18 @@ def test_select_and_bad_input():
 
 def test_evaluate_claims_tags_owner():
     mod = types.ModuleType("m")
-    mod.CLAIMS = [Claim("m.a", "t", ("m",), lambda r: (False, {"x": 1}))]
+    mod.CLAIMS = [claim("m.a", "t", "m", Part("x > 0", lambda r: Margins([-1.0])),
+                        trained=False)]
     (v,) = evaluate_claims({"m": mod}, {"m": {}})
     assert v["status"] == "not held" and v["experiment"] == "m" and v["needs"] == ["m"]
+
+
+def test_a_raising_claim_fails_the_suite(params_run, tmp_path, monkeypatch):
+    real = registry.load("params")
+    broken = types.ModuleType("params")
+    broken.__dict__.update(real.__dict__)
+    broken.CLAIMS = [claim("params.broken", "breaks", "params", Part("r", _bad))]
+    monkeypatch.setattr(registry, "load", lambda name: broken)
+    shutil.copytree(params_run[0] / "out" / "params", tmp_path / "out" / "params")
+    result = reproduce("micro", None, tmp_path / "out", tmp_path / "work", only=["params"])
+    assert not result["ok"] and result["errors"] == ["params.broken"] and not result["failed"]

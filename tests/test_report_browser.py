@@ -45,7 +45,11 @@ def report(tmp_path: Path) -> Path:
                            "seeds": 1, "settings": {"steps": 10}, "quick_changes": "fewer steps",
                            "record": {}, "wall_s": 3.0}
     verdicts = [{"id": "first.x", "text": "time grows as n²", "rule": "exponent > 1.8",
-                 "status": "held", "evidence": {"exponent": 1.97}, "experiment": "first"}]
+                 "status": "held", "why": "one evaluation (no training)", "trained": False,
+                 "seeds": 1, "experiment": "first",
+                 "parts": [{"name": "", "rule": "exponent > 1.8", "unit": "exponent",
+                            "margins": [0.17], "mean": 0.17, "se": None,
+                            "numbers": {"exponent": 1.97}}]}]
     meta = {"profile": "quick", "seeds": 1, "wall_s": 6.0, "machine": {"CPU count": 2}}
     return write_report(envelopes, verdicts, tmp_path, meta)["html"]
 
@@ -72,7 +76,8 @@ def test_report_renders_offline_with_every_figure(report: Path):
             for img in images:
                 assert img["done"] and img["w"] > 0 and img["h"] > 0 and img["shown"], img
             assert page.locator("table").count() >= 3
-            assert "HELD" in page.inner_text("body")
+            body = page.inner_text("body")
+            assert "HELD" in body and "+0.17 exponent" in body  # the claim table's margin
             ARTIFACTS.mkdir(exist_ok=True)
             page.screenshot(path=str(ARTIFACTS / "report.png"), full_page=True)
         finally:

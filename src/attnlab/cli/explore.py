@@ -4,7 +4,7 @@ attnlab explore                         # hand-designed heads -> explorer.html
 attnlab explore --text "El perro que mordió al gato estaba muy cansado" --out perro.html
 attnlab explore --serve --port 8000     # type any sentence at http://127.0.0.1:8000/
 attnlab explore --checkpoint runs/RUN --text "To be, or not"  # a run of `attnlab train`
-attnlab explore --hf-model DIR --serve  # a local Hugging Face GPT-2, converted to attnlab's
+attnlab explore --hf-model DIR --serve  # a local Hugging Face causal LM (GPT-2, OPT, Llama…)
 attnlab explore --winograd              # the §3.7 pair under a trained probe (cached in runs/)
 attnlab explore --agreement             # `I work , you work , he` under a trained probe
 """
@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from attnlab.errors import UsageError
 from attnlab.explorer.build import hand_compute
 from attnlab.explorer.heads import SENTENCE
 from attnlab.explorer.page import write_page
@@ -41,7 +42,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     source.add_argument("--checkpoint", metavar="RUN", help="heads of a run of `attnlab train`")
     source.add_argument(
-        "--hf-model", metavar="DIR", help="a Hugging Face GPT-2 saved in DIR (converted)"
+        "--hf-model", metavar="DIR",
+        help="a causal language model saved by Hugging Face transformers in DIR (no download)",
     )
     source.add_argument(
         "--winograd", action="store_true",
@@ -54,7 +56,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--text", help=f"sentence to show (default: {SENTENCE!r})")
     p.add_argument("--out", type=Path, help=f"page to write (default: {DEFAULT_OUT})")
     p.add_argument("--serve", action="store_true", help="serve on 127.0.0.1 instead of writing")
-    p.add_argument("--port", type=int, help=f"port for --serve (default: {DEFAULT_PORT})")
+    p.add_argument(
+        "--port", type=int, help=f"port for --serve (default: {DEFAULT_PORT}; 0: any free port)"
+    )
     p.add_argument(
         "--work", type=Path, help=f"--winograd/--agreement: where training runs are cached "
         f"(default: {DEFAULT_WORK})",
@@ -68,9 +72,9 @@ def _compute(args: argparse.Namespace) -> Callable[[str], dict[str, Any]]:
 
         return checkpoint_compute(args.checkpoint)
     if args.hf_model:
-        from attnlab.explorer.models import hf_gpt2_compute
+        from attnlab.explorer.hf import hf_compute
 
-        return hf_gpt2_compute(args.hf_model)
+        return hf_compute(args.hf_model)
     return hand_compute
 
 
@@ -86,8 +90,26 @@ def _probe_page(args: argparse.Namespace) -> dict[str, Any]:
     return page(work, progress=ProgressPrinter(sys.stderr))
 
 
+def check_text(text: str) -> str:
+    """``text`` if it is valid Unicode; a UsageError for bytes that were not UTF-8.
+
+    Python turns such bytes of a command-line argument into lone surrogates
+    (``\udcff`` for the byte 0xff), which cannot be written to a page.
+    """
+    for i, c in enumerate(text):
+        if "\ud800" <= c <= "\udfff":
+            byte = f" (byte 0x{ord(c) - 0xDC00:02x})" if ord(c) >= 0xDC80 else ""
+            raise UsageError(
+                f"--text is not valid UTF-8{byte} at character {i + 1}: pass the sentence as "
+                "UTF-8 text"
+            )
+    return text
+
+
 def run(args: argparse.Namespace) -> int:
     """Write the page (default) or serve it; return the exit code."""
+    if args.text is not None:
+        check_text(args.text)
     if args.serve and args.out is not None:
         raise ValueError("--out writes a page and --serve serves one: choose one")
     if args.port is not None and not args.serve:

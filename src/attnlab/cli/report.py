@@ -22,7 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "experiments not run yet are listed as skipped. Runs no experiment.",
     )
     reproduce.add_common(p, list(PROFILES))
-    p.set_defaults(func=run, only=None)
+    p.set_defaults(func=run, only=None, estimate=False)
 
 
 def run(args: argparse.Namespace, stdout: TextIO | None = None,

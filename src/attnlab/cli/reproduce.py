@@ -1,8 +1,11 @@
 """``attnlab reproduce``: run the whole suite and write the report (SPEC §4).
 
 Finished experiments and training runs are reused, so an interrupted
-``reproduce`` resumes when run again. Exit code 0 when every experiment ran
-(claims that do not hold are results, not errors), 1 when one failed.
+``reproduce`` resumes when run again. Before running the full profile it prints
+how long the training should take on this machine (``--estimate`` prints that
+for any profile and stops). Exit code 0 when every experiment ran and every
+claim was decided (held, not held and inconclusive are results), 1 when an
+experiment failed or a claim's predicate raised (an error verdict).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from pathlib import Path
 from typing import TextIO
 
 from attnlab.cli.run import SuiteProgress, add_common, check_seeds, resolve_jobs
+from attnlab.errors import UsageError
 
 __all__ = ["add_common", "register", "run"]
 
@@ -33,32 +37,45 @@ def register(sub: argparse._SubParsersAction) -> None:
                    + ", ".join(EXPERIMENTS) + ")")
     p.add_argument("--report-only", action="store_true",
                    help="run nothing: rewrite the report from the results already in --out")
+    p.add_argument("--estimate", action="store_true",
+                   help="time a few steps of every pending run's model, print how long the "
+                   "suite should take on this machine, and stop")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace, stdout: TextIO | None = None,
         stderr: TextIO | None = None) -> int:
-    from attnlab.report.suite import reproduce
+    from attnlab.experiments.suite import reproduce
 
     stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
     check_seeds(args.seeds)
     only = None if args.only is None else [n for n in args.only.split(",") if n.strip()]
     if only is not None and not only:
-        raise ValueError("--only needs at least one experiment name")
+        raise UsageError("--only needs at least one experiment name")
     out = Path(args.out) if args.out else Path("reports") / args.profile
+    workers = resolve_jobs(args.jobs)
+    if getattr(args, "estimate", False) or (args.profile == "full" and not args.report_only):
+        from attnlab.experiments.estimate import estimate_suite
+
+        report = estimate_suite(args.profile, args.seeds, Path(args.work), corpus=args.corpus,
+                                only=only, device=args.device, workers=workers)
+        stdout.write(report.text() + "\n")
+        stdout.flush()
+        if getattr(args, "estimate", False):
+            return 0
     result = reproduce(args.profile, args.seeds, out, Path(args.work), corpus=args.corpus,
                        only=only, progress=SuiteProgress(stderr),
-                       report_only=args.report_only, workers=resolve_jobs(args.jobs))
-    claims = {s: sum(v["status"] == s for v in result["verdicts"])
-              for s in ("held", "not held", "skipped")}
-    stdout.write(
-        f"claims: {claims['held']} held, {claims['not held']} not held, "
-        f"{claims['skipped']} skipped\n"
-    )
+                       report_only=args.report_only, workers=workers, device=args.device)
+    counts = ", ".join(f"{sum(v['status'] == s for v in result['verdicts'])} {s}"
+                       for s in ("held", "not held", "inconclusive", "skipped", "error"))
+    stdout.write(f"claims: {counts}\n")
     for name in result["skipped"]:
         stdout.write(f"skipped {name}: {result['envelopes'][name]['reason']}\n")
     for name in result["failed"]:
         stdout.write(f"FAILED {name}: {result['envelopes'][name]['reason']}\n")
+    for v in result["verdicts"]:
+        if v["status"] == "error":
+            stdout.write(f"ERROR in claim {v['id']}: {v['why']}\n")
     stdout.write(f"report: {result['paths']['html']} (and report.md, results.json)\n")
     stdout.flush()
     return 0 if result["ok"] else 1

@@ -1,9 +1,10 @@
 """``attnlab run NAME``: run one experiment, print its table and its claims.
 
-The record, table and figure go to ``<out>/<NAME>/`` (default
-``reports/<profile>/``, the folder ``attnlab reproduce`` uses, so a later
-``reproduce`` reuses the finished experiment); training runs are cached under
-``<work>/<hash>``. Progress goes to stderr.
+The experiment plans its runs, the runner trains them (cached under
+``<work>/<hash>``, on ``--jobs`` worker processes or one per GPU), and the
+experiment analyses them. The record, table and figure go to ``<out>/<NAME>/``
+(default ``reports/<profile>/``, the folder ``attnlab reproduce`` uses, so a
+later ``reproduce`` reuses the finished experiment). Progress goes to stderr.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from attnlab.errors import UsageError
 from attnlab.train.progress import ProgressPrinter, format_duration
 
 
@@ -25,8 +27,9 @@ class SuiteProgress:
 
     def __call__(self, info: dict[str, Any]) -> None:
         kind = info.get("kind")
-        if kind == "experiment":
-            self.stream.write(experiment_line(info) + "\n")
+        if kind in ("experiment", "suite"):
+            self.stream.write((experiment_line(info) if kind == "experiment" else
+                               suite_line(info)) + "\n")
             self.stream.flush()
         elif kind in ("train", "eval"):
             self.printer(info)
@@ -52,13 +55,30 @@ def experiment_line(info: dict[str, Any]) -> str:
     return f"{head}: {event} ({info.get('reason', '')})"
 
 
+def suite_line(info: dict[str, Any]) -> str:
+    """``training 36 of 120 planned runs on 2 worker processes`` and the like.
+
+    >>> suite_line({"event": "train", "runs": 4, "pending": 0, "workers": 1})
+    'training: all 4 planned runs finished earlier'
+    """
+    if info.get("event") == "train":
+        if not info["pending"]:
+            return f"training: all {info['runs']} planned runs finished earlier"
+        where = f"{info['workers']} worker processes" if info["workers"] > 1 else "this process"
+        return f"training {info['pending']} of {info['runs']} planned runs on {where}"
+    if info.get("event") == "estimate":
+        return info["text"]
+    return str(info)
+
+
 def add_common(p: argparse.ArgumentParser, profiles: list[str]) -> None:
     """Options shared by ``run`` and ``reproduce``."""
     p.add_argument("--profile", choices=profiles, default="quick",
                    help="full: the spec's settings; quick: scaled down for a 2-core CPU "
                    "(default); micro: seconds, for tests")
-    p.add_argument("--seeds", type=int, default=1,
-                   help="repeat every training run with seeds 0..N-1 (tables show mean ± std)")
+    p.add_argument("--seeds", type=int, default=None,
+                   help="repeat every training run with seeds 0..N-1 (tables show mean ± std; "
+                   "default: the profile's, 3 for quick and full; a claim needs 3)")
     p.add_argument("--out", default=None,
                    help="folder for results and the report (default: reports/<profile>)")
     p.add_argument("--work", default="runs",
@@ -66,8 +86,11 @@ def add_common(p: argparse.ArgumentParser, profiles: list[str]) -> None:
     p.add_argument("--corpus", default=None,
                    help="corpus text file (default: $ATTNLAB_DATA, the cache, or a download)")
     p.add_argument("--jobs", type=int, default=None,
-                   help="train an experiment's independent runs on N one-thread processes "
-                   "side by side (default: one per CPU core; 1 with CUDA; 1 = in this process)")
+                   help="train on N one-thread worker processes side by side (default: one "
+                   "per CPU core; with CUDA one per GPU; 1 = in this process)")
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
+                   help="where runs train and analyses measure (default auto: CUDA when "
+                   "present)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -84,19 +107,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def check_seeds(seeds: int) -> None:
-    if seeds < 1:
-        raise ValueError(f"--seeds must be at least 1, got {seeds}")
+def check_seeds(seeds: int | None) -> None:
+    if seeds is not None and seeds < 1:
+        raise UsageError(f"--seeds must be at least 1, got {seeds}")
 
 
 def resolve_jobs(jobs: int | None) -> int:
     """``--jobs``: the number given (at least 1), or one per core."""
-    from attnlab.experiments.parallel import default_workers
+    from attnlab.experiments.pool import default_workers
 
     if jobs is None:
         return default_workers()
     if jobs < 1:
-        raise ValueError(f"--jobs must be at least 1, got {jobs}")
+        raise UsageError(f"--jobs must be at least 1, got {jobs}")
     return jobs
 
 
@@ -105,25 +128,25 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None,
     from attnlab.experiments.base import Context
     from attnlab.experiments.claims import render
     from attnlab.experiments.registry import load, run_experiment
-    from attnlab.report.suite import evaluate_claims, finished_records
+    from attnlab.experiments.suite import evaluate_claims, finished_records
 
     stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
     check_seeds(args.seeds)
     try:
         mod = load(args.name)  # ValueError for an unknown name
     except ImportError as err:
-        raise ValueError(f"experiment {args.name!r} cannot be loaded: {err}") from err
+        raise UsageError(f"experiment {args.name!r} cannot be loaded: {err}") from err
     out = Path(args.out) if args.out else Path("reports") / args.profile
     if getattr(mod, "NEEDS_CORPUS", True):
         from attnlab.data.corpus import resolve_corpus
 
         resolve_corpus(args.corpus)  # CorpusError (a ValueError): one line, exit 2
     progress = SuiteProgress(stderr)
-    ctx = Context(work=Path(args.work), seeds=args.seeds, corpus=args.corpus, progress=progress,
-                  workers=resolve_jobs(args.jobs))
+    ctx = Context(work=Path(args.work), corpus=args.corpus, device=args.device,
+                  progress=progress, workers=resolve_jobs(args.jobs))
     progress({"kind": "experiment", "index": 1, "total": 1, "name": args.name,
               "event": "start", "title": mod.TITLE})
-    envelope = run_experiment(args.name, args.profile, ctx, out)
+    envelope = run_experiment(args.name, args.profile, ctx, out, args.seeds)
     progress({"kind": "experiment", "index": 1, "total": 1, "name": args.name,
               "event": "done", "wall_s": envelope["wall_s"]})
     folder = out / args.name
@@ -135,4 +158,4 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None,
         stdout.write("Claims:\n" + render(verdicts) + "\n")
     stdout.write(f"results in {folder}/ (result.json, table.md, figure.png)\n")
     stdout.flush()
-    return 0
+    return 1 if any(v["status"] == "error" for v in verdicts) else 0

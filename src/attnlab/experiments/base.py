@@ -1,24 +1,23 @@
-"""What every experiment shares: profiles, the run context, caching and seeds.
+"""What every experiment shares: the analysis context and the table helpers.
 
 An experiment is a module under ``attnlab.experiments`` that defines
 
     NAME: str                      the name ``attnlab run NAME`` takes
     TITLE: str                     a heading for the report
     NEEDS_CORPUS: bool             skipped with a reason when the corpus is missing
-    PROFILES: dict[str, Settings]  "full" (the spec's settings), "quick", "micro" (tests)
+    PROFILES: dict[str, Settings]  "full" (the spec's settings), "quick", "micro" (tests);
+                                   a ``seeds`` field where it trains (``--seeds`` replaces it)
     QUICK_CHANGES: str             what "quick" changes from "full", in words (for the report)
-    run(settings, ctx) -> dict     the result record (JSON-able)
+    plan(settings) -> [RunSpec]    every training run it needs, every seed included
+    analyse(settings, results, ctx) -> dict   the result record (JSON-able)
     table(record) -> str           Markdown
-    figure(record, path) -> None   a PNG
+    figure(record) -> Figure       a matplotlib ``Figure`` (no pyplot, no backend switch)
+    CLAIMS: list[Claim]            what its record decides (``attnlab.experiments.claims``)
 
-and is listed in ``attnlab.experiments.registry``. The claims that its record
-decides live in ``attnlab.experiments.claims``.
-
-Training runs inside an experiment go through ``Context.train``: each is keyed
-by the hash of its resolved ``RunConfig`` and lives in ``<work>/<hash>``,
-so a rerun skips finished runs and resumes interrupted ones from their last
-checkpoint. ``Context.seeds`` repeats a run with seeds 0..N-1; ``mean_std``
-summarises the repeats for the tables.
+and is listed in ``attnlab.experiments.registry``. Only the runner
+(``attnlab.experiments.runner``) trains; ``analyse`` reads the finished runs
+through ``Results`` and does its own measurements on ``Context.device``.
+Adding an experiment is one file plus its name in the registry.
 """
 
 from __future__ import annotations
@@ -27,30 +26,58 @@ import dataclasses
 import json
 import logging
 import math
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attnlab.nn.config import ModelConfig
-from attnlab.train.config import DataConfig, RunConfig, TrainConfig, run_hash
+from attnlab.errors import DataError
 
 log = logging.getLogger(__name__)
 
 Progress = Callable[[dict], None]
 
 
+
 @dataclass
 class Context:
-    """Where and how an experiment runs; shared by every experiment of a suite."""
+    """Where an experiment's analysis runs: the corpus, the device, the cached token data."""
 
     work: Path  # training runs are cached under work/<hash>
-    seeds: int = 1  # repeat each training run with seeds 0..seeds-1
     corpus: str | None = None  # explicit corpus path (None: the spec's search order)
-    progress: Progress | None = None  # receives trainer progress dicts (+ "run" name)
-    workers: int = 1  # >1: ``prefetch`` trains independent runs side by side, 1 thread each
+    device: str = "auto"  # auto (CUDA when present) | cpu | cuda: training and analysis
+    workers: int = 1  # training worker processes (the runner's pool)
+    progress: Progress | None = None  # receives progress dicts (the trainer's, + "run" label)
     _data: dict[Any, Any] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self.work = Path(self.work)
+
+    @property
+    def torch_device(self) -> Any:
+        """The resolved ``torch.device`` models are loaded and measured on."""
+        from attnlab.train.runtime import resolve_device
+
+        return resolve_device(self.device)
+
+    def runner(self) -> Any:
+        """The ``Runner`` that trains this context's planned runs."""
+        from attnlab.experiments.runner import Runner
+
+        return Runner(work=self.work, device=self.device, corpus=self.corpus,
+                      workers=self.workers, progress=self.progress)
+
+    def train(self, label: str, model: Any, train: Any, *, data_cfg: Any = None,
+              data: Any = None) -> dict:
+        """Train (or reuse) one run through the runner and return its record: for callers
+        outside an experiment's plan (the explorer's probe models). ``data`` gives token data
+        directly (synthetic languages); otherwise ``data_cfg`` names the corpus data."""
+        from attnlab.experiments.runner import RunSpec
+        from attnlab.train.config import DataConfig, RunConfig
+
+        data_cfg = data_cfg or DataConfig(vocab_size=model.vocab_size)
+        spec = RunSpec(label, RunConfig(model=model, train=train, data=data_cfg), data)
+        return self.runner().train([spec])[label]
 
     def token_data(self, vocab_size: int = 1024, train_tokens: int | None = None) -> Any:
         """The tokenised corpus (loaded once per context)."""
@@ -64,106 +91,39 @@ class Context:
             data = dataclasses.replace(data, train=data.train[:train_tokens])
         return data
 
-    def corpus_data(self, vocab_size: int, train_tokens: int | None = None) -> DataConfig:
-        """The ``DataConfig`` of a run on this context's corpus (``train_tokens``: a prefix)."""
-        return DataConfig(corpus=self.corpus, vocab_size=vocab_size, train_tokens=train_tokens)
-
-    def train(
-        self,
-        label: str,
-        model: ModelConfig,
-        train: TrainConfig,
-        *,
-        data_cfg: DataConfig | None = None,
-        data: Any = None,
-    ) -> dict:
-        """Train (or reuse) one run; returns the trainer's result record.
-
-        ``data`` may be given directly (synthetic languages); otherwise the corpus
-        named by ``data_cfg`` is used. The run directory is keyed by the config hash
-        (plus a hash of directly given data), so identical runs are shared.
-        """
-        from attnlab.train.trainer import train as train_run
-
-        data_cfg = data_cfg or self.corpus_data(model.vocab_size)
-        cfg = RunConfig(model=model, train=train, data=data_cfg)
-        key = run_hash(cfg)
-        if data is not None:
-            key += "-" + data_fingerprint(data)
-        run_dir = self.work / key
-        result_path = run_dir / "result.json"
-        if result_path.is_file():
-            return {**json.loads(result_path.read_text()), "run_dir": str(run_dir)}
-        if data is None:
-            data = self.token_data(model.vocab_size, data_cfg.train_tokens)
-
-        def progress(info: dict) -> None:
-            if self.progress is not None:
-                self.progress({**info, "run": label})
-
-        log.info("training %s (%s)", label, run_dir)
-        record = train_run(cfg, run_dir, data=data, progress=progress)
-        return {**record, "run_dir": str(run_dir)}
-
-    def prefetch(self, jobs: list[tuple[str, ModelConfig, TrainConfig, DataConfig]]) -> None:
-        """Train the runs an experiment is about to ask ``train_seeds`` for, in parallel.
-
-        ``jobs`` are ``(label, model, train, data_cfg)`` as the experiment will pass
-        them; each is expanded over ``seeds`` as ``train_seeds`` does. With one
-        worker, or when every run is already finished, this does nothing; the
-        experiment's own calls then train (or reuse) each run in order.
-        """
-        from attnlab.experiments.parallel import Job, run_jobs
-
-        todo = [
-            Job(seeded_label, model, seeded_train, data_cfg)
-            for label, model, train, data_cfg in jobs
-            for seeded_label, seeded_train in self.seeded(label, train)
-            if not (self.work / run_hash(RunConfig(model=model, train=seeded_train,
-                                                   data=data_cfg)) / "result.json").is_file()
-        ]
-        if self.workers > 1 and len(todo) > 1:
-            log.info("training %d runs on %d one-thread workers", len(todo), self.workers)
-            run_jobs(todo, self.work, self.workers, self.progress)
+    def trained(self, record: dict) -> Any:
+        """The trained model of a finished run's record, in eval mode, on ``torch_device``."""
+        return self.load_model(record, self.torch_device)
 
     @staticmethod
-    def load_model(record: dict) -> Any:
-        """The trained ``LanguageModel`` of a record returned by ``train`` (eval mode)."""
+    def load_model(record: dict, device: Any = "cpu") -> Any:
+        """The trained ``LanguageModel`` of a run's record (``run_dir``), in eval mode, on
+        ``device``."""
         from attnlab.nn.model import LanguageModel
         from attnlab.train.checkpoint import find_checkpoint, load_checkpoint
         from attnlab.train.rundir import read_run_config
 
         run_dir = Path(record["run_dir"])
-        model = LanguageModel(read_run_config(run_dir).model)
+        model = LanguageModel(read_run_config(run_dir).model).to(device)
         ckpt = find_checkpoint(run_dir)
         if ckpt is None:
-            raise ValueError(f"run {run_dir} has no checkpoint to load")
+            raise DataError(f"run {run_dir} has no checkpoint to load")
         load_checkpoint(ckpt, model)
         return model.eval()
 
-    def train_seeds(
-        self, label: str, model: ModelConfig, train: TrainConfig, **kwargs: Any
-    ) -> list[dict]:
-        """The same run with seeds 0..seeds-1."""
-        return [self.train(seeded_label, model, seeded_train, **kwargs)
-                for seeded_label, seeded_train in self.seeded(label, train)]
 
-    def seeded(self, label: str, train: TrainConfig) -> list[tuple[str, TrainConfig]]:
-        """``(label seed s, train with seed s)`` for s in 0..seeds-1."""
-        return [(f"{label} seed {s}", dataclasses.replace(train, seed=s))
-                for s in range(self.seeds)]
+@dataclass(frozen=True)
+class SentenceStream:
+    """A synthetic language's sentences end to end, as the trainer's token data (it draws
+    windows at random offsets, as from the corpus)."""
 
+    train: Any  # (n_train · L,) int64 ids
+    held: Any  # (n_held · L,) int64 ids; the trainer reports their perplexity
 
-def data_fingerprint(data: Any) -> str:
-    """A short content hash of directly given token data (train + held arrays)."""
-    import hashlib
-
-    import numpy as np
-
-    h = hashlib.sha256()
-    for part in (data.train, data.held):
-        h.update(np.ascontiguousarray(part).tobytes())
-    return h.hexdigest()[:8]
+    @classmethod
+    def of(cls, data: Any) -> SentenceStream:
+        """From any language with ``train`` and ``held`` sentence rows (n, L)."""
+        return cls(train=data.train.reshape(-1), held=data.held.reshape(-1))
 
 
 def mean_std(values: list[float]) -> tuple[float, float]:
@@ -212,8 +172,20 @@ def _cell(c: Any) -> str:
     return str(c)
 
 
-def timed(fn: Callable[[], dict]) -> tuple[dict, float]:
-    """Run ``fn`` and return its record with the wall time in seconds."""
-    start = time.perf_counter()
-    record = fn()
-    return record, time.perf_counter() - start
+def model_device(model: Any) -> Any:
+    """The device of ``model``'s first parameter (CPU for a function or a parameterless module)."""
+    import torch
+
+    params = model.parameters() if isinstance(model, torch.nn.Module) else iter(())
+    return next((p.device for p in params), torch.device("cpu"))
+
+
+def attention_trace(model: Any, idx: Any) -> tuple[Any, list[Any]]:
+    """Logits (b, t, v) of ``model`` on ``idx`` (b, t) and, per block, the attention weights
+    (b, h, t, s) it used (None for a block without weights): one ``LanguageModel.trace``
+    pass, without gradients."""
+    import torch
+
+    with torch.no_grad():
+        trace = model.trace(idx)
+    return trace.logits, trace.weights

@@ -1,63 +1,235 @@
-"""The textbook's claims (SPEC §3.8), each a predicate over result records.
+"""The textbook's claims (SPEC §3.8): predicates that yield a signed margin per seed.
 
 A claim is written once, next to the experiment whose numbers decide it, as a
-``Claim`` in that module's ``CLAIMS`` list. ``evaluate`` gathers them all and
-marks each *held*, *not held* or *skipped* (a record it needs is missing),
-always with the numbers that decided it. Nothing here is hard-coded: change
-the results and the verdicts change.
+``Claim`` in that module's ``CLAIMS`` list. Each of its ``Part``\\ s is a
+predicate with a threshold, written as a *margin*: how far past the threshold
+the measured value lies, in the part's own unit (a ratio of perplexities, an
+accuracy, an exponent), positive when the part holds. A training claim yields
+one margin per seed, each computed from runs that share that seed (same
+initialisation, same batch order), so the pairing cancels much of the
+seed-to-seed noise. Over the seeds (``verdict``):
+
+- **held** when the mean margin is above zero by more than two standard errors;
+- **not held** when it is below zero by more than two standard errors;
+- **inconclusive** otherwise, and always with fewer than ``MIN_SEEDS`` seeds.
+
+A claim that needs no training (a parameter count, an exponent of a timed
+sweep, a random-number table) has one evaluation, marked as such: held when
+its margin is positive, not held otherwise. A claim of several parts is held
+when every part is held, not held when any part is not held, inconclusive
+otherwise. A part that cannot apply (``transformers`` is not installed) raises
+``Skip`` and the claim is **skipped** with the reason; a predicate that raises
+anything else is an **error**, and ``reproduce`` then exits non-zero.
+
+Thresholds. The words of the claims use one scale, stated here once, so the
+same word means the same number in every experiment (``NEGLIGIBLE`` <
+``CLEAR`` < ``FAR``); the experiments import these and add only thresholds of
+their own kind (an exponent, a perplexity ratio at a longer window).
+
+Nothing here is hard-coded: change the results and the verdicts change.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 Records = dict[str, dict]  # experiment name -> its result record
 
+MIN_SEEDS = 3  # a training claim is decided (held / not held) on at least this many seeds
+Z = 2.0  # standard errors the mean margin must clear
+# The one scale of the claims' words (relative change of a perplexity, or an absolute
+# accuracy / attention weight):
+NEGLIGIBLE = 0.05  # "no difference", "matches", "hardly matters", "barely", "no better", "same"
+CLEAR = 0.10  # "clearly beats", "a large one", "differs"
+FAR = 0.20  # "far worse": at least 1.2 times
+WELL_ABOVE = 0.20  # "well above" a chance or baseline accuracy: 20 points above it
+MOST = 0.5  # "most of its weight": more than half
+
+STATUSES = ("held", "not held", "inconclusive", "skipped", "error")
+
+
+class Skip(Exception):  # noqa: N818 - a signal, not a failure
+    """Raised by a part that cannot apply here; the claim is reported as skipped."""
+
+
+@dataclass(frozen=True)
+class Margins:
+    """What a part measured: one signed margin per seed (or one), and the numbers behind it."""
+
+    values: list[float]  # margin per seed, in the part's unit; > 0 where the part holds
+    numbers: dict[str, Any] = field(default_factory=dict)  # the deciding numbers (seed means)
+
+
+@dataclass(frozen=True)
+class Part:
+    """One predicate of a claim, as a margin past its threshold."""
+
+    rule: str  # the predicate in words, with its threshold
+    margins: Callable[[Records], Margins]  # per-seed margins over the records
+    unit: str = ""  # the unit of the margin, shown beside it
+    name: str = ""  # a short name when a claim has several parts
+
 
 @dataclass(frozen=True)
 class Claim:
+    """A claim of the textbook and the parts that decide it."""
+
     id: str  # short stable name, e.g. "ladder.mean_worse_than_nothing"
     text: str  # the claim in the textbook's words
     needs: tuple[str, ...]  # experiment names whose records decide it
-    decide: Callable[[Records], tuple[bool, dict[str, Any]]]  # -> (held, deciding numbers)
-    rule: str = ""  # the predicate in words, with its thresholds
+    parts: tuple[Part, ...]  # every part must hold
+    trained: bool = True  # False: one evaluation, no seeds (params, cost, analytic tables)
+
+    @property
+    def rule(self) -> str:
+        """All parts' rules in one line."""
+        if len(self.parts) == 1:
+            return self.parts[0].rule
+        return "; ".join(f"{p.name}: {p.rule}" for p in self.parts)
+
+
+def claim(cid: str, text: str, needs: str | tuple[str, ...], *parts: Part,
+          trained: bool = True) -> Claim:
+    """A ``Claim`` with ``needs`` given as one name or several."""
+    return Claim(cid, text, (needs,) if isinstance(needs, str) else needs, parts, trained)
+
+
+def per_seed(fn: Callable[..., float], *series: Sequence[float]) -> list[float]:
+    """``[fn(a_s, b_s, ...) for each seed s]`` over equally long per-seed lists.
+
+    >>> per_seed(lambda a, b: b / a - 1, [2.0, 4.0], [3.0, 4.0])
+    [0.5, 0.0]
+    """
+    lengths = {len(s) for s in series}
+    if len(lengths) != 1:
+        raise ValueError(f"per-seed lists differ in length: {sorted(lengths)}")
+    return [float(fn(*values)) for values in zip(*series, strict=True)]
+
+
+def mean_se(values: Sequence[float]) -> tuple[float, float]:
+    """Mean and standard error of the mean (std / √n; nan for fewer than two values)."""
+    n = len(values)
+    if n == 0:
+        return math.nan, math.nan
+    mean = sum(values) / n
+    if n == 1:
+        return mean, math.nan
+    var = sum((v - mean) ** 2 for v in values) / (n - 1)
+    return mean, math.sqrt(var / n)
+
+
+def part_verdict(values: Sequence[float], trained: bool) -> tuple[str, str]:
+    """(status, why) for one part's margins; see the module docstring for the rule.
+
+    >>> part_verdict([0.3, 0.31, 0.29], True)[0], part_verdict([0.3, -0.3, 0.1], True)[0]
+    ('held', 'inconclusive')
+    """
+    if not values or any(not math.isfinite(v) for v in values):
+        return "error", f"margins must be finite numbers, got {list(values)}"
+    if not trained:
+        return ("held" if values[0] > 0 else "not held"), "one evaluation (no training)"
+    mean, se = mean_se(values)
+    if len(values) < MIN_SEEDS:
+        return "inconclusive", f"{len(values)} seed(s): a verdict needs at least {MIN_SEEDS}"
+    if mean > Z * se and mean > 0:
+        return "held", f"mean margin above zero by more than {Z:g} standard errors"
+    if mean < -Z * se and mean < 0:
+        return "not held", f"mean margin below zero by more than {Z:g} standard errors"
+    return "inconclusive", f"mean margin within {Z:g} standard errors of zero"
+
+
+def combine(statuses: Sequence[str]) -> str:
+    """A claim's status from its parts': any not held → not held; any inconclusive → inconclusive.
+
+    >>> combine(["held", "inconclusive"]), combine(["inconclusive", "not held"])
+    ('inconclusive', 'not held')
+    """
+    for status in ("error", "skipped", "not held", "inconclusive"):
+        if status in statuses:
+            return status
+    return "held"
+
+
+def decide(c: Claim, records: Records) -> dict[str, Any]:
+    """The verdict of one claim: status, why, and per part its margins and numbers."""
+    out: dict[str, Any] = {"id": c.id, "text": c.text, "rule": c.rule, "trained": c.trained,
+                           "needs": list(c.needs), "parts": []}
+    missing = [n for n in c.needs if n not in records]
+    if missing:
+        return {**out, "status": "skipped", "why": f"no record of {', '.join(missing)}"}
+    statuses, reasons = [], []
+    for part in c.parts:
+        row: dict[str, Any] = {"name": part.name, "rule": part.rule, "unit": part.unit}
+        try:
+            m = part.margins(records)
+            status, why = part_verdict(m.values, c.trained)
+            mean, se = mean_se(m.values)
+            row.update(margins=list(m.values), mean=mean, numbers=m.numbers,
+                       se=se if math.isfinite(se) else None)  # None: one value (JSON has no NaN)
+        except Skip as err:
+            status, why = "skipped", str(err)
+        except Exception as err:  # noqa: BLE001 - a broken predicate is an error verdict
+            status, why = "error", one_line(err)
+        row.update(status=status, why=why)
+        out["parts"].append(row)
+        statuses.append(status)
+        if status != "held":
+            reasons.append(f"{part.name + ': ' if part.name else ''}{why}")
+    status = combine(statuses)
+    seeds = [len(p["margins"]) for p in out["parts"] if "margins" in p]
+    why = "; ".join(reasons) if reasons else out["parts"][0]["why"]
+    return {**out, "status": status, "why": why, "seeds": max(seeds, default=0)}
+
+
+def evaluate(records: Records, claims: list[Claim]) -> list[dict[str, Any]]:
+    """Verdicts of ``claims`` in order (see ``decide``)."""
+    return [decide(c, records) for c in claims]
 
 
 def all_claims() -> list[Claim]:
     """Every claim of every registered experiment, in registry order."""
     from attnlab.experiments.registry import EXPERIMENTS, load
 
-    claims: list[Claim] = []
+    out: list[Claim] = []
     for name in EXPERIMENTS:
-        claims.extend(getattr(load(name), "CLAIMS", []))
-    return claims
-
-
-def evaluate(records: Records, claims: list[Claim] | None = None) -> list[dict[str, Any]]:
-    """Verdicts: one dict per claim with id, text, rule, status and evidence."""
-    out = []
-    for claim in claims if claims is not None else all_claims():
-        missing = [n for n in claim.needs if n not in records]
-        if missing:
-            out.append({"id": claim.id, "text": claim.text, "rule": claim.rule,
-                        "status": "skipped", "evidence": {"missing": missing}})
-            continue
-        held, evidence = claim.decide(records)
-        out.append({"id": claim.id, "text": claim.text, "rule": claim.rule,
-                    "status": "held" if held else "not held", "evidence": evidence})
+        out.extend(getattr(load(name), "CLAIMS", []))
     return out
 
 
+def fmt_margin(part: dict[str, Any]) -> str:
+    """``+0.123 ± 0.045`` (mean ± standard error), or the single value, with the unit."""
+    if "mean" not in part:
+        return "–"
+    unit = f" {part['unit']}" if part.get("unit") else ""
+    if part.get("se") is None:
+        return f"{part['mean']:+.3g}{unit}"
+    return f"{part['mean']:+.3g} ± {part['se']:.2g}{unit}"
+
+
 def render(verdicts: list[dict[str, Any]]) -> str:
-    """Markdown list of verdicts with their deciding numbers."""
+    """Markdown: one item per claim with its verdict, margin ± SE, seeds, rule and numbers."""
     lines = []
     for v in verdicts:
-        mark = {"held": "HELD", "not held": "NOT HELD", "skipped": "SKIPPED"}[v["status"]]
-        ev = ", ".join(f"{k}={_fmt(x)}" for k, x in v["evidence"].items())
-        lines.append(f"- **{mark}** — {v['text']}  \n  rule: {v['rule']}; numbers: {ev}")
+        lines.append(f"- **{v['status'].upper()}** — {v['text']}  ")
+        seeds = "one evaluation (no training)" if not v.get("trained", True) else \
+            f"{v.get('seeds', 0)} seed(s)"
+        lines.append(f"  {seeds}; {v.get('why', '')}  ")
+        for p in v.get("parts", []):
+            name = f"{p['name']}: " if p.get("name") else ""
+            nums = ", ".join(f"{k}={_fmt(x)}" for k, x in p.get("numbers", {}).items())
+            lines.append(f"  {name}margin {fmt_margin(p)} — rule: {p['rule']}"
+                         + (f"; numbers: {nums}" if nums else "") + "  ")
+        lines[-1] = lines[-1].rstrip()
     return "\n".join(lines) + "\n"
+
+
+def one_line(err: BaseException) -> str:
+    """``Type: first line of the message``."""
+    text = str(err).strip().splitlines()
+    return f"{type(err).__name__}: {text[0]}" if text else type(err).__name__
 
 
 def _fmt(x: Any) -> str:

@@ -1,22 +1,29 @@
-"""§3.5 The cost of attention, as an experiment: profiles, run, table, figure, claims.
+"""§3.5 The cost of attention, as an experiment: profiles, analyse, table, figure, claims.
 
 The measurements themselves (one attention layer, timing, peak memory per size
-in a fresh subprocess under a hard memory limit) live in
-``attnlab.experiments.cost_measure``; this module chooses the sizes and
-limits per profile and states the claims about the fitted exponents.
+in a fresh subprocess under a hard memory limit on the CPU, by the allocator on
+CUDA) live in ``attnlab.experiments.cost_measure``; this module chooses the
+sizes and limits per profile, measures on the device the run resolves to
+(``Context.device``), renders the sweep and states the claims about the fitted
+exponents. Nothing is trained, so the claims have one evaluation each.
 
 Left out: the backward pass (forward only is timed and measured) and batch > 1.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attnlab.experiments import cost_measure as measure
 from attnlab.experiments.base import Context
-from attnlab.experiments.claims import Claim, Records
+from attnlab.experiments.claims import Claim, Margins, Part, Records, Skip, claim
+from attnlab.experiments.cost_measure import size_text
+from attnlab.experiments.runner import Results, RunSpec
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 NAME = "cost"
 TITLE = "The cost of attention (§3.5)"
@@ -27,11 +34,11 @@ NEEDS_CORPUS = False
 class Settings:
     sizes: tuple[int, ...]  # sequence lengths n, doubling
     kinds: tuple[str, ...] = measure.KINDS  # naive | sdpa | memeff
-    mem_limit_gib: float = 8.0  # hard address-space budget of each measuring subprocess
+    mem_limit_gib: float = 8.0  # memory budget of each measurement (address space / allocator)
     repeats: int = 3  # timed forwards per size (median reported)
     d_model: int = 512  # width of the attention layer
     n_head: int = 8  # heads
-    threads: int = 1  # torch threads per measuring subprocess (stable timings)
+    threads: int = 1  # torch threads per measuring subprocess (stable timings; CPU only)
 
 
 def _doubling(lo: int, hi: int) -> tuple[int, ...]:
@@ -57,11 +64,19 @@ QUICK_CHANGES = (
 )
 
 
-def run(settings: Settings, ctx: Context | None = None) -> dict[str, Any]:
+def plan(settings: Settings) -> list[RunSpec]:
+    """Nothing to train: the sweep is measured in ``analyse``."""
+    return []
+
+
+def analyse(settings: Settings, results: Results | None = None,
+            ctx: Context | None = None) -> dict[str, Any]:
+    """The sweep on the context's device, and its fitted exponents."""
+    device = str(ctx.torch_device) if ctx is not None else "cpu"
     records = measure.sweep(
         settings.kinds, settings.sizes, int(settings.mem_limit_gib * measure.GIB),
         settings.repeats, d_model=settings.d_model, n_head=settings.n_head,
-        threads=settings.threads,
+        threads=settings.threads, device=device,
     )
     fitted = measure.exponents(records)
     for kind in fitted:
@@ -71,58 +86,130 @@ def run(settings: Settings, ctx: Context | None = None) -> dict[str, Any]:
                 [r["n"] for r in rows], [r.get("proj_ms") for r in rows])
         except ValueError:
             fitted[kind]["projections"] = None
-    return {"records": records, "exponents": fitted,
+    return {"records": records, "exponents": fitted, "device": device,
             "mem_limit_bytes": int(settings.mem_limit_gib * measure.GIB)}
 
 
 def table(record: dict[str, Any]) -> str:
-    lines = [measure.table(record["records"]), "", "| kind | time exp. | memory exp. | "
+    lines = [sweep_table(record["records"]), "", "| kind | time exp. | memory exp. | "
              "projections exp. |", "|---|---:|---:|---:|"]
     for kind, e in record["exponents"].items():
         cells = [f"{e[k]:.2f}" if e.get(k) is not None else "—"
                  for k in ("time", "memory", "projections")]
         lines.append(f"| {kind} | " + " | ".join(cells) + " |")
+    how = "the allocator's peak" if record.get("device", "cpu").startswith("cuda") else \
+        "the peak resident set of a fresh subprocess"
     return "\n".join(lines) + "\n\nExponents: least-squares slope of log value vs log n over " \
-        "the last four sizes that completed.\n"
+        f"the last four sizes that completed. Device: {record.get('device', 'cpu')}; peak " \
+        f"memory is {how}, under a budget of {size_text(record['mem_limit_bytes'])}.\n"
 
 
-def figure(record: dict[str, Any], path: Path) -> None:
-    measure.figure(record["records"], path)
+def figure(record: dict[str, Any]) -> Figure:
+    return sweep_figure(record["records"])
+
+
+def _num(value: float | None, fmt: str) -> str:
+    return "–" if value is None else format(value, fmt)
+
+
+def sweep_table(records: Sequence[dict]) -> str:
+    """Markdown: one table per kind, then its fitted time and memory exponents."""
+    fitted = measure.exponents(records)
+    parts = []
+    for kind, exps in fitted.items():
+        lines = [f"### {kind}", "",
+                 "| n | total ms | ratio | proj ms | n×n bytes | peak memory | ratio |",
+                 "|---:|---:|---:|---:|---:|---:|---:|"]
+        for r in (r for r in records if r["kind"] == kind):
+            if r["status"] == "ok":
+                cells = [_num(r["total_ms"], ".1f"), _num(r["time_ratio"], ".2f"),
+                         _num(r["proj_ms"], ".1f"), size_text(r["nn_bytes"]),
+                         size_text(r["peak_bytes"]), _num(r["mem_ratio"], ".2f")]
+            else:
+                word = "OUT OF MEMORY" if r["status"] == "oom" else r["status"].upper()
+                cells = [word, "", "", size_text(r["nn_bytes"]), word, ""]
+            lines.append(f"| {r['n']} | " + " | ".join(cells) + " |")
+        lines += ["", f"Fitted exponent over the last four completed rows ({kind}): "
+                      f"time {_num(exps['time'], '.2f')}, memory {_num(exps['memory'], '.2f')}.",
+                  ""]
+        parts.append("\n".join(lines))
+    return "\n".join(parts)
+
+
+def sweep_figure(records: Sequence[dict]) -> Figure:
+    """Forward time and peak memory against n, log-log, one line per kind."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(10, 4))
+    time_ax, mem_ax = fig.subplots(1, 2)
+    for kind in dict.fromkeys(r["kind"] for r in records):
+        rows = [r for r in records if r["kind"] == kind and r["status"] == "ok"]
+        timed = [r for r in rows if r["total_ms"]]
+        sized = [r for r in rows if r["peak_bytes"] and r["peak_bytes"] > 0]
+        time_ax.plot([r["n"] for r in timed], [r["total_ms"] for r in timed], "o-", label=kind)
+        mem_ax.plot([r["n"] for r in sized], [r["peak_bytes"] / 2**20 for r in sized], "o-",
+                    label=kind)
+    for ax, ylabel in ((time_ax, "forward ms"), (mem_ax, "peak memory (MiB)")):
+        ax.set_xlabel("n (positions)")
+        ax.set_ylabel(ylabel)
+        if not any(len(line.get_xdata()) for line in ax.get_lines()):
+            ax.text(0.5, 0.5, "no size completed", ha="center", transform=ax.transAxes)
+            continue  # a log axis needs positive data
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend()
+    fig.suptitle("Cost of one attention layer (width 512, 8 heads, batch 1, float32)")
+    fig.tight_layout()
+    return fig
+
+
 
 
 # -- claims -------------------------------------------------------------------
-
-def _exp(records: Records, kind: str, what: str) -> float | None:
-    return records[NAME]["exponents"].get(kind, {}).get(what)
-
-
-def _quadratic(records: Records) -> tuple[bool, dict[str, Any]]:
-    naive_mem = _exp(records, "naive", "memory")
-    naive_time = _exp(records, "naive", "time")
-    proj = _exp(records, "naive", "projections")
-    held = (naive_mem is not None and naive_mem >= 1.7 and naive_time is not None
-            and naive_time >= 1.5 and proj is not None and proj <= 1.3)
-    return held, {"naive memory exponent": naive_mem, "naive time exponent": naive_time,
-                  "projections exponent": proj}
+# "→ 2" is read as a fitted exponent of at least 1.7 for memory (an allocation of exactly
+# n² per head) and 1.5 for time (CPU timings of the largest sizes are noisy); "linearly" as
+# at most 1.3 for the projections and 1.2 for memeff's memory.
+QUAD_MEMORY, QUAD_TIME, LINEAR_TIME, LINEAR_MEMORY = 1.7, 1.5, 1.3, 1.2
 
 
-def _linear_memory(records: Records) -> tuple[bool, dict[str, Any]]:
-    mem = _exp(records, "memeff", "memory")
+def _exp(records: Records, kind: str, what: str) -> float:
+    value = records[NAME]["exponents"].get(kind, {}).get(what)
+    if value is None:
+        raise Skip(f"no fitted {what} exponent for {kind}: too few sizes completed or measured")
+    return value
+
+
+def _exp_part(kind: str, what: str, margin: Any, rule: str, name: str) -> Part:
+    def margins(records: Records) -> Margins:
+        e = _exp(records, kind, what)
+        return Margins([margin(e)], {f"{kind} {what} exponent": e})
+    return Part(rule, margins, "exponent", name)
+
+
+def _memeff_completes(records: Records) -> Margins:
     rows = [r for r in records[NAME]["records"] if r["kind"] in ("naive", "memeff")]
     top = max(r["n"] for r in rows)
     status = {r["kind"]: r["status"] for r in rows if r["n"] == top}
-    held = mem is not None and mem <= 1.2 and status.get("memeff") == "ok"
-    return held, {"memeff memory exponent": mem, "largest n": top,
-                  "memeff at largest n": status.get("memeff"),
-                  "naive at largest n": status.get("naive")}
+    return Margins([1.0 if status.get("memeff") == "ok" else -1.0],
+                   {"largest n": top, "memeff at largest n": status.get("memeff"),
+                    "naive at largest n": status.get("naive")})
 
 
-CLAIMS = [
-    Claim("cost.quadratic", "attention time and memory grow with exponent → 2, projections "
-          "linearly", (NAME,), _quadratic,
-          "naive layer: memory exponent ≥ 1.7 and time exponent ≥ 1.5; its projections' time "
-          "exponent ≤ 1.3 (last four sizes)"),
-    Claim("cost.memeff_linear", "the memory-efficient attention grows linearly in memory",
-          (NAME,), _linear_memory,
-          "memeff memory exponent ≤ 1.2 and memeff completes at the largest n"),
+CLAIMS: list[Claim] = [
+    claim("cost.quadratic", "attention time and memory grow with exponent → 2, projections "
+          "linearly", NAME,
+          _exp_part("naive", "memory", lambda e: e - QUAD_MEMORY,
+                    f"naive layer's memory exponent ≥ {QUAD_MEMORY:g}", "memory"),
+          _exp_part("naive", "time", lambda e: e - QUAD_TIME,
+                    f"naive layer's time exponent ≥ {QUAD_TIME:g}", "time"),
+          _exp_part("naive", "projections", lambda e: LINEAR_TIME - e,
+                    f"its projections' time exponent ≤ {LINEAR_TIME:g}", "projections"),
+          trained=False),
+    claim("cost.memeff_linear", "the memory-efficient attention grows linearly in memory", NAME,
+          _exp_part("memeff", "memory", lambda e: LINEAR_MEMORY - e,
+                    f"memeff memory exponent ≤ {LINEAR_MEMORY:g}", "memory"),
+          Part("memeff completes at the largest n (+1 yes, −1 no)", _memeff_completes, "",
+               "completes"),
+          trained=False),
 ]

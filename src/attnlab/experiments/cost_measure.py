@@ -30,17 +30,23 @@ What is measured, and how:
   process (``reproduce`` after training) would report the parent's size. An
   allocation refused by the limit (``MemoryError``, "can't allocate") or a
   child killed by a signal gives an ``oom`` record and the sweep goes on.
-  On CUDA the allocator is asked instead (``max_memory_allocated`` minus the
-  allocation before the forward); a peak over the budget also counts as oom.
+  On CUDA the allocator is asked instead, in this process
+  (``max_memory_allocated`` minus the allocation before the forward); a peak
+  over the budget also counts as oom, and after every size (a real
+  ``torch.cuda.OutOfMemoryError`` included) the tensors are dropped and the
+  cache emptied, so one size never inherits another's memory.
+- *the cap before allocating*: a kernel that materialises the scores (naive)
+  is not run at a size whose ``4·h·n²`` bytes alone reach the budget: it is
+  recorded as oom ("refused") without allocating anything, on either device.
 - exponents: least-squares slope of log(value) against log(n) over the last
   four completed rows of a kind.
 
-Left out: the backward pass, batch sizes other than one, other dtypes. The
-CUDA path is written but was not run when this file was made.
+Left out: the backward pass, batch sizes other than one, other dtypes.
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import math
@@ -51,19 +57,22 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from attnlab.files import write_json
 from attnlab.nn.attention import attention
 from attnlab.nn.memeff import memory_efficient_attention
 
 log = logging.getLogger(__name__)
 
 KINDS = ("naive", "sdpa", "memeff")
+MATERIALISES = ("naive",)  # kinds that hold the (h, n, n) scores
 DEFAULT_SIZES = tuple(128 * 2**k for k in range(8))  # 128, 256, …, 16,384
 GIB = 2**30
 _OOM_WORDS = ("can't allocate", "cannot allocate", "out of memory", "memoryerror", "bad_alloc")
@@ -102,6 +111,19 @@ def score_matrix_bytes(n: int, n_head: int = 8) -> int:
     True
     """
     return 4 * n_head * n * n
+
+
+def refusal(kind: str, n: int, n_head: int, mem_limit_bytes: int) -> str | None:
+    """Why ``kind`` is not run at ``n`` under the budget (its n×n scores alone reach it), or None.
+
+    >>> refusal("naive", 16384, 8, 8 * GIB) is not None, refusal("memeff", 16384, 8, GIB)
+    (True, None)
+    """
+    need = score_matrix_bytes(n, n_head)
+    if kind in MATERIALISES and need >= mem_limit_bytes:
+        return (f"refused: its n×n scores need {size_text(need)}, the budget is "
+                f"{size_text(mem_limit_bytes)}")
+    return None
 
 
 def measure_time(
@@ -162,8 +184,11 @@ def measure_memory(
     spec = {"kind": kind, "n": n, "d_model": d_model, "n_head": n_head, "device": device,
             "repeats": repeats, "mem_limit_bytes": mem_limit_bytes, "threads": threads,
             "seed": seed}
+    why = refusal(kind, n, n_head, mem_limit_bytes)
+    if why is not None:
+        return {**_blank_record(spec), "status": "oom", "error": why}
     if device.startswith("cuda"):
-        return _run_measurement(spec)
+        return measure_on_allocator(spec, CudaAllocator.of(torch.device(device)))
     return _run_child(spec, timeout_s)
 
 
@@ -207,49 +232,96 @@ def _blank_record(spec: dict) -> dict:
             "error": None, "seconds": None, "wall_seconds": None}
 
 
-def _run_measurement(spec: dict) -> dict:
-    """Body of one measurement: in the child on CPU, in this process on CUDA."""
+@dataclass(frozen=True)
+class CudaAllocator:
+    """The calls of PyTorch's CUDA caching allocator a measurement makes (a test passes fakes)."""
+
+    synchronize: Callable[[], None]
+    reset_peak: Callable[[], None]
+    allocated: Callable[[], int]  # bytes held by tensors now
+    peak: Callable[[], int]  # most bytes held since reset_peak
+    empty_cache: Callable[[], None]  # give cached blocks back to the driver
+
+    @classmethod
+    def of(cls, device: torch.device) -> CudaAllocator:
+        return cls(lambda: torch.cuda.synchronize(device),
+                   lambda: torch.cuda.reset_peak_memory_stats(device),
+                   lambda: torch.cuda.memory_allocated(device),
+                   lambda: torch.cuda.max_memory_allocated(device),
+                   torch.cuda.empty_cache)
+
+
+def measure_on_allocator(spec: dict, alloc: CudaAllocator) -> dict:
+    """One measurement in this process, peak memory by the allocator; memory freed after it
+    whatever happens (an out-of-memory error included)."""
     record = _blank_record(spec)
     start = time.perf_counter()
     device = torch.device(spec["device"])
+    layer = x = None
+    try:
+        torch.manual_seed(spec["seed"])
+        layer = AttentionLayer(spec["kind"], spec["d_model"], spec["n_head"]).to(device)
+        with torch.no_grad():
+            layer(torch.randn(1, 16, spec["d_model"], device=device))  # kernels, workspaces
+        x = torch.randn(1, spec["n"], spec["d_model"], device=device)  # (b, n, m)
+        alloc.synchronize()
+        alloc.reset_peak()
+        record["baseline_bytes"] = alloc.allocated()
+        with torch.no_grad():
+            layer(x)
+        alloc.synchronize()
+        _judge(record, spec, alloc.peak() - record["baseline_bytes"], layer, x)
+    except (MemoryError, RuntimeError) as error:  # torch.OutOfMemoryError is a RuntimeError
+        _oom(record, error)
+    finally:
+        del layer, x
+        gc.collect()
+        alloc.empty_cache()
+    record["seconds"] = time.perf_counter() - start
+    return record
+
+
+def _run_measurement(spec: dict) -> dict:
+    """Body of one CPU measurement, in the child process, under its address-space limit."""
+    record = _blank_record(spec)
+    start = time.perf_counter()
     if spec["threads"]:
         torch.set_num_threads(spec["threads"])
     torch.manual_seed(spec["seed"])
-    layer = AttentionLayer(spec["kind"], spec["d_model"], spec["n_head"]).to(device)
+    layer = AttentionLayer(spec["kind"], spec["d_model"], spec["n_head"])
     with torch.no_grad():
-        layer(torch.randn(1, 16, spec["d_model"], device=device))  # starts threads, kernels
-    x = torch.randn(1, spec["n"], spec["d_model"], device=device)  # (b, n, m)
+        layer(torch.randn(1, 16, spec["d_model"]))  # starts the thread pool
+    x = torch.randn(1, spec["n"], spec["d_model"])  # (b, n, m)
     try:
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-            torch.cuda.reset_peak_memory_stats(device)
-            record["baseline_bytes"] = torch.cuda.memory_allocated(device)
-            with torch.no_grad():
-                layer(x)
-            torch.cuda.synchronize(device)
-            peak = torch.cuda.max_memory_allocated(device) - record["baseline_bytes"]
-        else:
-            _reset_peak_rss()
-            record["baseline_bytes"] = _proc_status_bytes("VmRSS")
-            record["limit_bytes"] = _proc_status_bytes("VmSize") + spec["mem_limit_bytes"]
-            resource.setrlimit(resource.RLIMIT_AS, (record["limit_bytes"],) * 2)
-            with torch.no_grad():
-                layer(x)
-            peak = _proc_status_bytes("VmHWM") - record["baseline_bytes"]
-        record["peak_bytes"] = peak
-        if peak > spec["mem_limit_bytes"]:
-            record.update(status="oom", error=f"peak {peak} bytes over the budget")
-        else:
-            record["status"] = "ok"
-            if spec["repeats"]:
-                record.update(_time_layer(layer, x, spec["repeats"], warm_up=False))
-    except (MemoryError, RuntimeError) as error:  # torch.cuda.OutOfMemoryError is a RuntimeError
-        message = f"{type(error).__name__}: {error}"
-        if not any(w in message.lower() for w in _OOM_WORDS):
-            raise
-        record.update(status="oom", error=message.splitlines()[0][:300], peak_bytes=None)
+        _reset_peak_rss()
+        record["baseline_bytes"] = _proc_status_bytes("VmRSS")
+        record["limit_bytes"] = _proc_status_bytes("VmSize") + spec["mem_limit_bytes"]
+        resource.setrlimit(resource.RLIMIT_AS, (record["limit_bytes"],) * 2)
+        with torch.no_grad():
+            layer(x)
+        _judge(record, spec, _proc_status_bytes("VmHWM") - record["baseline_bytes"], layer, x)
+    except (MemoryError, RuntimeError) as error:
+        _oom(record, error)
     record["seconds"] = time.perf_counter() - start
     return record
+
+
+def _judge(record: dict, spec: dict, peak: int, layer: AttentionLayer, x: Tensor) -> None:
+    """Record the peak; over the budget is oom, else time the layer if asked."""
+    record["peak_bytes"] = peak
+    if peak > spec["mem_limit_bytes"]:
+        record.update(status="oom", error=f"peak {peak} bytes over the budget")
+        return
+    record["status"] = "ok"
+    if spec["repeats"]:
+        record.update(_time_layer(layer, x, spec["repeats"], warm_up=False))
+
+
+def _oom(record: dict, error: BaseException) -> None:
+    message = f"{type(error).__name__}: {error}"
+    if not any(w in message.lower() for w in _OOM_WORDS):
+        raise error
+    record.update(status="oom", error=message.splitlines()[0][:300], peak_bytes=None)
 
 
 def _reset_peak_rss() -> None:
@@ -358,7 +430,8 @@ def exponents(records: Sequence[dict], last: int = 4) -> dict[str, dict[str, flo
     return fitted
 
 
-def _size(nbytes: float | None) -> str:
+def size_text(nbytes: float | None) -> str:
+    """``1.5 GiB``, ``12.0 MiB`` … for a byte count (``–`` for None)."""
     if nbytes is None:
         return "–"
     for unit, scale in (("GiB", GIB), ("MiB", 2**20), ("KiB", 2**10)):
@@ -367,70 +440,10 @@ def _size(nbytes: float | None) -> str:
     return f"{nbytes:.0f} B"
 
 
-def _num(value: float | None, fmt: str) -> str:
-    return "–" if value is None else format(value, fmt)
-
-
-def table(records: Sequence[dict]) -> str:
-    """Markdown: one table per kind, then its fitted time and memory exponents."""
-    fitted = exponents(records)
-    parts = []
-    for kind, exps in fitted.items():
-        lines = [f"### {kind}", "",
-                 "| n | total ms | ratio | proj ms | n×n bytes | peak memory | ratio |",
-                 "|---:|---:|---:|---:|---:|---:|---:|"]
-        for r in (r for r in records if r["kind"] == kind):
-            if r["status"] == "ok":
-                cells = [_num(r["total_ms"], ".1f"), _num(r["time_ratio"], ".2f"),
-                         _num(r["proj_ms"], ".1f"), _size(r["nn_bytes"]),
-                         _size(r["peak_bytes"]), _num(r["mem_ratio"], ".2f")]
-            else:
-                word = "OUT OF MEMORY" if r["status"] == "oom" else r["status"].upper()
-                cells = [word, "", "", _size(r["nn_bytes"]), word, ""]
-            lines.append(f"| {r['n']} | " + " | ".join(cells) + " |")
-        lines += ["", f"Fitted exponent over the last four completed rows ({kind}): "
-                      f"time {_num(exps['time'], '.2f')}, memory {_num(exps['memory'], '.2f')}.",
-                  ""]
-        parts.append("\n".join(lines))
-    return "\n".join(parts)
-
-
-def figure(records: Sequence[dict], path: str | Path) -> Path:
-    """PNG: forward time and peak memory against n, log-log, one line per kind."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(10, 4))
-    FigureCanvasAgg(fig)
-    time_ax, mem_ax = fig.subplots(1, 2)
-    for kind in dict.fromkeys(r["kind"] for r in records):
-        rows = [r for r in records if r["kind"] == kind and r["status"] == "ok"]
-        timed = [r for r in rows if r["total_ms"]]
-        sized = [r for r in rows if r["peak_bytes"] and r["peak_bytes"] > 0]
-        time_ax.plot([r["n"] for r in timed], [r["total_ms"] for r in timed], "o-", label=kind)
-        mem_ax.plot([r["n"] for r in sized], [r["peak_bytes"] / 2**20 for r in sized], "o-",
-                    label=kind)
-    for ax, ylabel in ((time_ax, "forward ms"), (mem_ax, "peak memory (MiB)")):
-        ax.set_xlabel("n (positions)")
-        ax.set_ylabel(ylabel)
-        if not any(len(line.get_xdata()) for line in ax.get_lines()):
-            ax.text(0.5, 0.5, "no size completed", ha="center", transform=ax.transAxes)
-            continue  # a log axis needs positive data
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend()
-    fig.suptitle("Cost of one attention layer (width 512, 8 heads, batch 1, float32)")
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=120)
-    return path
-
-
 def _child_main(argv: Sequence[str]) -> int:
     """Entry of the measuring subprocess (``python -m attnlab.experiments.cost_measure``)."""
     spec, out = json.loads(argv[0]), Path(argv[1])
-    out.write_text(json.dumps(_run_measurement(spec)))
+    write_json(out, _run_measurement(spec), fsync=False)  # a temporary hand-over file
     return 0
 
 

@@ -1,13 +1,15 @@
-"""The experiments by name, and running one with caching of its whole record.
+"""The experiments by name, their settings, and running one: plan → train → analyse.
 
-``run_experiment`` writes ``<out>/<name>/result.json``, ``table.md`` and
-``figure.png``. A finished record with the same profile settings and seeds is
-reused as is; individual training runs are cached further down by
-``Context.train``, so an interrupted experiment resumes where it stopped.
+``run_experiment`` writes ``<out>/<name>/result.json`` (the *envelope*: the
+record, the settings, the wall time, the code revision), ``table.md`` and
+``figure.png``. A finished envelope with the same profile and settings (the
+seed count included) is reused as is; training runs are cached further down by
+the runner, so an interrupted experiment resumes where it stopped.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import logging
@@ -16,53 +18,97 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from attnlab.errors import UsageError
 from attnlab.experiments.base import Context, settings_dict
+from attnlab.experiments.runner import Results, RunSpec
 from attnlab.files import atomic_path, write_json, write_text
 
 log = logging.getLogger(__name__)
 
 # Order = report order.
-EXPERIMENTS = ["ladder", "sqrt_dk", "norm", "position", "cost", "params", "winograd"]
+EXPERIMENTS = ["ladder", "sqrt_dk", "norm", "position", "cost", "params", "winograd",
+               "agreement"]
 PROFILES = ("full", "quick", "micro")
+FIGURE_DPI = 110
 
 
 def load(name: str) -> ModuleType:
     if name not in EXPERIMENTS:
-        raise ValueError(f"unknown experiment {name!r}; choose one of: {', '.join(EXPERIMENTS)}")
+        raise UsageError(f"unknown experiment {name!r}; choose one of: {', '.join(EXPERIMENTS)}")
     return importlib.import_module(f"attnlab.experiments.{name}")
 
 
-def run_experiment(name: str, profile: str, ctx: Context, out: Path) -> dict[str, Any]:
-    """Run one experiment (or reuse its finished record); returns the envelope."""
+def check_profile(profile: str) -> None:
+    if profile not in PROFILES:
+        raise UsageError(f"unknown profile {profile!r}; choose one of: {', '.join(PROFILES)}")
+
+
+def settings_of(mod: ModuleType, profile: str, seeds: int | None = None) -> Any:
+    """The profile's settings of ``mod``, with ``seeds`` training seeds where it trains
+    (None: the profile's own number)."""
+    check_profile(profile)
+    settings = mod.PROFILES[profile]
+    if seeds is not None:
+        if seeds < 1:
+            raise UsageError(f"seeds must be at least 1, got {seeds}")
+        if any(f.name == "seeds" for f in dataclasses.fields(settings)):
+            settings = dataclasses.replace(settings, seeds=seeds)
+    return settings
+
+
+def identity(profile: str, settings: Any) -> dict[str, Any]:
+    """What makes a finished envelope reusable: the profile and every setting."""
+    return {"profile": profile, "seeds": getattr(settings, "seeds", None),
+            "settings": settings_dict(settings)}
+
+
+def finished_envelope(out: Path, name: str, ident: dict[str, Any]) -> dict | None:
+    """The envelope in ``out/name`` if it was made with ``ident``, else None."""
+    path = Path(out) / name / "result.json"
+    try:
+        cached = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+    return cached if all(cached.get(k) == v for k, v in ident.items()) else None
+
+
+def analyse_and_write(name: str, mod: ModuleType, profile: str, settings: Any,
+                      results: Results, ctx: Context, out: Path) -> dict[str, Any]:
+    """Analyse finished runs, write the envelope, table and figure; returns the envelope."""
     from attnlab.train.rundir import code_revision
 
-    if profile not in PROFILES:
-        raise ValueError(f"unknown profile {profile!r}; choose one of: {', '.join(PROFILES)}")
-    mod = load(name)
-    settings = mod.PROFILES[profile]
-    folder = out / name
-    result_path = folder / "result.json"
-    ident = {"profile": profile, "seeds": ctx.seeds, "settings": settings_dict(settings)}
-    if result_path.is_file():
-        cached = json.loads(result_path.read_text())
-        if all(cached.get(k) == v for k, v in ident.items()):
-            log.info("%s: finished earlier, reusing %s", name, result_path)
-            return cached
     start = time.perf_counter()
-    record = mod.run(settings, ctx)
+    record = mod.analyse(settings, results, ctx)
     envelope = {
         "name": name,
         "title": mod.TITLE,
-        **ident,
+        **identity(profile, settings),
         "quick_changes": mod.QUICK_CHANGES,
         "record": record,
-        "wall_s": time.perf_counter() - start,
+        "wall_s": time.perf_counter() - start,  # analysis; training is in the runs' records
+        "train_s": sum(r.get("wall_s") or 0.0 for r in results.values()),
+        "runs": len(results),
         "code_revision": code_revision(),
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
+    folder = out / name
     folder.mkdir(parents=True, exist_ok=True)
     write_text(folder / "table.md", mod.table(record))
     with atomic_path(folder / "figure.png") as tmp:
-        mod.figure(record, tmp)
-    write_json(result_path, envelope, sort_keys=False)
+        mod.figure(record).savefig(tmp, dpi=FIGURE_DPI, format="png")
+    write_json(folder / "result.json", envelope, sort_keys=False)
     return envelope
+
+
+def run_experiment(name: str, profile: str, ctx: Context, out: Path,
+                   seeds: int | None = None) -> dict[str, Any]:
+    """Run one experiment (or reuse its finished envelope); returns the envelope."""
+    mod = load(name)
+    settings = settings_of(mod, profile, seeds)
+    cached = finished_envelope(out, name, identity(profile, settings))
+    if cached is not None:
+        log.info("%s: finished earlier, reusing %s", name, out / name / "result.json")
+        return cached
+    specs: list[RunSpec] = mod.plan(settings)
+    results = ctx.runner().train(specs)
+    return analyse_and_write(name, mod, profile, settings, results, ctx, Path(out))

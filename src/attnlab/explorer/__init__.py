@@ -1,8 +1,12 @@
-"""The attention explorer (SPEC §5): a self-contained page that shows where words look.
+"""The attention explorer (SPEC §5): a self-contained page that shows where tokens look.
 
+- ``show``: the one call for notebooks, ``show(folder_or_model, text)``;
 - ``heads``: hand-designed heads over word features (agreement, previous word, subject);
-- ``page``: the page itself, from one plain data dict (``render_page``, ``ExplorerView``);
-- ``build``: data dicts from the hand heads and from models (adapters);
+- ``data``: the page's one input, a plain data dict, its checks and its arithmetic;
+- ``page``: the page itself (``render_page``, ``ExplorerView``);
+- ``build``: data dicts from the hand heads and from traced models;
+- ``traces``: what the explorer reads of a model (``LayerTrace``), for attnlab's models;
+- ``models``: trained runs and the probe pages; ``hf``: Hugging Face folders;
 - ``server``: a small local server that computes the data for typed sentences.
 """
 
@@ -14,28 +18,36 @@ from attnlab.explorer.build import (
     hand_view,
     page_data,
     view_from_scores,
+    view_from_traces,
 )
+from attnlab.explorer.data import DataError, head_weights, validate_data
 from attnlab.explorer.heads import SENTENCE, HandHead, feature_matrix, hand_heads
-from attnlab.explorer.page import DataError, ExplorerView, render_page, validate_data, write_page
+from attnlab.explorer.notebook import show
+from attnlab.explorer.page import ExplorerView, render_page, write_page
 from attnlab.explorer.server import RunningServer, make_server, serve, start_server
+from attnlab.explorer.traces import LayerTrace
 
 __all__ = [
     "SENTENCE",
     "DataError",
     "ExplorerView",
     "HandHead",
+    "LayerTrace",
     "RunningServer",
     "feature_matrix",
     "hand_compute",
     "hand_designed_page",
     "hand_heads",
     "hand_view",
+    "head_weights",
     "make_server",
     "page_data",
     "render_page",
     "serve",
+    "show",
     "start_server",
     "validate_data",
     "view_from_scores",
+    "view_from_traces",
     "write_page",
 ]

@@ -4,35 +4,44 @@ Dimension legend: ``L`` layers, ``H`` heads per layer, ``n`` tokens, ``f``
 feature columns, ``k`` query/key width of a head (``d_k``).
 
 Every function here returns the page's one input, the *data* dict described in
-``attnlab.explorer.page``, with raw unscaled scores: the page itself applies
-the softmax, the √d_k division and the causal mask.
-
-The adapters for attnlab's own models (trained runs, GPT-2 folders converted
-into attnlab's model, the Winograd and agreement probes) are in
-``attnlab.explorer.models``; ``gpt2_scores`` here reads a ``transformers``
-GPT-2 directly, by hooks, and serves as the cross-check of the conversion.
+``attnlab.explorer.data``: heads as their q and k (or raw scores), never
+pre-scaled, so the page itself applies the softmax, the √d_k division and the
+causal mask, and its switches recompute live. ``view_from_traces`` turns the
+``LayerTrace`` list of any model (``attnlab.explorer.traces``,
+``attnlab.explorer.hf``) into one view; ``attnlab.explorer.models`` and
+``attnlab.explorer.hf`` wrap it for attnlab's runs and Hugging Face folders.
 
 Left out: value vectors and head outputs.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from attnlab.explorer.heads import SENTENCE, feature_matrix, feature_names, hand_heads, words
-from attnlab.explorer.page import validate_data, write_page
+from attnlab.explorer.data import rounded, validate_data
+from attnlab.explorer.heads import (
+    SENTENCE,
+    feature_matrix,
+    feature_names,
+    hand_heads,
+    sentence_note,
+    words,
+)
+from attnlab.explorer.page import write_page
+from attnlab.explorer.traces import LayerTrace
 
 __all__ = [
-    "gpt2_scores",
     "hand_compute",
     "hand_designed_page",
     "hand_view",
-    "hf_gpt2_view",
+    "own_scale",
     "page_data",
     "view_from_scores",
+    "view_from_traces",
     "write_page",
 ]
 
@@ -42,13 +51,27 @@ HAND_DESCRIPTION = (
     "(agreement, previous word, subject): choose a word to see its row of attention weights."
 )
 MAX_WORDS = 40  # the hand heads have no context limit; this keeps the page readable
+MEAN_NOTE = (
+    "the uniform causal mean has no scores: every word it may see gets the same weight, "
+    "shown here as equal (zero) scores"
+)
 
 
 def page_data(
-    title: str, description: str, views: Sequence[Mapping[str, Any]], *, causal: bool = True
+    title: str,
+    description: str,
+    views: Sequence[Mapping[str, Any]],
+    *,
+    causal: bool = True,
+    scale: bool = True,
 ) -> dict[str, Any]:
-    """The page's data dict from its views; raises DataError if anything is malformed."""
-    data = {"title": title, "description": description, "causal": causal, "views": list(views)}
+    """The page's data dict from its views; raises DataError if anything is malformed.
+
+    ``causal`` and ``scale`` are the switches' starting state: the model's own
+    (a model that does not divide by √d_k starts with ``scale=False``).
+    """
+    data = {"title": title, "description": description, "causal": causal, "scale": scale,
+            "views": list(views)}  # fmt: skip
     validate_data(data)
     return data
 
@@ -60,7 +83,7 @@ def view_from_scores(
     d_k: int,
     head_names: Sequence[str] | None = None,
 ) -> dict[str, Any]:
-    """One view from raw scores shaped (L, H, n, n), e.g. read out of a model's layers.
+    """One view from raw, unscaled q·k scores shaped (L, H, n, n).
 
     Heads are named ``head 1`` … unless ``head_names`` (H names) says otherwise.
     """
@@ -79,6 +102,45 @@ def view_from_scores(
         for li in range(s.shape[0])
     ]  # fmt: skip
     return {"name": name, "tokens": [str(t) for t in tokens], "layers": layers}
+
+
+def own_scale(traces: Sequence[LayerTrace]) -> bool:
+    """Whether the model divides its scores by √d_k (the √d_k switch's starting state)."""
+    return any(t.q is not None and t.scale != 1.0 for t in traces)
+
+
+def _head(trace: LayerTrace, h: int) -> dict[str, Any]:
+    """Head ``h`` of one traced layer, as the page reads it."""
+    head: dict[str, Any] = {"name": f"head {h + 1}", "d_k": 1}
+    if trace.q is not None and trace.k is not None:
+        d_k = trace.q.shape[-1]
+        if not (math.isclose(trace.scale, d_k**-0.5, rel_tol=1e-6) or trace.scale == 1.0):
+            raise ValueError(f"a scale of {trace.scale:g} is neither 1/√d_k nor 1")
+        head.update(d_k=d_k, q=rounded(trace.q[h]), k=rounded(trace.k[h]))
+    elif trace.scores is not None:
+        head.update(scores=rounded(trace.scores[h]), note=MEAN_NOTE)
+    if trace.bias is not None:
+        head["bias"] = rounded(trace.bias[h])
+    if trace.window is not None:
+        head["window"] = int(trace.window)
+    if trace.weights is not None:
+        head["weights"] = np.round(trace.weights[h], 7).tolist()  # in [0, 1]: 7 decimals
+    return head
+
+
+def view_from_traces(
+    name: str, tokens: Sequence[str], traces: Sequence[LayerTrace], *, fixed: str | None = None
+) -> dict[str, Any]:
+    """One view from a model's traced layers: q and k where known, the model's own weights.
+
+    ``fixed`` is the one-line reason a view whose heads have only weights cannot
+    be recomputed by the switches.
+    """
+    layers = [{"heads": [_head(t, h) for h in range(t.n_head)]} for t in traces]
+    view: dict[str, Any] = {"name": name, "tokens": [str(t) for t in tokens], "layers": layers}
+    if fixed is not None:
+        view["fixed"] = fixed
+    return view
 
 
 def _labelled(rows: Sequence[str], cols: Sequence[str], values: np.ndarray) -> dict[str, Any]:
@@ -102,12 +164,15 @@ def hand_view(text: str = SENTENCE, *, max_words: int = MAX_WORDS) -> dict[str, 
     for head in hand_heads():
         used = np.flatnonzero(np.abs(head.w_q).sum(axis=1) + np.abs(head.w_k).sum(axis=1))
         used_names = [cols[f] for f in used]
+        said = sentence_note(head, tokens, head.scores(x))  # about this sentence, not the default
         heads.append(
             {
                 "name": head.name,
-                "note": head.note,
+                "note": f"{head.note} {said}".strip(),
                 "d_k": len(head.latent),
-                "scores": head.scores(x).tolist(),
+                "q": rounded(x @ head.w_q, 12),  # (n, k)
+                "k": rounded(x @ head.w_k, 12),  # (n, k)
+                "dims": list(head.latent),
                 "w_q": _labelled(used_names, head.latent, head.w_q[used]),  # (f_used, k)
                 "w_k": _labelled(used_names, head.latent, head.w_k[used]),
                 "features": _labelled(tokens, used_names, x[:, used]),  # (n, f_used)
@@ -118,55 +183,9 @@ def hand_view(text: str = SENTENCE, *, max_words: int = MAX_WORDS) -> dict[str, 
 
 def hand_compute(text: str) -> dict[str, Any]:
     """Data for any typed sentence under the hand-designed heads (the server's compute)."""
-    return page_data(HAND_TITLE, HAND_DESCRIPTION, [hand_view(text)], causal=False)
+    return page_data(HAND_TITLE, HAND_DESCRIPTION, [hand_view(text)], causal=False, scale=True)
 
 
 def hand_designed_page() -> dict[str, Any]:
     """Data for ``La gata que perseguía al ratón estaba muy cansada``."""
     return hand_compute(SENTENCE)
-
-
-# --- Hugging Face GPT-2 ---------------------------------------------------------------
-
-
-def gpt2_scores(model: Any, input_ids: Sequence[int]) -> np.ndarray:
-    """Raw q·k scores of every head of a ``transformers`` GPT-2, shape (L, H, n, n).
-
-    Reads q and k off each block's ``attn.c_attn`` output with a forward hook,
-    so it does not depend on which attention kernel the model runs.
-    """
-    import torch
-
-    captured: list[torch.Tensor] = []
-    blocks = model.transformer.h if hasattr(model, "transformer") else model.h
-    hooks = [
-        b.attn.c_attn.register_forward_hook(lambda mod, inp, out: captured.append(out))
-        for b in blocks
-    ]
-    try:
-        with torch.no_grad():
-            model(torch.tensor([list(input_ids)], dtype=torch.long))
-    finally:
-        for hook in hooks:
-            hook.remove()
-    n_head, width = model.config.n_head, model.config.n_embd
-    out = []
-    for qkv in captured:  # (1, n, 3 * width)
-        q, k, _ = qkv[0].split(width, dim=-1)  # (n, width) each
-        q = q.view(len(input_ids), n_head, width // n_head).transpose(0, 1)  # (H, n, k)
-        k = k.view(len(input_ids), n_head, width // n_head).transpose(0, 1)  # (H, n, k)
-        out.append((q @ k.transpose(-1, -2)).double().numpy())  # (H, n, n)
-    return np.stack(out)  # (L, H, n, n)
-
-
-def hf_gpt2_view(model: Any, tokenizer: Any, text: str) -> dict[str, Any]:
-    """One view of a loaded ``transformers`` GPT-2 and its tokenizer on ``text``."""
-    ids = tokenizer.encode(text)
-    if not ids:
-        raise ValueError("the sentence is empty")
-    n_ctx = model.config.n_positions
-    if len(ids) > n_ctx:
-        raise ValueError(f"the input is {len(ids)} tokens; the model's context is {n_ctx}")
-    tokens = [tokenizer.decode([i]) for i in ids]
-    d_k = model.config.n_embd // model.config.n_head
-    return view_from_scores("GPT-2", tokens, gpt2_scores(model, ids), d_k)

@@ -22,6 +22,9 @@ Three heads over ``La gata que perseguía al ratón estaba muy cansada``:
 - *subject*: a verb looks for the subject of its own clause (``estaba`` →
   ``gata``, ``perseguía`` → ``que``).
 
+Each head's note states its rule for any sentence; ``sentence_note`` adds
+what the head does on the sentence shown (the page shows both).
+
 Left out: real parsing. Word features come from a tiny lexicon and roles from
 a toy rule (``que`` opens a relative clause that ends at the first noun after
 its verb; the first noun outside it is the subject), enough for sentences
@@ -93,6 +96,7 @@ class HandHead:
     w_q: np.ndarray  # (f, k)
     w_k: np.ndarray  # (f, k)
     latent: tuple[str, ...]  # names of the k query/key dimensions
+    asks: str | None = None  # the word class whose rows the sentence note describes
 
     def scores(self, x: np.ndarray) -> np.ndarray:
         """Raw, unscaled scores ``(X W_Q)(X W_K)ᵀ``, shape (n, n)."""
@@ -197,11 +201,10 @@ def agreement_head(gain: float = AGREEMENT_GAIN) -> HandHead:
         latent,
     )  # fmt: skip
     note = (
-        "Agreement: a word asks for its own gender; an adjective also asks for a noun that is "
-        "a subject. ‘cansada’ (feminine adjective) scores 3 matches on ‘gata’ "
-        "(feminine, noun, subject) but 1 on the nearer ‘ratón’ (noun, masculine)."
+        "Agreement: a word asks for words of its own gender; an adjective also asks for a noun "
+        "that is a subject (each match scores 3)."
     )
-    return HandHead("agreement", note, w_q, w_k, tuple(latent))
+    return HandHead("agreement", note, w_q, w_k, tuple(latent), asks="adjective")
 
 
 def subject_head(gain: float = SUBJECT_GAIN) -> HandHead:
@@ -220,12 +223,8 @@ def subject_head(gain: float = SUBJECT_GAIN) -> HandHead:
          "relative clause": {"relative clause": 1.0}},
         latent,
     )  # fmt: skip
-    note = (
-        "Subject: a verb asks for a subject, and every word for its own clause, so ‘estaba’ "
-        "finds ‘gata’ (subject, main clause) and ‘perseguía’ finds ‘que’ (subject of the "
-        "relative clause)."
-    )
-    return HandHead("subject", note, w_q, w_k, tuple(latent))
+    note = "Subject: a verb asks for a subject, and every word for its own clause."
+    return HandHead("subject", note, w_q, w_k, tuple(latent), asks="verb")
 
 
 def previous_word_head(gain: float = PREVIOUS_GAIN, d: int = PE_WIDTH) -> HandHead:
@@ -247,6 +246,27 @@ def previous_word_head(gain: float = PREVIOUS_GAIN, d: int = PE_WIDTH) -> HandHe
         f"at j = p-1. Switch the causal mask on for a clean shift."
     )
     return HandHead("previous word", note, w_q, w_k, tuple(latent))
+
+
+def sentence_note(head: HandHead, tokens: list[str], scores: np.ndarray) -> str:
+    """What ``head`` does on *this* sentence: each row of the word class it is built for
+    (``head.asks``) and the word it scores highest, e.g. ``‘cansada’ → ‘gata’ (9 vs 3 on
+    the next best ‘ratón’)``; empty for a head that is the same on every sentence."""
+    if head.asks is None:
+        return ""
+    column = WORD_FEATURES.index(head.asks)
+    rows = [i for i, row in enumerate(feature_matrix(tokens)) if row[column]]
+    if not rows:
+        return f"This sentence has no {head.asks} the toy lexicon knows, so no row stands out."
+    parts = []
+    for i in rows:
+        order = np.argsort(-scores[i], kind="stable")  # keys, highest score first
+        best, second = int(order[0]), int(order[1]) if len(order) > 1 else None
+        part = f"‘{tokens[i]}’ → ‘{tokens[best]}’ ({scores[i, best]:g}"
+        if second is not None:
+            part += f" vs {scores[i, second]:g} on the next best, ‘{tokens[second]}’"
+        parts.append(part + ")")
+    return "In this sentence: " + "; ".join(parts) + " (raw scores)."
 
 
 def hand_heads() -> list[HandHead]:

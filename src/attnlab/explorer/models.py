@@ -1,23 +1,21 @@
-"""Explorer data from attnlab's own models: trained runs, converted GPT-2s, the probe languages.
+"""Explorer data from attnlab's own models: trained runs and the probe languages.
 
 Dimension legend: ``L`` blocks, ``H`` heads per block, ``b`` batch, ``n`` tokens,
-``d`` query/key width of a head (``d_k``), ``c`` model width, ``v`` vocabulary.
+``d`` query/key width of a head (``d_k``), ``v`` vocabulary.
 
-The scores shown are what each head computes before its softmax, but *raw*:
-q·k after the projections and after RoPE, plus ALiBi's bias, without the
-√d_k division and without the causal mask, which the page applies with its
-switches. The model adds ALiBi's bias *after* the division, so it is shown
-multiplied by √d_k, and the page's division gives back the model's weights.
-The mixer's input is read by a forward pre-hook on the mixer, so it is
-whatever the block hands it (LN(x) for pre-norm, x for post-norm). A test
-checks that the page's softmax of these scores is the model's own attention.
+Each block is read through the model core's one trace API
+(``attnlab.explorer.traces.attnlab_traces`` over ``LanguageModel.trace``):
+q and k after RoPE, ALiBi's bias, the model's own scale and weights. The page
+shows the model's own weights at its own switches (causal, and √d_k as the
+model was built) and recomputes softmax(q·kᵀ·scale + bias) when a switch
+moves. Models run on the resolved device (``auto``: CUDA when present).
 
 The probe pages (``--winograd``, ``--agreement``) train a small model on a
 synthetic language (SPEC §2) through the experiments' cached training
 (``Context.train``): sentences are concatenated into one token stream and
 the trainer draws random windows from it, as it does from the corpus.
 
-Left out: value vectors and head outputs, and mixers without scores (the
+Left out: value vectors and head outputs, and mixers without weights (the
 no-context mixer is refused; the uniform mean is shown as equal scores).
 """
 
@@ -39,55 +37,20 @@ from attnlab.data.synthetic import (
     verb_agreement_dataset,
     winograd_dataset,
 )
-from attnlab.explorer.build import page_data, view_from_scores
+from attnlab.errors import DataError, UsageError
+from attnlab.explorer.build import page_data, view_from_traces
+from attnlab.explorer.traces import attnlab_traces
 from attnlab.nn.config import ModelConfig
 from attnlab.train.config import TrainConfig
+from attnlab.train.runtime import load_trained, resolve_device
 
 log = logging.getLogger(__name__)
 
 Compute = Callable[[str], dict[str, Any]]
 Progress = Callable[[dict], None]
 
-MEAN_NOTE = (
-    "the uniform causal mean has no scores: every word it may see gets the same weight, "
-    "shown here as equal (zero) scores"
-)
-UNSCALED_NOTE = "this model does not divide by √d_k: switch √d off to see its own weights"
 WINOGRAD_TEXT = "the animal did not cross the street because it was too {adj} , so the"
 AGREEMENT_TEXT = "I work , you work , he"
-
-
-# --- scores of any attnlab LanguageModel ---------------------------------------------------
-
-
-def model_scores(model: torch.nn.Module, ids: Sequence[int]) -> tuple[np.ndarray, str | None]:
-    """Raw scores (L, H, n, n) of every block of a ``LanguageModel`` on ``ids``, and a note.
-
-    Read through the model's one trace API (``LanguageModel.trace``). A mean mixer
-    gives zeros (one "head"); a model without any mixer is refused.
-    """
-    device = next(model.parameters()).device
-    was_training = model.training
-    model.eval()
-    try:
-        with torch.no_grad():
-            blocks = model.trace(torch.tensor([list(ids)], dtype=torch.long, device=device)).blocks
-    finally:
-        model.train(was_training)
-    mixed = [b for b in blocks if b.weights is not None]
-    if not mixed:
-        raise ValueError("this model has no context mixer: no word looks at any other")
-    n = len(ids)
-    out, note = [], None
-    for block in mixed:
-        if block.scores is None:  # the uniform mean: equal scores
-            out.append(np.zeros((1, n, n)))
-            note = MEAN_NOTE
-            continue
-        # Undo the division (ALiBi's bias, added after it, comes out multiplied by √d_k).
-        out.append((block.scores[0] / block.scale).double().cpu().numpy())  # (H, n, n)
-        note = None if model.cfg.scale else UNSCALED_NOTE
-    return np.stack(out), note  # (L, H, n, n)
 
 
 def context_limit(cfg: ModelConfig) -> int:
@@ -105,77 +68,53 @@ def token_strings(tokenizer: Any, ids: Sequence[int]) -> list[str]:
 def checkpoint_view(
     model: torch.nn.Module, tokenizer: Any, text: str, name: str | None = None
 ) -> dict[str, Any]:
-    """One view of an attnlab ``LanguageModel`` on ``text``: raw scores per block and head.
+    """One view of an attnlab ``LanguageModel`` on ``text``: q, k and weights per block and head.
 
     ``tokenizer`` needs ``encode(text) -> ids`` and ``token_strings(ids)`` or
-    ``decode(ids)``. Text longer than the model's context is a ValueError.
+    ``decode(ids)``. Text longer than the model's context is a UsageError.
     """
     ids = list(tokenizer.encode(text))
     if not ids:
-        raise ValueError("the sentence is empty")
+        raise UsageError("the sentence is empty")
     limit = context_limit(model.cfg)
     if len(ids) > limit:
-        raise ValueError(f"the input is {len(ids)} tokens; the model's context is {limit}")
-    scores, note = model_scores(model, ids)
-    d_k = model.cfg.qk_dim if model.cfg.mixer in ("head", "mha") else 1
-    view = view_from_scores(name or text, token_strings(tokenizer, ids), scores, d_k)
-    if note is not None:
-        for layer in view["layers"]:
-            for head in layer["heads"]:
-                head["note"] = note
-    return view
+        raise UsageError(f"the input is {len(ids)} tokens; the model's context is {limit}")
+    return view_from_traces(name or text, token_strings(tokenizer, ids), attnlab_traces(model, ids))
 
 
-def _describe(cfg: ModelConfig) -> str:
+def describe(cfg: ModelConfig) -> str:
+    """``2 block(s) of 4 heads, rope positions`` (and ``, no √d_k division`` if so)."""
     heads = f"{cfg.n_head} heads" if cfg.mixer == "mha" else f"a {cfg.mixer} mixer"
-    return f"{cfg.n_layer} block(s) of {heads}, {cfg.position} positions"
+    unscaled = ", no √d_k division" if cfg.mixer in ("head", "mha") and not cfg.scale else ""
+    return f"{cfg.n_layer} block(s) of {heads}, {cfg.position} positions{unscaled}"
+
+
+def model_page(
+    model: torch.nn.Module, views: Sequence[dict[str, Any]], title: str, description: str
+) -> dict[str, Any]:
+    """The data of views of one attnlab model: its switches start where the model is."""
+    return page_data(title, description, views, causal=True, scale=bool(model.cfg.scale))
 
 
 def checkpoint_compute(run: str | Path) -> Compute:
-    """Load the model and tokenizer of a run made by ``attnlab train``; return compute."""
-    from attnlab.train.runtime import load_trained
-
+    """Load the model (on the resolved device) and tokenizer of a run made by
+    ``attnlab train``; return ``compute(text) -> data``."""
     run_dir = Path(run)
-    cfg, model, tokenizer, record = load_trained(run_dir, "cpu")
+    cfg, model, tokenizer, record = load_trained(run_dir, "auto")
     if tokenizer is None:
-        raise ValueError(
+        raise DataError(
             f"run {run_dir} has no tokenizer.json (it was trained on token ids given directly), "
             "so typed text cannot be tokenised"
         )
     title = f"Attention of run {run_dir.name} (step {record.get('step', '?')})"
     description = (
-        f"Raw scores of every head of a trained attnlab model ({_describe(cfg.model)}): "
+        f"Every head of a trained attnlab model ({describe(cfg.model)}): "
         "choose a token to see its row of weights."
     )
 
     def compute(text: str) -> dict[str, Any]:
         view = checkpoint_view(model, tokenizer, text, name=run_dir.name)
-        return page_data(title, description, [view], causal=True)
-
-    return compute
-
-
-def hf_gpt2_compute(model_dir: str | Path) -> Compute:
-    """A GPT-2 saved by ``save_pretrained`` in ``model_dir`` (no download), converted into
-    attnlab's ``LanguageModel`` (``attnlab.nn.gpt2``); return compute."""
-    model_dir = Path(model_dir)
-    if not model_dir.is_dir():
-        raise FileNotFoundError(f"no model folder at {model_dir}")
-    from transformers import AutoTokenizer
-
-    from attnlab.nn.gpt2 import load_hf_folder
-
-    model = load_hf_folder(model_dir)
-    tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
-    title = f"GPT-2 attention ({model_dir.name})"
-    description = (
-        "Where each token looks in every head of a GPT-2 converted into attnlab's model: "
-        "choose a token to see its row."
-    )
-
-    def compute(text: str) -> dict[str, Any]:
-        return page_data(title, description, [checkpoint_view(model, tokenizer, text, "GPT-2")],
-                         causal=True)  # fmt: skip
+        return model_page(model, [view], title, description)
 
     return compute
 
@@ -197,12 +136,12 @@ class Probe:
 WINOGRAD_PROBE = Probe(
     model=ModelConfig(n_ctx=36, d_model=64, n_layer=2, mixer="mha", n_head=4, position="rope"),
     train=TrainConfig(steps=600, lr=3e-3, batch_size=32, warmup_steps=50, decay="cosine",
-                      eval_every=0, ckpt_every=0, log_every=50, device="cpu"),
+                      eval_every=0, ckpt_every=0, log_every=50, device="auto"),
 )  # fmt: skip
 AGREEMENT_PROBE = Probe(
     model=ModelConfig(n_ctx=18, d_model=64, n_layer=2, mixer="mha", n_head=4, position="rope"),
     train=TrainConfig(steps=300, lr=3e-3, batch_size=32, warmup_steps=30, decay="cosine",
-                      eval_every=0, ckpt_every=0, log_every=50, device="cpu"),
+                      eval_every=0, ckpt_every=0, log_every=50, device="auto"),
 )  # fmt: skip
 
 
@@ -230,13 +169,15 @@ def _train_probe(
     finally:
         torch.set_num_threads(threads)
     log.info("%s: run %s, %d steps", label, record["run_dir"], record["steps"])
-    return ctx.load_model(record), record
+    return ctx.load_model(record).to(resolve_device(probe.train.device)), record
 
 
 def _last_position_logits(model: torch.nn.Module, rows: np.ndarray) -> np.ndarray:
     """Logits (b, v) at the last position of each row of ids (b, n)."""
+    device = next(model.parameters()).device
     with torch.no_grad():
-        return model(torch.as_tensor(rows, dtype=torch.long))[:, -1].double().numpy()
+        logits = model(torch.as_tensor(rows, dtype=torch.long, device=device))[:, -1]  # (b, v)
+    return logits.to("cpu", torch.float64).numpy()
 
 
 def next_word_probs(
@@ -251,10 +192,7 @@ def next_word_probs(
 
 def last_row_weights(model: torch.nn.Module, vocab: Any, text: str) -> np.ndarray:
     """The model's own attention weights of the last word, (L, H, n), as the model scales."""
-    ids = torch.tensor([vocab.encode(text)], dtype=torch.long)
-    with torch.no_grad():
-        attn = model.trace(ids).weights
-    return np.stack([w[0, :, -1].double().cpu().numpy() for w in attn])  # (L, H, n)
+    return np.stack([t.weights[:, -1] for t in attnlab_traces(model, vocab.encode(text))])
 
 
 def _strongest(weight: np.ndarray) -> str:
@@ -290,7 +228,7 @@ def winograd_page(work: str | Path = "runs", progress: Progress | None = None) -
         f"weights (mean over heads) differ between the two sentences by {blocks} "
         "(total variation)."
     )
-    return page_data("Winograd referents: where “so the” looks", description, views)
+    return model_page(model, views, "Winograd referents: where “so the” looks", description)
 
 
 def agreement_page(work: str | Path = "runs", progress: Progress | None = None) -> dict[str, Any]:
@@ -312,4 +250,4 @@ def agreement_page(work: str | Path = "runs", progress: Progress | None = None) 
         f"P(works) = {p['works']:.3f}, P(work) = {p['work']:.3f}; choose “he” to see its row "
         f"({on_he} on “he”, {on_work} on the two “work”s)."
     )
-    return page_data("Verb agreement: what “he” looks at", description, [view])
+    return model_page(model, [view], "Verb agreement: what “he” looks at", description)

@@ -3,23 +3,38 @@
 ``GET /`` answers the explorer page with a text box; ``GET`` or ``POST
 /api/attention`` (``?text=…``, a form body or a JSON body ``{"text": …}``)
 answers the page's data for that sentence as JSON, made by ``compute(text)``.
-Input over the character cap, over the token cap, or refused by ``compute``
-with a ValueError (too long for the model's context, say) gets HTTP 400 and
-``{"error": "…"}``, which the page shows as text.
+Every answer that is not the page is JSON, refusals included: ``{"error":
+"…"}`` with a 4xx status (over the character or token cap, refused by
+``compute`` with a ValueError, a malformed request, an over-long URL), so the
+page can always show the message.
+
+Bounded by construction, so that ordinary abuse cannot knock it over:
+
+- the listen queue holds ``LISTEN_QUEUE`` connections and at most
+  ``MAX_WORKERS`` are handled at once; more wait in the queue, unanswered
+  but not reset;
+- a connection idle for ``IDLE_TIMEOUT`` seconds is closed;
+- a request may read at most ``REQUEST_CAP`` bytes (request line, headers and
+  body together), the URL at most ``MAX_URL`` bytes, and the body only what a
+  valid ``Content-Length`` (digits only) announces, under the body limit.
 
 The server binds to 127.0.0.1 only and answers only requests addressed to it
 by that name (a ``Host`` header of 127.0.0.1 or localhost with its port), so a
 web page elsewhere cannot reach it through a rebound DNS name.
 
-Left out: TLS, authentication, and more than one sentence at a time through
-``compute`` (calls are serialised by a lock: a model is not assumed to be
-thread-safe).
+Left out: TLS, authentication, keep-alive (HTTP/1.0: one request per
+connection), a deadline on a client that trickles bytes slower than the idle
+timeout (it holds one worker until it is done), and more than one sentence at a
+time through ``compute`` (calls are serialised by a lock: a model is not
+assumed to be thread-safe).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
+import socket
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -28,6 +43,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from attnlab.errors import UsageError
 from attnlab.explorer.heads import SENTENCE
 from attnlab.explorer.page import render_page, validate_data
 
@@ -38,6 +54,12 @@ API_PATH = "/api/attention"
 DEFAULT_MAX_CHARS = 400
 DEFAULT_MAX_TOKENS = 128
 LOOPBACK = ("127.0.0.1", "localhost")
+LISTEN_QUEUE = 128  # the kernel's queue of connections not yet accepted (was 5: bursts were reset)
+MAX_WORKERS = 16  # connections handled at once; each holds at most REQUEST_CAP bytes of input
+IDLE_TIMEOUT = 10.0  # seconds a connection may send nothing before it is closed
+REQUEST_CAP = 128 * 1024  # bytes one request may read: request line, headers and body
+MAX_URL = 16 * 1024  # bytes of the request target; the page's own URLs are far shorter
+_DIGITS = re.compile(r"[0-9]{1,12}")
 
 
 class _Refused(ValueError):
@@ -51,6 +73,10 @@ class _App:
     max_tokens: int
     default_text: str
     lock: threading.Lock
+
+    @property
+    def body_limit(self) -> int:
+        return 12 * self.max_chars + 1024  # percent-encoded UTF-8 is at most 9 bytes a character
 
     def attention(self, text: str) -> Mapping[str, Any]:
         text = text.strip()
@@ -70,27 +96,84 @@ class _App:
         return data
 
 
+class _CappedReader:
+    """A request's input stream that gives at most ``cap`` bytes, then end-of-file."""
+
+    def __init__(self, raw: Any, cap: int) -> None:
+        self.raw, self.left = raw, cap
+
+    def _take(self, chunk: bytes) -> bytes:
+        self.left -= len(chunk)
+        return chunk
+
+    def readline(self, size: int = -1) -> bytes:
+        size = self.left if size is None or size < 0 else min(size, self.left)
+        return self._take(self.raw.readline(size)) if size > 0 else b""
+
+    def read(self, size: int = -1) -> bytes:
+        size = self.left if size is None or size < 0 else min(size, self.left)
+        return self._take(self.raw.read(size)) if size > 0 else b""
+
+    def close(self) -> None:
+        self.raw.close()
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    block_on_close = False
     allow_reuse_address = True
+    request_queue_size = LISTEN_QUEUE
 
-    def __init__(self, address: tuple[str, int], app: _App) -> None:
+    def __init__(self, address: tuple[str, int], app: _App, idle_timeout: float) -> None:
         super().__init__(address, _Handler)
         self.app = app
+        self.idle_timeout = idle_timeout
+        self.slots = threading.BoundedSemaphore(MAX_WORKERS)
+        self.closing = threading.Event()
         port = self.server_address[1]
         self.allowed_hosts = {f"{name}:{port}" for name in LOOPBACK}
         try:
             first = app.attention(app.default_text)
+            page = render_page(first, api_url=API_PATH, text=app.default_text,
+                               max_chars=app.max_chars)  # fmt: skip
         except BaseException:
             self.server_close()
             raise
-        self.page = render_page(first, api_url=API_PATH, text=app.default_text).encode("utf-8")
+        self.page = page.encode("utf-8")
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """Hand the connection to a worker thread once one of ``MAX_WORKERS`` is free; until
+        then the accept loop waits, and new connections wait in the listen queue."""
+        while not self.slots.acquire(timeout=0.2):
+            if self.closing.is_set():
+                self.shutdown_request(request)
+                return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
+
+    def shutdown(self) -> None:
+        self.closing.set()
+        super().shutdown()
 
 
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
     server_version = "attnlab-explorer"
     sys_version = ""
+    default_request_version = "HTTP/1.0"  # so even a garbled request line gets a status line
+    def setup(self) -> None:
+        self.timeout = self.server.idle_timeout  # on the socket: a longer wait ends the connection
+        super().setup()
+        self.rfile = _CappedReader(self.rfile, REQUEST_CAP)
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (stdlib name)
         log.debug("%s - %s", self.address_string(), format % args)
@@ -102,6 +185,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-store")
         self.send_header("X-Content-Type-Options", "nosniff")
         self.send_header("Referrer-Policy", "no-referrer")
+        self.send_header("Connection", "close")
         self.end_headers()
         self.wfile.write(body)
 
@@ -109,11 +193,44 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.dumps(obj, ensure_ascii=False, allow_nan=False).encode("utf-8")
         self._send(status, body, "application/json; charset=utf-8")
 
+    def _refuse(self, status: int, message: str) -> None:
+        """Answer a malformed request, then read what the client may still be sending (within
+        the cap), so that closing the socket does not reset the answer away."""
+        self.close_connection = True
+        self._json(status, {"error": message})
+        self.wfile.flush()
+        try:
+            self.connection.shutdown(socket.SHUT_WR)  # the answer is complete: the client may go
+            self.connection.settimeout(0.5)
+            while self.rfile.read(16384):
+                pass
+        except OSError:
+            pass
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """The standard library's own refusals (over-long request line, bad request line,
+        too many headers, unknown method), as JSON like every other answer."""
+        if code == HTTPStatus.REQUEST_URI_TOO_LONG:
+            message = "the request line is over 64 KiB: send a shorter sentence"
+        elif code == HTTPStatus.NOT_IMPLEMENTED:  # a method without a do_ method here
+            code, message = HTTPStatus.METHOD_NOT_ALLOWED, "only GET and POST are answered here"
+        self._refuse(code, message or HTTPStatus(code).phrase)
+
     def _host_ok(self) -> bool:
         host = self.headers.get("Host")
         if host is None or host.lower() in self.server.allowed_hosts:
             return True
-        self._json(HTTPStatus.BAD_REQUEST, {"error": "unexpected Host header"})
+        self._refuse(HTTPStatus.BAD_REQUEST, "unexpected Host header")
+        return False
+
+    def _url_ok(self) -> bool:
+        if len(self.path) <= MAX_URL:
+            return True
+        self._refuse(
+            HTTPStatus.REQUEST_URI_TOO_LONG,
+            f"the request URL is {len(self.path)} bytes; the limit is {MAX_URL}: "
+            "send a shorter sentence",
+        )
         return False
 
     def _answer(self, text: str | None) -> None:
@@ -131,7 +248,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(HTTPStatus.OK, data)
 
     def do_GET(self) -> None:  # noqa: N802 (stdlib name)
-        if not self._host_ok():
+        if not (self._host_ok() and self._url_ok()):
             return
         url = urlsplit(self.path)
         if url.path in ("/", "/index.html"):
@@ -139,27 +256,50 @@ class _Handler(BaseHTTPRequestHandler):
         elif url.path == API_PATH:
             self._answer(parse_qs(url.query).get("text", [None])[0])
         else:
-            self._json(HTTPStatus.NOT_FOUND, {"error": f"no such page: {url.path}"})
+            self._json(HTTPStatus.NOT_FOUND, {"error": f"no such page: {url.path[:200]}"})
+
+    def _body(self) -> bytes | None:
+        """The request body, or None after refusing a bad or too large one."""
+        if self.headers.get("Transfer-Encoding"):
+            self._refuse(HTTPStatus.LENGTH_REQUIRED, "send the body with a Content-Length")
+            return None
+        lengths = self.headers.get_all("Content-Length") or ["0"]
+        if len(set(lengths)) != 1 or not _DIGITS.fullmatch(lengths[0].strip()):
+            shown = ", ".join(lengths)[:40]
+            message = f"Content-Length must be one whole number of bytes, not {shown!r}"
+            self._refuse(HTTPStatus.BAD_REQUEST, message)
+            return None
+        length = int(lengths[0])
+        if length > self.server.app.body_limit:
+            limit = self.server.app.body_limit
+            message = f"the body is {length} bytes; the limit is {limit}"
+            self._refuse(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, message)
+            return None
+        body = self.rfile.read(length)
+        if len(body) != length:
+            self._refuse(
+                HTTPStatus.BAD_REQUEST, f"the body ended after {len(body)} of {length} bytes"
+            )
+            return None
+        return body
 
     def do_POST(self) -> None:  # noqa: N802 (stdlib name)
-        if not self._host_ok():
+        if not (self._host_ok() and self._url_ok()):
             return
         if urlsplit(self.path).path != API_PATH:
-            self._json(HTTPStatus.NOT_FOUND, {"error": "POST only to " + API_PATH})
+            self._refuse(HTTPStatus.NOT_FOUND, "POST only to " + API_PATH)
             return
-        length = int(self.headers.get("Content-Length") or 0)
-        limit = 4 * self.server.app.max_chars + 1024  # UTF-8 and form encoding both fit
-        if length > limit:
-            self._json(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, {"error": "request body too large"})
+        body = self._body()
+        if body is None:
             return
-        raw = self.rfile.read(length).decode("utf-8", errors="replace")
+        raw = body.decode("utf-8", errors="replace")
         text: str | None
         if self.headers.get("Content-Type", "").startswith("application/json"):
             try:
-                body = json.loads(raw)
+                parsed = json.loads(raw)
             except json.JSONDecodeError:
-                body = None
-            text = body.get("text") if isinstance(body, dict) else None
+                parsed = None
+            text = parsed.get("text") if isinstance(parsed, dict) else None
             text = text if isinstance(text, str) else None
         else:
             text = parse_qs(raw).get("text", [None])[0]
@@ -174,20 +314,24 @@ def make_server(
     default_text: str = SENTENCE,
     max_chars: int = DEFAULT_MAX_CHARS,
     max_tokens: int = DEFAULT_MAX_TOKENS,
+    idle_timeout: float = IDLE_TIMEOUT,
 ) -> _Server:
     """Bind the explorer server (not yet serving); ``port=0`` picks a free port.
 
     ``compute(default_text)`` runs once now, for the page's first view, so a
-    broken ``compute`` fails here rather than in the browser.
+    broken ``compute`` fails here rather than in the browser. A connection
+    that sends nothing for ``idle_timeout`` seconds is closed.
     """
     if host not in LOOPBACK:
-        raise ValueError(f"the explorer server binds to 127.0.0.1 only, not {host!r}")
+        raise UsageError(f"the explorer server binds to 127.0.0.1 only, not {host!r}")
     if max_chars < 1 or max_tokens < 1:
-        raise ValueError(f"max_chars and max_tokens must be >= 1, got {max_chars}, {max_tokens}")
+        raise UsageError(f"max_chars and max_tokens must be >= 1, got {max_chars}, {max_tokens}")
     if not 0 <= port <= 65535:
-        raise ValueError(f"port must be in 0..65535, got {port}")
+        raise UsageError(f"port must be in 0..65535, got {port}")
+    if not idle_timeout > 0:
+        raise UsageError(f"idle_timeout must be > 0 seconds, got {idle_timeout}")
     app = _App(compute, max_chars, max_tokens, default_text, threading.Lock())
-    return _Server(("127.0.0.1", port), app)
+    return _Server(("127.0.0.1", port), app, idle_timeout)
 
 
 def serve(
@@ -247,12 +391,14 @@ def start_server(
     default_text: str = SENTENCE,
     max_chars: int = DEFAULT_MAX_CHARS,
     max_tokens: int = DEFAULT_MAX_TOKENS,
+    idle_timeout: float = IDLE_TIMEOUT,
 ) -> RunningServer:
     """Start the explorer server on 127.0.0.1 in a daemon thread; ``port=0`` = any free port."""
     server = make_server(
-        compute, "127.0.0.1", port,
-        default_text=default_text, max_chars=max_chars, max_tokens=max_tokens,
+        compute, "127.0.0.1", port, default_text=default_text, max_chars=max_chars,
+        max_tokens=max_tokens, idle_timeout=idle_timeout,
     )  # fmt: skip
     thread = threading.Thread(target=server.serve_forever, name="attnlab-explorer", daemon=True)
     thread.start()
     return RunningServer(server, thread)
+

@@ -1,11 +1,10 @@
-"""attnlab.report: run the suite and write one report folder (SPEC §4).
+"""attnlab.report: render finished experiment records and claim verdicts (SPEC §4).
 
-``reproduce`` runs every experiment (cached, resumable) and calls
-``write_report``, which writes ``report.md``, a self-contained ``report.html``
-(figures inlined, no network) and ``results.json``.
+``write_report`` writes ``report.md``, a self-contained ``report.html``
+(figures inlined, no network) and ``results.json``. Running the suite is
+``attnlab.experiments.suite.reproduce``; this package only renders.
 """
 
-from attnlab.report.suite import reproduce
 from attnlab.report.write import write_report
 
-__all__ = ["reproduce", "write_report"]
+__all__ = ["write_report"]

@@ -1,12 +1,17 @@
 """Write one report folder: ``report.md``, a self-contained ``report.html``, ``results.json``.
 
 The report is composed once, as Markdown; the HTML page is the same text
-converted by ``attnlab.report.markdown`` with every figure inlined as a
-base64 PNG ``data:`` URI and the style sheet inline, so the page opens
-offline, anywhere, and can be mailed as one file. ``results.json`` holds
-every envelope (the experiment records), every claim verdict and the meta.
+rendered by ``markdown-it-py`` (CommonMark with tables, raw HTML off, so a
+record's text can never inject markup) with every figure inlined as a base64
+PNG ``data:`` URI and the style sheet inline, so the page opens offline,
+anywhere, and can be mailed as one file. ``results.json`` holds every
+envelope (the experiment records), every claim verdict and the meta.
 
-An *envelope* is what ``attnlab.experiments.registry.run_experiment``
+Nothing here runs an experiment or decides a claim: it renders finished
+records (``attnlab.experiments.suite`` makes them) and verdicts
+(``attnlab.experiments.claims`` decides them).
+
+An *envelope* is what ``attnlab.experiments.registry.analyse_and_write``
 returns. An experiment that did not run is an envelope with ``status``
 ``"skipped"`` or ``"failed"`` and a one-line ``reason``. Tables and figures
 are read from ``<experiments_dir>/<name>/table.md`` and ``figure.png``, where
@@ -23,13 +28,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-from attnlab.experiments.claims import render
+from attnlab.experiments.claims import MIN_SEEDS, STATUSES, Z, fmt_margin, render
 from attnlab.files import write_text
-from attnlab.report.markdown import to_html
 
 log = logging.getLogger(__name__)
 
-STATUSES = ("held", "not held", "skipped")
 CSS = """
 body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1d2125;
        max-width: 1100px; margin: 2rem auto; padding: 0 1.5rem; }
@@ -45,8 +48,8 @@ figure { margin: 1rem 0; }
 figure img { max-width: 100%; border: 1px solid #dde; }
 figcaption { color: #667; font-size: 13px; }
 .missing { color: #a33; }
-.held { color: #1a7f37; } .not-held { color: #c62828; }
-.skipped { color: #8a6d00; } .failed { color: #c62828; }
+.held { color: #1a7f37; } .not-held { color: #c62828; } .inconclusive { color: #5b5f97; }
+.skipped { color: #8a6d00; } .failed, .error { color: #c62828; }
 """
 
 
@@ -104,9 +107,11 @@ def _experiment_section(
         lines += [f"**{status.upper()}**: {envelope.get('reason', 'no reason given')}", ""]
     else:
         reused = " (reused a finished record)" if envelope.get("reused") else ""
+        train = (f"training: {envelope['runs']} runs, {_duration(envelope.get('train_s'))} "
+                 "of worker time; " if envelope.get("runs") else "")
         lines += [
-            f"Wall time: {_duration(envelope.get('wall_s'))}{reused}; profile "
-            f"`{envelope.get('profile', profile)}`, seeds {envelope.get('seeds', '–')}; "
+            f"{train}analysis: {_duration(envelope.get('wall_s'))}{reused}; profile "
+            f"`{envelope.get('profile', profile)}`, seeds {envelope.get('seeds') or '–'}; "
             f"settings: `{_settings_text(envelope.get('settings'))}`.",
             "",
         ]
@@ -129,21 +134,18 @@ def compose(
     s = summary(envelopes, verdicts)
     c = s["claims"]
     profile = meta.get("profile")
+    counts = ", ".join(f"{c[k]} {k}" for k in STATUSES)
     lines = [
         f"# attnlab report — profile `{profile}`",
         "",
-        f"**Claims: {c['held']} held, {c['not held']} not held, {c['skipped']} skipped** "
-        f"(of {s['claims_total']}). Experiments: {len(s['experiments']['ok'])} finished, "
-        f"{len(s['experiments']['skipped'])} skipped, {len(s['experiments']['failed'])} failed. "
-        f"Total wall time: {_duration(meta.get('wall_s'))}.",
+        f"**Claims: {counts}** (of {s['claims_total']}). Experiments: "
+        f"{len(s['experiments']['ok'])} finished, {len(s['experiments']['skipped'])} skipped, "
+        f"{len(s['experiments']['failed'])} failed. Total wall time: "
+        f"{_duration(meta.get('wall_s'))}.",
         "",
     ]
     if verdicts:
-        rows = ["| claim | verdict | experiment |", "|---|---|---|"]
-        for v in verdicts:
-            text = v["text"].replace("|", "\\|")
-            rows.append(f"| {text} | **{v['status'].upper()}** | {_verdict_owner(v)} |")
-        lines += ["## Claim summary", "", *rows, ""]
+        lines += ["## Claim summary", "", VERDICT_RULE, "", claim_table(verdicts), ""]
     not_run = [n for n, e in envelopes.items() if status_of(e) != "ok"]
     if not_run:
         lines += ["## Skipped and failed experiments", ""]
@@ -169,6 +171,34 @@ def compose(
     return "\n".join(lines).rstrip() + "\n"
 
 
+VERDICT_RULE = (
+    f"Each claim's predicate gives a signed margin per seed (how far past its threshold, in "
+    f"its own unit; each seed compares runs trained with that seed). **Held**: the mean "
+    f"margin is above zero by more than {Z:g} standard errors; **not held**: below zero by "
+    f"more than {Z:g}; otherwise **inconclusive**, and always with fewer than {MIN_SEEDS} "
+    f"seeds. Claims that need no training are one evaluation (held when the margin is "
+    f"positive). A claim of several parts is held when every part is. **Error**: the "
+    f"predicate raised (the suite then fails)."
+)
+
+
+def claim_table(verdicts: list[dict]) -> str:
+    """Markdown: claim, verdict, mean margin ± standard error, seeds, rule, experiment."""
+    rows = ["| claim | verdict | margin (mean ± SE) | seeds | rule | experiment |",
+            "|---|---|---|---:|---|---|"]
+    for v in verdicts:
+        parts = v.get("parts", [])
+        if len(parts) == 1:
+            margin = fmt_margin(parts[0])
+        else:
+            margin = "; ".join(f"{p['name']}: {fmt_margin(p)}" for p in parts) or "–"
+        seeds = "1 evaluation" if not v.get("trained", True) else str(v.get("seeds", 0))
+        cells = [v["text"], f"**{v['status'].upper()}**", margin, seeds, v.get("rule", ""),
+                 _verdict_owner(v)]
+        rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(rows)
+
+
 def _machine_section(meta: dict[str, Any]) -> list[str]:
     machine = meta.get("machine", {})
     rev = meta.get("code_revision", {})
@@ -182,6 +212,8 @@ def _machine_section(meta: dict[str, Any]) -> list[str]:
     for key in ("started_at", "finished_at"):
         if key in meta:
             rows.append(f"| {key.replace('_', ' ')} | {meta[key]} |")
+    for key, value in meta.get("phases_s", {}).items():
+        rows.append(f"| {key} phase | {_duration(value)} |")
     rows.append(f"| total wall time | {_duration(meta.get('wall_s'))} |")
     return ["## Machine, versions and code", "", *rows, ""]
 
@@ -191,6 +223,26 @@ def data_uri(path: Path) -> str:
     return "data:image/png;base64," + base64.b64encode(Path(path).read_bytes()).decode("ascii")
 
 
+def to_html(markdown: str, image_src: Any = None) -> str:
+    """The HTML body of ``markdown`` (CommonMark + tables, raw HTML off); each image's
+    ``src`` is passed through ``image_src`` (None: a "figure not available" line)."""
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark", {"html": False}).enable("table")
+
+    def image(renderer: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
+        token = tokens[idx]
+        path = token.attrGet("src") or ""
+        src = image_src(path) if image_src is not None else None
+        alt = html.escape(token.content)
+        if src is None:
+            return f'<span class="missing">figure not available: {html.escape(path)}</span>'
+        return f'<img src="{html.escape(src)}" alt="{alt}">'
+
+    md.add_render_rule("image", image)
+    return md.render(markdown)
+
+
 def to_page(markdown: str, title: str, base: Path) -> str:
     """A self-contained HTML page: inline CSS, figures as data URIs, no external reference."""
     def image_src(rel: str) -> str | None:
@@ -198,8 +250,9 @@ def to_page(markdown: str, title: str, base: Path) -> str:
         return data_uri(path) if path.suffix.lower() == ".png" and path.is_file() else None
 
     body = to_html(markdown, image_src)
-    for word, cls in (("NOT HELD", "not-held"), ("HELD", "held"), ("SKIPPED", "skipped"),
-                      ("FAILED", "failed")):  # colour the verdicts
+    for status in reversed(STATUSES + ("failed",)):  # colour the verdicts ("not held" first)
+        word = status.upper()
+        cls = status.replace(" ", "-")
         body = body.replace(f"<strong>{word}</strong>", f'<strong class="{cls}">{word}</strong>')
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"

@@ -1,0 +1,165 @@
+// attnlab attention explorer, part 1: helpers, the weights arithmetic, the page state and URL.
+// The parts (core, head, grid, overlay, export, main) are joined in that order into one
+// script inside one function scope by attnlab.explorer.page. Input: the JSON in
+// #attnlab-data (its shape: attnlab.explorer.data). User text reaches the page only
+// through textContent, setAttribute or canvas fillText, never as markup.
+
+const byTestId = (id) => document.querySelector(`[data-testid="${id}"]`);
+const readJSON = (id) => JSON.parse(document.getElementById(id).textContent);
+const config = readJSON("attnlab-config");
+let data = readJSON("attnlab-data");
+
+const MODES = ["head", "grid", "overlay"];
+const state = {
+  mode: "head", // one head | all heads in a grid | the heads of a layer overlaid
+  view: 0, // which sentence (data.views)
+  layer: 0,
+  head: 0,
+  row: null, // the chosen token (query), or null
+  hover: null, // {index, side: "query" | "key"} while a token is hovered or focused
+  causal: !!data.causal,
+  scale: data.scale !== false,
+  hidden: new Set(), // heads switched off in the overlay
+  text: config.text || "", // the served page's sentence
+};
+
+function el(tag, attrs, text) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) node.setAttribute(key, String(value));
+  if (text !== undefined) node.textContent = String(text);
+  return node;
+}
+
+const view = () => data.views[state.view];
+const layerHeads = () => view().layers[state.layer].heads;
+const head = () => layerHeads()[state.head];
+
+// --- tokens as shown: spaces and control characters visible, long ones shortened ---------
+const MAX_SHOWN = 32;
+function shown(token) {
+  const visible = token
+    .replace(/ /g, "·")
+    .replace(/\n/g, "↵")
+    .replace(/\t/g, "⇥")
+    .replace(/[\u0000-\u001f\u007f]/g, (c) => String.fromCharCode(0x2400 + (c === "\u007f" ? 0x21 : c.charCodeAt(0))));
+  const chars = Array.from(visible);
+  return chars.length > MAX_SHOWN ? `${chars.slice(0, 20).join("")}…${chars.slice(-8).join("")}` : visible;
+}
+// a label for a token: its shown form, with the whole token on hover when they differ
+function tokenLabel(tag, attrs, token) {
+  const node = el(tag, attrs, shown(token));
+  if (shown(token) !== token) node.setAttribute("title", token);
+  return node;
+}
+
+// --- weights: softmax(q·kᵀ · (1/√d_k or 1) + bias), masked under the causal switch -----------
+const isFixed = (h) => !h.scores && !(h.q && h.k);
+const atStart = () => state.causal === !!data.causal && state.scale === (data.scale !== false);
+
+const rawCache = new WeakMap();
+function rawScores(h) {
+  let s = rawCache.get(h);
+  if (!s) {
+    s = h.q ? h.q.map((qi) => h.k.map((kj) => qi.reduce((a, x, m) => a + x * kj[m], 0))) : h.scores;
+    rawCache.set(h, s);
+  }
+  return s;
+}
+
+const allowedKey = (h, causal, i, j) => !causal || (j <= i && (!h.window || i - j < h.window));
+
+// the pre-softmax score of query i and key j under the switches (-Infinity where masked)
+function score(h, causal, scale, i, j) {
+  if (!allowedKey(h, causal, i, j)) return -Infinity;
+  const s = rawScores(h)[i][j];
+  return (scale ? s / Math.sqrt(h.d_k) : s) + (h.bias ? h.bias[i][j] : 0);
+}
+
+function computeWeights(h, causal, scale) {
+  const n = rawScores(h).length;
+  return rawScores(h).map((_, i) => {
+    const z = [];
+    for (let j = 0; j < n; j++) z.push(score(h, causal, scale, i, j));
+    const max = z.reduce((a, b) => Math.max(a, b), -Infinity);
+    const e = z.map((v) => (v === -Infinity ? 0 : Math.exp(v - max))); // masked: exactly 0
+    const total = e.reduce((a, b) => a + b, 0);
+    return e.map((x) => x / total);
+  });
+}
+
+// the weights shown for a head: its own (the model's) at the starting switches, else recomputed
+const weightCache = new WeakMap();
+function weightsOf(h) {
+  if (h.weights && (isFixed(h) || atStart())) return h.weights;
+  const key = `${state.causal}/${state.scale}`;
+  let cached = weightCache.get(h);
+  if (!cached || cached.key !== key) {
+    cached = { key, w: computeWeights(h, state.causal, state.scale) };
+    weightCache.set(h, cached);
+  }
+  return cached.w;
+}
+
+// effective number of tokens a row spreads over: exp(entropy), 1 .. n
+function effective(row) {
+  let ent = 0;
+  for (const w of row) if (w > 0) ent -= w * Math.log(w);
+  return Math.exp(ent);
+}
+
+// an exact 0 (masked) prints as "0"; a tiny weight as "0.00"
+const fmt = (w, digits) => (w === 0 ? "0" : w.toFixed(digits));
+const fmtNum = (x) => String(Number(x.toFixed(2)));
+const fmtSig = (x) => (Number.isFinite(x) ? String(Number(x.toPrecision(4))) : "−∞");
+
+// distinct colours for the heads of a layer (Okabe–Ito, then Tableau), cycled beyond 16
+const PALETTE = [
+  "#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000", "#f0e442",
+  "#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#9c755f", "#ff9da7", "#76b7b2", "#bab0ac",
+];
+const headColour = (h) => PALETTE[h % PALETTE.length];
+
+// --- the page state in the URL (#view=grid&layer=2&head=3&token=5&causal=1&scale=0) --------
+function stateParams() {
+  const p = new URLSearchParams();
+  p.set("view", state.mode);
+  if (data.views.length > 1) p.set("sentence", String(state.view + 1));
+  p.set("layer", String(state.layer + 1));
+  p.set("head", String(state.head + 1));
+  if (state.row !== null) p.set("token", String(state.row + 1));
+  p.set("causal", state.causal ? "1" : "0");
+  p.set("scale", state.scale ? "1" : "0");
+  if (state.hidden.size) p.set("off", [...state.hidden].sort((a, b) => a - b).map((h) => h + 1).join(","));
+  if (config.api && state.text) p.set("text", state.text);
+  return p;
+}
+
+function writeURL() {
+  const hash = `#${stateParams().toString()}`;
+  byTestId("link").setAttribute("href", hash);
+  try {
+    history.replaceState(null, "", hash);
+  } catch (err) {
+    // a sandboxed notebook frame may refuse; the link above still carries the state
+  }
+}
+
+// read the state from a hash; out-of-range values fall back to the defaults
+function readURL(hash) {
+  const p = new URLSearchParams(hash.replace(/^#/, ""));
+  const index = (key, size) => {
+    const i = Number.parseInt(p.get(key), 10) - 1;
+    return Number.isInteger(i) && i >= 0 && i < size ? i : null;
+  };
+  if (MODES.includes(p.get("view"))) state.mode = p.get("view");
+  state.view = index("sentence", data.views.length) ?? 0;
+  state.layer = index("layer", view().layers.length) ?? 0;
+  state.head = index("head", layerHeads().length) ?? 0;
+  state.row = index("token", view().tokens.length);
+  if (p.has("causal")) state.causal = p.get("causal") === "1";
+  if (p.has("scale")) state.scale = p.get("scale") === "1";
+  state.hidden = new Set(
+    (p.get("off") || "").split(",").map((x) => Number.parseInt(x, 10) - 1).filter((h) => h >= 0 && h < layerHeads().length),
+  );
+  return p.get("text");
+}

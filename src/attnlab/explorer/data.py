@@ -1,0 +1,239 @@
+"""The explorer page's one input, the *data* dict: its shape, its checks, and its arithmetic.
+
+Dimension legend: ``n`` tokens of a view, ``d`` query/key width of a head
+(``d_k``), ``r``/``c`` rows/columns of a small labelled matrix (a hand head's
+W_Q, W_K or feature table).
+
+::
+
+    {"title": str, "description": str (one sentence: what the page shows),
+     "causal": bool (optional, starting state of the causal switch, default False),
+     "scale": bool (optional, starting state of the √d_k switch, default True),
+     "views": [{"name": str, "tokens": [str] * n,
+                "fixed": str (optional: why the switches cannot recompute this view),
+                "layers": [{"heads": [head] * H}] * L}]}
+
+    head = {"name": str, "d_k": int,
+            "q", "k": n×d (optional: the head's queries and keys, RoPE applied),
+            "dims": [str] * d (optional: names of the d query/key dimensions),
+            "scores": n×n (optional: raw q·k where q and k are not given),
+            "bias": n×n (optional: added after the scaling, e.g. ALiBi),
+            "window": int (optional: under the causal mask, keys more than
+                           window - 1 places back are masked too),
+            "weights": n×n (optional: the model's own weights, shown while the
+                            switches are at their starting state),
+            "note": str (optional),
+            "w_q", "w_k", "features": (optional) {"rows", "cols", "values": r×c}}
+
+A head needs ``q`` and ``k``, or ``scores``, or ``weights``; one with only
+``weights`` is *fixed* (its view says why in ``fixed``), and the switches are
+off for it. The page's script computes every other weight itself, row by row::
+
+    s = q·kᵀ · (1/√d_k if the √d_k switch is on else 1) + bias
+    weights = softmax(s) with keys after the query (and, with a window, keys
+    window or more places back) at exactly 0 under the causal mask
+
+``head_weights`` does the same in NumPy, so tests can compare the page with it.
+
+Left out: batches (one sentence per view), value vectors and head outputs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from attnlab.errors import DataError as _AttnlabDataError
+
+__all__ = [
+    "DataError",
+    "effective_tokens",
+    "head_weights",
+    "is_fixed",
+    "page_weights",
+    "rounded",
+    "validate_data",
+]
+
+
+class DataError(_AttnlabDataError):
+    """The data dict does not have the shape the page reads (also a ValueError)."""
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _check_grid(values: Any, n_rows: int, n_cols: int | None, where: str) -> None:
+    """``values`` must be ``n_rows`` rows of ``n_cols`` (or any one width) finite numbers.
+
+    Checked in NumPy (a page of a 12-layer model holds millions of numbers); booleans
+    inside a row of numbers are read as 0 and 1.
+    """
+    if not isinstance(values, Sequence) or isinstance(values, str) or len(values) != n_rows:
+        raise DataError(f"{where}: expected {n_rows} rows of numbers")
+    try:
+        a = np.asarray(values)
+    except ValueError:  # rows of different lengths
+        a = None
+    first = values[0] if n_rows else ()
+    width = n_cols if n_cols is not None else (len(first) if isinstance(first, Sequence) else 0)
+    if a is None or a.ndim != 2 or a.shape[1] != width or width == 0 or a.dtype.kind not in "iuf":
+        for i, row in enumerate(values):  # find the row to name
+            if not isinstance(row, Sequence) or len(row) != width or width == 0:
+                raise DataError(f"{where}[{i}]: expected {width or 'the same number of'} numbers")
+            if not all(_is_number(x) for x in row):
+                raise DataError(f"{where}[{i}]: every entry must be a finite number")
+        raise DataError(f"{where}: expected rows of numbers")
+    bad = ~np.isfinite(a).all(axis=1) if a.dtype.kind == "f" else np.zeros(n_rows, bool)
+    if bad.any():
+        raise DataError(f"{where}[{int(np.argmax(bad))}]: every entry must be a finite number")
+
+
+def _check_strings(items: Any, where: str) -> None:
+    if not isinstance(items, Sequence) or isinstance(items, str):
+        raise DataError(f"{where}: expected a list of strings")
+    if not items:
+        raise DataError(f"{where}: must not be empty")
+    if not all(isinstance(t, str) for t in items):
+        raise DataError(f"{where}: every entry must be a string")
+
+
+def _check_labelled(m: Any, where: str) -> None:
+    if not isinstance(m, Mapping):
+        raise DataError(f"{where}: expected {{'rows', 'cols', 'values'}}")
+    _check_strings(m.get("rows"), f"{where}.rows")
+    _check_strings(m.get("cols"), f"{where}.cols")
+    _check_grid(m.get("values"), len(m["rows"]), len(m["cols"]), f"{where}.values")
+
+
+def _positive_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and x >= 1
+
+
+def is_fixed(head: Mapping[str, Any]) -> bool:
+    """True for a head given only by its weights: the switches cannot recompute it."""
+    return "scores" not in head and not ("q" in head and "k" in head)
+
+
+def _check_head(h: Any, n: int, where: str) -> None:
+    if not isinstance(h, Mapping):
+        raise DataError(f"{where}: expected a dict")
+    if not isinstance(h.get("name"), str):
+        raise DataError(f"{where}.name: expected a string")
+    if not _positive_int(h.get("d_k")):
+        raise DataError(f"{where}.d_k: expected a positive integer, got {h.get('d_k')!r}")
+    if ("q" in h) != ("k" in h):
+        raise DataError(f"{where}: q and k go together")
+    if "q" in h:
+        _check_grid(h["q"], n, None, f"{where}.q")
+        _check_grid(h["k"], n, len(h["q"][0]), f"{where}.k")
+        if "dims" in h:
+            _check_strings(h["dims"], f"{where}.dims")
+            if len(h["dims"]) != len(h["q"][0]):
+                raise DataError(f"{where}.dims: expected one name per q dimension")
+    for key in ("scores", "bias", "weights"):
+        if key in h:
+            _check_grid(h[key], n, n, f"{where}.{key}")
+    if "window" in h and not _positive_int(h["window"]):
+        raise DataError(f"{where}.window: expected a positive integer")
+    if is_fixed(h) and "weights" not in h:
+        raise DataError(f"{where}: expected q and k, scores, or weights")
+    if "note" in h and not isinstance(h["note"], str):
+        raise DataError(f"{where}.note: expected a string")
+    for key in ("w_q", "w_k", "features"):
+        if key in h:
+            _check_labelled(h[key], f"{where}.{key}")
+
+
+def validate_data(data: Any) -> None:
+    """Raise DataError (a ValueError) naming the first part of ``data`` the page cannot read."""
+    if not isinstance(data, Mapping):
+        raise DataError(f"explorer data must be a dict, got {type(data).__name__}")
+    for key in ("title", "description"):
+        if not isinstance(data.get(key), str):
+            raise DataError(f"data.{key}: expected a string")
+    for key in ("causal", "scale"):
+        if key in data and not isinstance(data[key], bool):
+            raise DataError(f"data.{key}: expected true or false")
+    views = data.get("views")
+    if not isinstance(views, Sequence) or not views:
+        raise DataError("data.views: expected a non-empty list")
+    for v, view in enumerate(views):
+        where = f"views[{v}]"
+        if not isinstance(view, Mapping) or not isinstance(view.get("name"), str):
+            raise DataError(f"{where}: expected a dict with a string 'name'")
+        _check_strings(view.get("tokens"), f"{where}.tokens")
+        if "fixed" in view and not isinstance(view["fixed"], str):
+            raise DataError(f"{where}.fixed: expected a string (the reason)")
+        layers = view.get("layers")
+        if not isinstance(layers, Sequence) or not layers:
+            raise DataError(f"{where}.layers: expected a non-empty list")
+        for li, layer in enumerate(layers):
+            heads = layer.get("heads") if isinstance(layer, Mapping) else None
+            if not isinstance(heads, Sequence) or not heads:
+                raise DataError(f"{where}.layers[{li}].heads: expected a non-empty list")
+            for hi, h in enumerate(heads):
+                _check_head(h, len(view["tokens"]), f"{where}.layers[{li}].heads[{hi}]")
+                if is_fixed(h) and "fixed" not in view:
+                    raise DataError(f"{where}.fixed: a head has only weights; say why")
+
+
+def _masked_softmax(s: np.ndarray, causal: bool, window: int | None) -> np.ndarray:
+    """Row softmax of s (n, n); under ``causal`` masked keys get exactly 0."""
+    if causal:
+        back = np.arange(s.shape[0])[:, None] - np.arange(s.shape[1])[None, :]  # (n, n) i - j
+        allowed = (back >= 0) & ((back < window) if window else True)
+        s = np.where(allowed, s, -np.inf)
+    e = np.exp(s - s.max(axis=-1, keepdims=True))  # exp(-inf) = 0 exactly
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def page_weights(scores: Any, d_k: int, *, causal: bool, scale: bool = True) -> np.ndarray:
+    """``softmax(scores / √d_k)`` per row of raw scores (n, n) (no division when ``scale``
+    is False); with ``causal`` the keys after the query get exactly 0."""
+    s = np.asarray(scores, dtype=np.float64) / (math.sqrt(d_k) if scale else 1.0)  # (n, n)
+    return _masked_softmax(s, causal, None)
+
+
+def head_weights(
+    head: Mapping[str, Any], *, causal: bool, scale: bool, own: bool = False
+) -> np.ndarray:
+    """The weights (n, n) the page shows for ``head`` under the switches, in NumPy.
+
+    ``own`` says the switches are at the data's starting state, where a head's
+    own ``weights`` (if given) are shown as they are; a fixed head always shows them.
+    """
+    if "weights" in head and (own or is_fixed(head)):
+        return np.asarray(head["weights"], dtype=np.float64)
+    if "q" in head:
+        raw = np.asarray(head["q"], dtype=np.float64) @ np.asarray(head["k"], dtype=np.float64).T
+    else:
+        raw = np.asarray(head["scores"], dtype=np.float64)  # (n, n)
+    s = raw / math.sqrt(head["d_k"]) if scale else raw
+    if "bias" in head:
+        s = s + np.asarray(head["bias"], dtype=np.float64)
+    return _masked_softmax(s, causal, head.get("window"))
+
+
+def effective_tokens(weights: Any) -> np.ndarray:
+    """exp(entropy) of each row: 1 for a one-hot row, n for a uniform one. Shape (n,)."""
+    w = np.asarray(weights, dtype=np.float64)
+    logs = np.log(np.where(w > 0, w, 1.0))  # 0·log 0 counts as 0
+    return np.exp(-(w * logs).sum(axis=-1))
+
+
+def rounded(x: Any, digits: int = 7) -> list:
+    """``x`` as nested lists of floats with ``digits`` significant digits (float32 holds
+    about 7), so the page's JSON stays short; zeros and exact values pass unchanged.
+
+    >>> rounded([0.1234567891, -2.0, 0.0], 4)
+    [0.1235, -2.0, 0.0]
+    """
+    a = np.asarray(x, dtype=np.float64)
+    mag = np.floor(np.log10(np.where(a == 0, 1.0, np.abs(a))))  # exponent of each entry
+    factor = 10.0 ** (digits - 1 - mag)
+    return (np.round(a * factor) / factor).tolist()

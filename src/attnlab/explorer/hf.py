@@ -1,0 +1,293 @@
+"""Explorer data from a causal language model that Hugging Face ``transformers`` loads from a
+local folder: GPT-2, GPT-Neo, OPT and the Llama family (Llama, Mistral, Qwen2, Qwen3, …).
+
+Dimension legend: ``h`` heads, ``g`` key/value heads (grouped-query attention),
+``t`` positions, ``d`` query/key width of a head, ``c`` model width.
+
+The weights shown are the library's own: ``output_attentions=True`` under the
+readable ("eager") kernel. For the causal and √d_k switches the page also
+needs each head's q and k, which the library does not return; a small reader
+per family rebuilds them from the attention module's input (caught by a
+forward pre-hook on that Hugging Face module) with the module's own
+projections, norms and rotary embedding. The rebuilt softmax(q·kᵀ·scale) is
+then checked against the library's weights, and a family whose rebuild does
+not match (or that has no reader) is shown with its weights only, the
+switches off and the reason on the page.
+
+A standard GPT-2 is instead converted into attnlab's own model
+(``attnlab.nn.gpt2``) and traced like any attnlab model; its weights equal
+the library's (tested).
+
+Nothing is downloaded (``local_files_only``). Left out: encoder-decoder
+models, models without attention (Mamba, RWKV), padding, and ALiBi families
+(BLOOM, MPT), which are shown with their weights only.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from attnlab.errors import DataError, UsageError
+from attnlab.explorer.build import own_scale, page_data, view_from_traces
+from attnlab.explorer.traces import LayerTrace, attnlab_traces, numpy_of
+
+__all__ = ["HFModel", "hf_compute", "hf_token_strings", "hf_traces", "load_hf"]
+
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "spiece.model", "vocab.json", "vocab.txt",
+                   "sentencepiece.bpe.model", "tokenizer.tiktoken")  # fmt: skip
+MATCH_TOLERANCE = 1e-4  # largest |rebuilt − library| weight accepted (float32 arithmetic)
+# GPT-2 options that attnlab's conversion leaves out (attnlab.nn.gpt2)
+GPT2_UNCONVERTED = (
+    "scale_attn_by_inverse_layer_idx", "reorder_and_upcast_attn", "add_cross_attention",
+)  # fmt: skip
+
+Compute = Callable[[str], dict[str, Any]]
+# a reader: (attention module, its input (1, t, c), its call's kwargs, layer index)
+#   -> q (1, h, t, d), k (1, h, t, d), scale, window
+Reader = Callable[[Any, torch.Tensor, dict, int], tuple[torch.Tensor, torch.Tensor, float, Any]]
+
+
+def _heads(x: torch.Tensor, d: int) -> torch.Tensor:
+    b, t, _ = x.shape
+    return x.view(b, t, -1, d).transpose(1, 2)  # (b, h, t, d)
+
+
+def _read_gpt2(mod: Any, x: torch.Tensor, kwargs: dict, layer: int) -> tuple:
+    q, k, _ = mod.c_attn(x).split(mod.split_size, dim=2)  # (1, t, c) each
+    return _heads(q, mod.head_dim), _heads(k, mod.head_dim), float(mod.scaling), None
+
+
+def _read_gpt_neo(mod: Any, x: torch.Tensor, kwargs: dict, layer: int) -> tuple:
+    window = mod.config.window_size if mod.attention_type == "local" else None
+    q, k = _heads(mod.q_proj(x), mod.head_dim), _heads(mod.k_proj(x), mod.head_dim)
+    return q, k, 1.0, window  # GPT-Neo does not divide by √d_k
+
+
+def _read_opt(mod: Any, x: torch.Tensor, kwargs: dict, layer: int) -> tuple:
+    q, k = _heads(mod.q_proj(x), mod.head_dim), _heads(mod.k_proj(x), mod.head_dim)
+    return q, k, float(mod.scaling), None  # OPT scales q itself; here the scale stays apart
+
+
+def _read_llama(mod: Any, x: torch.Tensor, kwargs: dict, layer: int) -> tuple:
+    """Llama-style: q_proj, k_proj, optional per-head q_norm/k_norm, rotary, grouped keys."""
+    b, t, _ = x.shape
+    q = mod.q_proj(x).view(b, t, -1, mod.head_dim)  # (b, t, h, d)
+    k = mod.k_proj(x).view(b, t, -1, mod.head_dim)  # (b, t, g, d)
+    if hasattr(mod, "q_norm"):
+        q, k = mod.q_norm(q), mod.k_norm(k)
+    q, k = q.transpose(1, 2), k.transpose(1, 2)  # (b, h, t, d), (b, g, t, d)
+    cos, sin = kwargs["position_embeddings"]
+    rotate = sys.modules[type(mod).__module__].apply_rotary_pos_emb  # the family's own RoPE
+    q, k = rotate(q, k, cos, sin)
+    k = k.repeat_interleave(q.shape[1] // k.shape[1], dim=1)  # (b, h, t, d): each group's key
+    window = getattr(mod, "sliding_window", None)
+    if window is None and getattr(mod.config, "model_type", "") == "mistral":
+        window = getattr(mod.config, "sliding_window", None)
+    return q, k, float(mod.scaling), window
+
+
+def _reader(model_type: str, module: Any) -> Reader | None:
+    if model_type == "gpt2":
+        return _read_gpt2
+    if model_type == "gpt_neo":
+        return _read_gpt_neo
+    if model_type == "opt":
+        return _read_opt
+    if all(hasattr(module, a) for a in ("q_proj", "k_proj", "head_dim", "scaling")):
+        return _read_llama
+    return None
+
+
+def _attention_modules(model: torch.nn.Module, model_type: str) -> list[Any]:
+    """The modules that compute each layer's q·k, in layer order."""
+    by_family = {"gpt2": ("c_attn",), "gpt_neo": ("q_proj", "attention_type")}
+    wanted = by_family.get(model_type, ("q_proj", "k_proj"))
+    return [
+        m for m in model.modules()
+        if type(m).__name__.endswith("Attention") and all(hasattr(m, a) for a in wanted)
+    ]  # fmt: skip
+
+
+def _allowed(t: int, window: int | None) -> np.ndarray:
+    back = np.arange(t)[:, None] - np.arange(t)[None, :]  # (t, t) i - j
+    return (back >= 0) & ((back < window) if window else True)
+
+
+def _rebuilt_weights(q: np.ndarray, k: np.ndarray, scale: float, window: int | None) -> np.ndarray:
+    s = np.where(_allowed(q.shape[1], window), q @ k.transpose(0, 2, 1) * scale, -np.inf)
+    e = np.exp(s - s.max(axis=-1, keepdims=True))  # (h, t, t)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def hf_traces(model: torch.nn.Module, ids: list[int]) -> tuple[list[LayerTrace], str | None]:
+    """Every layer of a Hugging Face causal LM on ``ids``: the library's weights, with the
+    rebuilt q and k where they reproduce them; and the reason the switches are off, if so."""
+    model_type = getattr(model.config, "model_type", "?")
+    modules = _attention_modules(model, model_type)
+    captured: dict[int, tuple[torch.Tensor, dict]] = {}
+
+    def catch(i: int) -> Callable:
+        def hook(mod: Any, args: tuple, kwargs: dict) -> None:
+            captured[i] = (args[0] if args else kwargs["hidden_states"], kwargs)
+
+        return hook
+
+    hooks = [m.register_forward_pre_hook(catch(i), with_kwargs=True) for i, m in enumerate(modules)]
+    device = next(model.parameters()).device
+    try:
+        with torch.no_grad():
+            out = model(torch.tensor([ids], device=device), output_attentions=True)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    weights = [numpy_of(a) for a in out.attentions]  # (h, t, t) each
+    library = [LayerTrace(weights=w) for w in weights]
+    if len(modules) != len(weights) or _reader(model_type, modules[0]) is None:
+        return library, (f"the explorer has no reader for the q and k of {model_type} models, so "
+                         "the weights are the library's own")  # fmt: skip
+    traces, worst = [], 0.0
+    try:
+        for i, (mod, w) in enumerate(zip(modules, weights, strict=True)):
+            x, kwargs = captured[i]
+            with torch.no_grad():
+                q, k, scale, window = _reader(model_type, mod)(mod, x, kwargs, i)
+            q, k = numpy_of(q), numpy_of(k)  # (h, t, d)
+            if not (scale == 1.0 or math.isclose(scale, q.shape[-1] ** -0.5, rel_tol=1e-6)):
+                return library, f"{model_type} scales q·k by {scale:g}, not by 1/√d_k or 1"
+            worst = max(worst, float(np.abs(_rebuilt_weights(q, k, scale, window) - w).max()))
+            traces.append(LayerTrace(weights=w, q=q, k=k, scale=scale, window=window))
+    except (AttributeError, KeyError, TypeError, ValueError, RuntimeError) as err:
+        return library, f"the q and k of this {model_type} model could not be rebuilt ({err})"
+    if worst > MATCH_TOLERANCE:
+        return library, (f"q·k rebuilt for {model_type} differs from the library's weights by "
+                         f"{worst:.1e}, so the weights are the library's own")  # fmt: skip
+    return traces, None
+
+
+def hf_token_strings(tokenizer: Any, ids: list[int]) -> list[str]:
+    """One display string per id, spaces included (`` cat``): what decoding the ids up to it
+    adds to the text. A character split over several tokens shows as ``�`` on all but the
+    token that completes it."""
+    out, before = [], ""
+    for i in range(len(ids)):
+        text = tokenizer.decode(ids[: i + 1])
+        same = 0  # characters the text shares with the text before (a completed � changes)
+        while same < min(len(text), len(before)) and text[same] == before[same]:
+            same += 1
+        out.append(text[same:] if same == len(before) else text[same:] or "\ufffd")
+        before = text
+    return out
+
+
+class HFModel:
+    """A loaded folder: the model (or its attnlab conversion), its tokenizer and facts."""
+
+    def __init__(
+        self, folder: Path, model: torch.nn.Module, tokenizer: Any, converted: bool
+    ) -> None:
+        self.folder, self.model, self.tokenizer = folder, model, tokenizer
+        self.converted = converted
+        cfg = model.cfg if converted else model.config
+        self.model_type = "gpt2" if converted else cfg.model_type
+        self.context = (cfg.n_ctx if converted else getattr(cfg, "max_position_embeddings", None)
+                        or getattr(cfg, "n_positions", None))  # fmt: skip
+
+    def view(self, text: str, name: str | None = None) -> tuple[dict[str, Any], bool]:
+        """One view of ``text`` and whether the model divides by √d_k."""
+        ids = list(self.tokenizer(text)["input_ids"])
+        if not ids:
+            raise UsageError("the sentence is empty")
+        if self.context and len(ids) > self.context:
+            raise UsageError(
+                f"the input is {len(ids)} tokens; the model's context is {self.context}"
+            )
+        if self.converted:
+            traces, fixed = attnlab_traces(self.model, ids), None
+        else:
+            traces, fixed = hf_traces(self.model, ids)
+        tokens = hf_token_strings(self.tokenizer, ids)
+        view = view_from_traces(name or self.model_type, tokens, traces, fixed=fixed)
+        return view, own_scale(traces) if fixed is None else True
+
+
+def _check_folder(folder: Path) -> Any:
+    if not folder.is_dir():
+        raise DataError(f"no model folder at {folder}")
+    if not (folder / "config.json").is_file():
+        raise DataError(f"{folder} holds no config.json: not a Hugging Face model folder "
+                        "(write one with save_pretrained)")  # fmt: skip
+    try:
+        import transformers
+    except ImportError as err:  # pragma: no cover - transformers is a test extra
+        raise UsageError("reading a Hugging Face folder needs `pip install transformers`") from err
+    try:
+        config = transformers.AutoConfig.from_pretrained(folder, local_files_only=True)
+    except (OSError, ValueError, KeyError) as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise DataError(f"{folder}/config.json cannot be read by transformers: {first}") from err
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING
+
+    if type(config) not in MODEL_FOR_CAUSAL_LM_MAPPING or config.is_encoder_decoder:
+        raise DataError(f"{folder} holds a {config.model_type} model, which is not a causal "
+                        "language model (AutoModelForCausalLM does not load it)")  # fmt: skip
+    if not any((folder / name).is_file() for name in TOKENIZER_FILES):
+        raise DataError(
+            f"{folder} has no tokenizer files ({', '.join(TOKENIZER_FILES[:4])}, …): "
+            "save the tokenizer beside the model with tokenizer.save_pretrained"
+        )
+    return config
+
+
+def load_hf(folder: str | Path, device: torch.device | None = None) -> HFModel:
+    """Load a causal LM and its tokenizer from a local folder, on ``device`` (default: the
+    resolved ``auto`` device); a folder that cannot be shown is a DataError saying why."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from attnlab.train.runtime import resolve_device
+
+    folder = Path(folder)
+    config = _check_folder(folder)
+    device = device or resolve_device("auto")
+    tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    if not tokenizer("a b")["input_ids"]:
+        raise DataError(f"the tokenizer in {folder} turns text into no tokens: its files are "
+                        "incomplete (save it again with tokenizer.save_pretrained)")  # fmt: skip
+    if config.model_type == "gpt2" and not any(getattr(config, a, False) for a in GPT2_UNCONVERTED):
+        from attnlab.nn.gpt2 import load_hf_folder
+
+        return HFModel(folder, load_hf_folder(folder).to(device).eval(), tokenizer, converted=True)
+    model = AutoModelForCausalLM.from_pretrained(
+        folder, local_files_only=True, attn_implementation="eager"
+    )
+    model = model.to(device).eval()
+    with torch.no_grad():
+        probe = model(torch.tensor([[0]], device=device), output_attentions=True)
+    if not getattr(probe, "attentions", None) or probe.attentions[0] is None:
+        raise DataError(f"{folder} holds a {config.model_type} model, which returns no attention "
+                        "weights (output_attentions): there is no attention to show")  # fmt: skip
+    return HFModel(folder, model, tokenizer, converted=False)
+
+
+def hf_compute(folder: str | Path) -> Compute:
+    """Load the folder once; return ``compute(text) -> data`` for the page or the server."""
+    loaded = load_hf(folder)
+    how = ("converted into attnlab's model and traced" if loaded.converted else
+           "weights from the library's output_attentions")  # fmt: skip
+    title = f"Attention of {loaded.folder.name} ({loaded.model_type})"
+    description = (
+        f"Where each token looks in every head of a {loaded.model_type} model loaded from "
+        f"{loaded.folder.name} ({how}): choose a token to see its row."
+    )
+
+    def compute(text: str) -> dict[str, Any]:
+        view, scaled = loaded.view(text)
+        return page_data(title, description, [view], causal=True, scale=scaled)
+
+    return compute

@@ -1,0 +1,186 @@
+// attnlab attention explorer, part 6: the controls, what a change redraws, the served page's
+// text box, and the start (state from the URL, if any).
+
+function fillSelect(select, labels, selected) {
+  select.replaceChildren(...labels.map((label, i) => el("option", { value: i }, label)));
+  select.value = String(selected);
+  select.disabled = labels.length < 2;
+}
+
+function renderControls() {
+  fillSelect(byTestId("view-select"), data.views.map((v) => v.name), state.view);
+  byTestId("view-control").hidden = data.views.length < 2;
+  fillSelect(byTestId("layer-select"), view().layers.map((_, i) => `layer ${i + 1}`), state.layer);
+  fillSelect(byTestId("head-select"), layerHeads().map((h, i) => `${i + 1}: ${h.name}`), state.head);
+  byTestId("layer-control").hidden = state.mode === "grid";
+  byTestId("head-control").hidden = state.mode !== "head";
+  const fixed = isFixed(head());
+  for (const id of ["causal", "scale"]) byTestId(id).disabled = fixed;
+  byTestId("causal").checked = state.causal;
+  byTestId("scale").checked = state.scale;
+  const reason = byTestId("fixed");
+  reason.hidden = !fixed;
+  reason.textContent = fixed ? `Switches off: ${view().fixed}` : "";
+  for (const mode of MODES) byTestId(`mode-${mode}`).setAttribute("aria-pressed", String(state.mode === mode));
+  for (const mode of MODES) byTestId(`panel-${mode}`).hidden = state.mode !== mode;
+}
+
+// the token buttons are rebuilt only for new tokens, so a focused one keeps its focus
+let shownTokens = null;
+function renderWords() {
+  if (shownTokens !== view().tokens) {
+    shownTokens = view().tokens;
+    byTestId("words").replaceChildren(
+      ...view().tokens.map((token, i) => {
+        const button = tokenLabel("button", { type: "button", "data-testid": "word", "data-index": i }, token);
+        button.addEventListener("click", () => selectRow(i));
+        hoverable(button, i, "query");
+        return button;
+      }),
+    );
+  }
+  byTestId("words").querySelectorAll("button").forEach((button, i) => {
+    button.setAttribute("aria-pressed", String(state.row === i));
+  });
+}
+
+function renderFormula() {
+  const h = head();
+  const scale = state.scale ? ` / √${h.d_k}` : "";
+  const bias = h.bias ? " + bias" : "";
+  const mask = state.causal ? `; keys after the query masked (weight 0)${h.window ? `, and keys ${h.window} or more back` : ""}` : "";
+  const own = h.weights && atStart() ? " — the model's own weights" : "";
+  byTestId("formula").textContent = isFixed(h)
+    ? "weights as the model computed them"
+    : `weights = softmax(q·k${scale}${bias}) along each row${mask}${own}`;
+  const note = state.mode === "head" ? h.note || "" : "";
+  byTestId("note").textContent = note;
+  byTestId("note").hidden = !note;
+}
+
+function render() {
+  byTestId("title").textContent = data.title;
+  byTestId("description").textContent = data.description;
+  document.title = data.title;
+  renderControls();
+  renderWords();
+  renderFormula();
+  if (state.mode === "head") renderHead();
+  else if (state.mode === "grid") renderGrid();
+  else renderOverlay();
+  writeURL();
+  document.body.dataset.mode = state.mode;
+}
+
+// a hover changes only what shows the hovered token, never the element under the pointer
+function onHover() {
+  if (state.mode === "head") {
+    renderBars();
+    highlightMatrix();
+    renderInside();
+  } else if (state.mode === "overlay") {
+    drawOverlayLines();
+  }
+}
+
+function selectRow(i) {
+  state.row = i;
+  render();
+}
+
+function onChange(id, update) {
+  byTestId(id).addEventListener("change", (event) => {
+    update(event.target);
+    render();
+  });
+}
+onChange("view-select", (t) => {
+  state.view = Number(t.value);
+  state.layer = 0;
+  state.head = 0;
+  state.hidden.clear();
+  if (state.row !== null && state.row >= view().tokens.length) state.row = null;
+});
+onChange("layer-select", (t) => {
+  state.layer = Number(t.value);
+  state.head = Math.min(state.head, layerHeads().length - 1);
+  state.hidden.clear();
+});
+onChange("head-select", (t) => (state.head = Number(t.value)));
+onChange("causal", (t) => (state.causal = t.checked));
+onChange("scale", (t) => (state.scale = t.checked));
+for (const mode of MODES) {
+  byTestId(`mode-${mode}`).addEventListener("click", () => {
+    state.mode = mode;
+    state.hover = null;
+    render();
+  });
+}
+byTestId("export-png").addEventListener("click", exportPNG);
+byTestId("export-csv").addEventListener("click", exportCSV);
+byTestId("export-json").addEventListener("click", exportJSON);
+
+// served mode: a text box whose sentence is sent to the local server
+const form = byTestId("form");
+async function ask(text, keepState) {
+  const error = byTestId("error");
+  const status = byTestId("status");
+  error.hidden = true;
+  if (config.maxChars && text.length > config.maxChars) {
+    error.textContent = `the input is ${text.length} characters; the limit is ${config.maxChars}`;
+    error.hidden = false;
+    return;
+  }
+  status.textContent = "computing…";
+  try {
+    const response = await fetch(`${config.api}?text=${encodeURIComponent(text)}`, {
+      headers: { Accept: "application/json" },
+    });
+    const type = response.headers.get("Content-Type") || "";
+    if (!type.includes("application/json")) throw new Error(`the server answered ${response.status} ${response.statusText}`.trim());
+    const body = await response.json();
+    if (!response.ok) throw new Error(body.error || `the server answered ${response.status}`);
+    data = body;
+    state.text = text;
+    if (keepState) {
+      readURL(keepState);
+    } else {
+      Object.assign(state, { view: 0, layer: 0, head: 0, row: null, hover: null });
+      state.causal = !!data.causal;
+      state.scale = data.scale !== false;
+      state.hidden.clear();
+    }
+    render();
+  } catch (err) {
+    error.textContent = err.message;
+    error.hidden = false;
+  } finally {
+    status.textContent = "";
+  }
+}
+if (form && config.api) {
+  const input = byTestId("text");
+  input.value = state.text;
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    ask(input.value, null);
+  });
+}
+
+// a link followed within the page (or an edited address) moves the page to its state
+window.addEventListener("hashchange", () => {
+  const hash = window.location.hash;
+  const text = readURL(hash);
+  if (form && config.api && text && text !== state.text) ask(text, hash);
+  else render();
+});
+
+const startHash = window.location.hash;
+const askedText = startHash ? readURL(startHash) : null;
+render();
+if (form && config.api && askedText && askedText !== state.text) {
+  byTestId("text").value = askedText;
+  ask(askedText, startHash).then(() => (document.body.dataset.ready = "true"));
+} else {
+  document.body.dataset.ready = "true";
+}

@@ -1,0 +1,97 @@
+"""``show``: the explorer inline in a Jupyter notebook, for any model the explorer reads.
+
+::
+
+    import attnlab.explorer as ax
+    ax.show("runs/<hash>", "ROMEO: what light")       # a run of `attnlab train`
+    ax.show("path/to/hf-folder", "The cat sat")        # a local Hugging Face causal LM
+    ax.show(model, "the cat sat", tokenizer=vocab)     # an attnlab LanguageModel in memory
+    ax.show()                                          # the hand-designed heads
+
+The returned ``ExplorerView`` displays itself (``_repr_html_``) as the whole
+self-contained page inside a sandboxed ``<iframe srcdoc>``: its script runs
+even where a notebook does not run scripts in outputs, it needs no network
+(nothing is fetched, at display time or later), and ``.save(path)`` writes
+the same page to a file.
+
+Left out: the served text box (a notebook cell is the place to type), and
+Hugging Face model objects in memory (pass their folder).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from attnlab.errors import DataError, UsageError
+from attnlab.explorer.build import hand_compute
+from attnlab.explorer.heads import SENTENCE
+from attnlab.explorer.page import ExplorerView
+
+__all__ = ["show"]
+
+
+def _folder_kind(folder: Path) -> str:
+    """``hf`` for a Hugging Face model folder, ``run`` for a run of ``attnlab train``."""
+    config = folder / "config.json"
+    if not config.is_file():
+        raise DataError(f"{folder} holds no config.json: neither a run of `attnlab train` nor a "
+                        "Hugging Face model folder")  # fmt: skip
+    try:
+        fields = json.loads(config.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise DataError(f"{config} is not readable JSON: {err}") from err
+    if isinstance(fields, dict) and "model_type" in fields:
+        return "hf"
+    if isinstance(fields, dict) and "model" in fields and "train" in fields:
+        return "run"
+    raise DataError(f"{config} is neither an attnlab run config nor a Hugging Face one")
+
+
+def show(
+    source: Any = None,
+    text: str | None = None,
+    *,
+    tokenizer: Any = None,
+    height: int = 900,
+) -> ExplorerView:
+    """The explorer for ``source`` on ``text``, ready to display inline in Jupyter.
+
+    ``source`` is a folder (a run of ``attnlab train``, or a Hugging Face
+    causal LM saved with ``save_pretrained``), an attnlab ``LanguageModel``
+    (with ``tokenizer=``: anything with ``encode``, e.g. a ``BPETokenizer`` or a
+    synthetic ``Vocab``), or None for the hand-designed heads (``text``
+    defaults to their Spanish sentence). Models run on the resolved device.
+    """
+    if source is None or source == "hand":
+        return ExplorerView(hand_compute(SENTENCE if text is None else text), height=height)
+    if text is None or not str(text).strip():
+        raise UsageError("show(source, text): give the sentence to show")
+    if isinstance(source, (str, Path)):
+        folder = Path(source)
+        if not folder.is_dir():
+            raise DataError(f"no folder at {folder}")
+        if _folder_kind(folder) == "hf":
+            from attnlab.explorer.hf import hf_compute
+
+            return ExplorerView(hf_compute(folder)(text), height=height)
+        from attnlab.explorer.models import checkpoint_compute
+
+        return ExplorerView(checkpoint_compute(folder)(text), height=height)
+    from attnlab.nn.model import LanguageModel
+
+    if isinstance(source, LanguageModel):
+        if tokenizer is None or not hasattr(tokenizer, "encode"):
+            raise UsageError("show(model, text, tokenizer=...): a LanguageModel needs the "
+                             "tokenizer its ids come from")  # fmt: skip
+        from attnlab.explorer.models import checkpoint_view, describe, model_page
+
+        view = checkpoint_view(source, tokenizer, text, name=text)
+        title = "Attention of an attnlab model"
+        description = f"Every head of an attnlab model ({describe(source.cfg)}) on this sentence."
+        return ExplorerView(model_page(source, [view], title, description), height=height)
+    raise UsageError(
+        f"show() takes a folder, an attnlab LanguageModel or None, not a "
+        f"{type(source).__name__} (for a Hugging Face model, pass its folder)"
+    )

@@ -1,0 +1,197 @@
+"""The explorer on Hugging Face causal LMs saved in local folders, built offline: tiny random
+GPT-2, GPT-Neo, OPT, Llama (grouped keys) and Mistral (sliding window) models with a byte-level
+BPE tokenizer trained here; the page's weights against the library's own output_attentions,
+the q/k rebuild behind the switches, and one clear line for each folder that cannot be shown."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from attnlab.cli import main as cli_main
+from attnlab.explorer.data import head_weights
+
+transformers = pytest.importorskip("transformers")
+
+TEXT = "the cat sat on the mat, the dog sat on the cat"
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    """A byte-level BPE trained offline, as a PreTrainedTokenizerFast."""
+    from tokenizers import Tokenizer, decoders, pre_tokenizers, trainers
+    from tokenizers import models as tok_models
+
+    bpe = Tokenizer(tok_models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    bpe.train_from_iterator(
+        [TEXT, "a dog and a cat"] * 3,
+        trainers.BpeTrainer(vocab_size=300, special_tokens=["<|endoftext|>"],
+                            initial_alphabet=pre_tokenizers.ByteLevel.alphabet()),
+    )  # fmt: skip
+    return transformers.PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|endoftext|>")
+
+
+def _configs(vocab: int) -> dict:
+    t = transformers
+    common = {"vocab_size": vocab, "bos_token_id": 0, "eos_token_id": 0, "initializer_range": 0.3}
+    return {
+        "gpt2": t.GPT2Config(n_positions=32, n_embd=32, n_layer=2, n_head=4, **common),
+        "gpt_neo": t.GPTNeoConfig(max_position_embeddings=32, hidden_size=32, num_layers=2,
+                                  num_heads=4, attention_types=[[["global", "local"], 1]],
+                                  window_size=4, **common),
+        "opt": t.OPTConfig(max_position_embeddings=32, hidden_size=32, num_hidden_layers=2,
+                           num_attention_heads=4, ffn_dim=64, word_embed_proj_dim=32,
+                           pad_token_id=1, **common),
+        "llama": t.LlamaConfig(max_position_embeddings=32, hidden_size=32, num_hidden_layers=2,
+                               num_attention_heads=4, num_key_value_heads=2,
+                               intermediate_size=64, **common),
+        "mistral": t.MistralConfig(max_position_embeddings=32, hidden_size=32, num_hidden_layers=2,
+                                   num_attention_heads=4, num_key_value_heads=2,
+                                   intermediate_size=64, sliding_window=5, **common),
+    }  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory, tokenizer) -> dict[str, Path]:
+    """One saved folder per family: a random model and the tokenizer."""
+    out = {}
+    for name, cfg in _configs(len(tokenizer)).items():
+        folder = tmp_path_factory.mktemp(name)
+        torch.manual_seed(0)
+        transformers.AutoModelForCausalLM.from_config(cfg).save_pretrained(folder)
+        tokenizer.save_pretrained(folder)
+        out[name] = folder
+    return out
+
+
+def _library_weights(folder: Path, ids: list[int]) -> list[np.ndarray]:
+    model = transformers.AutoModelForCausalLM.from_pretrained(
+        folder, local_files_only=True, attn_implementation="eager"
+    ).eval()
+    with torch.no_grad():
+        attn = model(torch.tensor([ids]), output_attentions=True).attentions
+    return [a[0].double().numpy() for a in attn]  # (h, t, t) each
+
+
+@pytest.mark.parametrize("family", ["gpt2", "gpt_neo", "opt", "llama", "mistral"])
+def test_page_weights_are_the_librarys_and_the_switches_rebuild_them(family, folders) -> None:
+    from attnlab.explorer.hf import hf_compute
+
+    data = hf_compute(folders[family])(TEXT)
+    view = data["views"][0]
+    assert "fixed" not in view  # q and k rebuilt and checked for every family here
+    ids = transformers.AutoTokenizer.from_pretrained(folders[family])(TEXT)["input_ids"]
+    expected = _library_weights(folders[family], ids)
+    assert len(view["layers"]) == 2 and view["tokens"][:3] == ["the", " cat", " sat"]
+    assert data["scale"] is (family != "gpt_neo")  # GPT-Neo does not divide by √d_k
+    moved = 0.0
+    for layer, lib in zip(view["layers"], expected, strict=True):
+        assert len(layer["heads"]) == 4
+        for h, head in enumerate(layer["heads"]):
+            own = head_weights(head, causal=True, scale=data["scale"], own=True)
+            np.testing.assert_allclose(own, lib[h], atol=1e-6)
+            rebuilt = head_weights(head, causal=True, scale=data["scale"])
+            np.testing.assert_allclose(rebuilt, lib[h], atol=1e-5)
+            other = head_weights(head, causal=True, scale=not data["scale"])
+            moved = max(moved, float(np.abs(other - lib[h]).max()))
+    assert moved > 0.01  # the √d_k switch changes these models' weights
+    windows = [head.get("window") for layer in view["layers"] for head in layer["heads"][:1]]
+    assert windows == {"gpt_neo": [None, 4], "mistral": [5, 5]}.get(family, [None, None])
+
+
+def test_families_without_a_q_k_reader_show_the_librarys_weights_with_the_reason(tmp_path,
+                                                                                tokenizer) -> None:
+    from attnlab.explorer.hf import hf_compute
+
+    cfg = transformers.BloomConfig(vocab_size=len(tokenizer), hidden_size=16, n_layer=2, n_head=2,
+                                   bos_token_id=0, eos_token_id=0)  # fmt: skip
+    transformers.AutoModelForCausalLM.from_config(cfg).save_pretrained(tmp_path)
+    tokenizer.save_pretrained(tmp_path)
+    view = hf_compute(tmp_path)(TEXT)["views"][0]
+    assert view["fixed"] == ("the explorer has no reader for the q and k of bloom models, so the "
+                             "weights are the library's own")  # fmt: skip
+    ids = tokenizer(TEXT)["input_ids"]
+    for layer, lib in zip(view["layers"], _library_weights(tmp_path, ids), strict=True):
+        for h, head in enumerate(layer["heads"]):
+            assert "q" not in head
+            np.testing.assert_allclose(head_weights(head, causal=False, scale=False), lib[h],
+                                       atol=1e-6)  # fmt: skip
+
+
+def _save(folder: Path, cfg, tokenizer=None, model: bool = True) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    if model:
+        transformers.AutoModelForCausalLM.from_config(cfg).save_pretrained(folder)
+    else:
+        cfg.save_pretrained(folder)
+    if tokenizer is not None:
+        tokenizer.save_pretrained(folder)
+    return folder
+
+
+def test_each_folder_that_cannot_be_shown_gets_one_line_saying_why(tmp_path, tokenizer,
+                                                                  capsys) -> None:
+    t = transformers
+    small = {"vocab_size": len(tokenizer), "bos_token_id": 0, "eos_token_id": 0}
+    gpt2 = t.GPT2Config(n_positions=16, n_embd=16, n_layer=1, n_head=2, **small)
+    (tmp_path / "empty").mkdir()
+    cases = {
+        tmp_path / "nowhere": "no model folder at",
+        tmp_path / "empty": "holds no config.json: not a Hugging Face model folder",
+        _save(tmp_path / "bert", t.DistilBertConfig(vocab_size=len(tokenizer), dim=16, n_layers=1,
+              n_heads=2, hidden_dim=32), tokenizer, model=False):  # fmt: skip
+            "holds a distilbert model, which is not a causal language model",
+        _save(tmp_path / "notok", gpt2): "has no tokenizer files (tokenizer.json, tokenizer.model",
+        _save(tmp_path / "mamba", t.MambaConfig(hidden_size=16, num_hidden_layers=1, state_size=4,
+              **small), tokenizer):  # fmt: skip
+            "holds a mamba model, which returns no attention weights (output_attentions)",
+    }
+    out = str(tmp_path / "x")
+    for folder, message in cases.items():
+        capsys.readouterr()
+        assert cli_main.main(["explore", "--hf-model", str(folder), "--out", out]) == 2
+        err = [line for line in capsys.readouterr().err.splitlines() if "attnlab" in line]
+        assert len(err) == 1 and message in err[0], err  # (progress bars of transformers aside)
+    assert not (tmp_path / "x").exists()
+    ok = str(_save(tmp_path / "ok", gpt2, tokenizer))
+    argv = ["explore", "--hf-model", ok, "--text", "the cat " * 9, "--out", out]
+    assert cli_main.main(argv) == 2
+    assert "the input is 19 tokens; the model's context is 16" in capsys.readouterr().err
+
+
+def test_token_strings_keep_their_spaces(tokenizer) -> None:
+    from attnlab.explorer.hf import hf_token_strings
+
+    ids = tokenizer("the cat  é")["input_ids"]  # é is two byte tokens
+    pieces = hf_token_strings(tokenizer, ids)
+    assert pieces[:2] == ["the", " cat"] and pieces[-2:] == ["\ufffd", "é"]
+    assert "".join(pieces[:-2]) == "the cat  "
+
+
+def test_show_for_notebooks_takes_folders_runs_and_models(folders, tmp_path) -> None:
+    from attnlab.data.synthetic import Vocab
+    from attnlab.explorer import ExplorerView, show
+    from attnlab.nn.config import ModelConfig
+    from attnlab.nn.model import LanguageModel
+
+    view = show(folders["opt"], "the cat sat")
+    assert isinstance(view, ExplorerView)
+    assert view.data["views"][0]["tokens"] == ["the", " cat", " sat"]
+    assert view._repr_html_().startswith("<iframe")
+    words = Vocab(("the", "cat", "sat"))
+    model = LanguageModel(ModelConfig(vocab_size=3, n_ctx=8, d_model=8, n_layer=1, n_head=2))
+    assert show(model, "the cat", tokenizer=words).data["views"][0]["tokens"] == ["the", "cat"]
+    assert show().data["views"][0]["tokens"][0] == "La"
+    for args, kwargs, message in [
+        ((model, "the cat"), {}, "needs the tokenizer"),
+        ((folders["opt"], " "), {}, "give the sentence"),
+        ((tmp_path / "none", "x"), {}, "no folder"),
+        ((3.5, "x"), {}, "not a float"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            show(*args, **kwargs)
