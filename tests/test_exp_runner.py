@@ -159,3 +159,18 @@ def test_jobs_option():
     assert resolve_jobs(3) == 3 and resolve_jobs(None) == default_workers() >= 1
     with pytest.raises(ValueError, match="--jobs must be at least 1"):
         resolve_jobs(0)
+
+
+def test_a_damaged_result_of_a_finished_run_is_one_data_error(tmp_path) -> None:
+    from attnlab.errors import DataError
+
+    runner = Runner(work=tmp_path, device="cpu")
+    spec = runner.resolve(RunSpec("r", TINY))
+    run_dir = tmp_path / runner.key(spec)
+    run_dir.mkdir(parents=True)
+    (run_dir / "result.json").write_bytes(b"\x00garbage")
+    with pytest.raises(DataError, match="result.json"):
+        runner.finished(spec)
+    (run_dir / "result.json").write_text("[1, 2]")
+    with pytest.raises(DataError, match="expected a JSON object"):
+        runner.finished(spec)

@@ -84,7 +84,7 @@ def _probe_page(args: argparse.Namespace) -> dict[str, Any]:
 
     flag = "--winograd" if args.winograd else "--agreement"
     if args.text is not None or args.serve:
-        raise ValueError(f"{flag} shows its own sentences: --text and --serve do not go with it")
+        raise UsageError(f"{flag} shows its own sentences: --text and --serve do not go with it")
     work = args.work if args.work is not None else Path(DEFAULT_WORK)
     page = winograd_page if args.winograd else agreement_page
     return page(work, progress=ProgressPrinter(sys.stderr))
@@ -111,15 +111,15 @@ def run(args: argparse.Namespace) -> int:
     if args.text is not None:
         check_text(args.text)
     if args.serve and args.out is not None:
-        raise ValueError("--out writes a page and --serve serves one: choose one")
+        raise UsageError("--out writes a page and --serve serves one: choose one")
     if args.port is not None and not args.serve:
-        raise ValueError("--port only goes with --serve")
+        raise UsageError("--port only goes with --serve")
     if args.winograd or args.agreement:
         path = write_page(_probe_page(args), args.out or DEFAULT_OUT)
         print(f"wrote {path}")
         return 0
     if args.work is not None:
-        raise ValueError("--work only goes with --winograd or --agreement")
+        raise UsageError("--work only goes with --winograd or --agreement")
     compute = _compute(args)
     text = args.text if args.text is not None else SENTENCE
     if args.serve:
@@ -133,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             print("explorer stopped")
         except OSError as err:  # port taken, say
-            raise ValueError(f"cannot serve on port {port}: {err.strerror or err}") from err
+            raise UsageError(f"cannot serve on port {port}: {err.strerror or err}") from err
         return 0
     path = write_page(compute(text), args.out or DEFAULT_OUT)
     print(f"wrote {path}")

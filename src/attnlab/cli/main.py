@@ -47,14 +47,6 @@ SUBCOMMANDS = [
     "explore",
 ]
 
-# Transitional: these commands (owned elsewhere) still raise plain ValueError or
-# FileNotFoundError for bad input. Until they raise attnlab.errors, those are
-# reported for them as bad input, as before; every other command treats them as bugs.
-_LEGACY_INPUT_ERRORS: dict[str, tuple[type[Exception], ...]] = {
-    name: (ValueError, FileNotFoundError) for name in ("run", "reproduce", "report", "explore")
-}
-
-
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, exit 2 (argparse's own code)
         self.exit(2, f"attnlab: error: {message} (see --help)\n")
@@ -96,7 +88,6 @@ def main(argv: list[str] | None = None) -> int:
         format="%(message)s",
         stream=sys.stderr,
     )
-    legacy = _LEGACY_INPUT_ERRORS.get(args.command, ())
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt as err:
@@ -105,8 +96,6 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except AttnlabError as err:
         return _report(err, args.verbose, "error", getattr(err, "exit_code", 2))
-    except legacy as err:
-        return _report(err, args.verbose, "error", 2)
     except Exception as err:  # noqa: BLE001 - a bug: said to be one, in one line
         line = f"{type(err).__name__}: {first_line(err)}"
         hint = "" if args.verbose else " (run with -v for the traceback)"

@@ -67,7 +67,9 @@ def finished_envelope(out: Path, name: str, ident: dict[str, Any]) -> dict | Non
     path = Path(out) / name / "result.json"
     try:
         cached = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
+    except (OSError, ValueError):  # missing or damaged: the experiment is analysed again
+        return None
+    if not isinstance(cached, dict):
         return None
     return cached if all(cached.get(k) == v for k, v in ident.items()) else None
 

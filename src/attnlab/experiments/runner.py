@@ -156,14 +156,14 @@ class Runner:
     def finished(self, spec: RunSpec) -> dict | None:
         """The stored record of a resolved ``spec`` if it finished, or if it diverged and its
         spec allows that (``{"diverged": True, ...}``); else None."""
-        import json
+        from attnlab.train.rundir import read_json_object
 
         run_dir = self.work / self.key(spec)
         names = ("result.json", DIVERGED) if spec.may_diverge else ("result.json",)
         for name in names:
             path = run_dir / name
             if path.is_file():
-                record = json.loads(path.read_text(encoding="utf-8"))
+                record = read_json_object(path)  # damaged: one DataError naming the file
                 if name == DIVERGED:
                     record = {**record, "diverged": True}
                 return {**record, "run_dir": str(run_dir)}

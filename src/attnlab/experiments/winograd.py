@@ -79,6 +79,7 @@ from attnlab.data.synthetic import (
     top1_accuracy,
     winograd_dataset,
 )
+from attnlab.errors import UsageError
 from attnlab.experiments.base import (
     Context,
     SentenceStream,
@@ -199,10 +200,10 @@ def attention_rows(model: torch.nn.Module, vocab: Vocab, sentence: str) -> dict[
     heads, each a (t, t) list of rows (``None`` for a block without weights)."""
     ids = vocab.encode(sentence)
     if not ids:
-        raise ValueError("the sentence is empty")
+        raise UsageError("the sentence is empty")
     limit = model.cfg.n_ctx
     if len(ids) > limit:
-        raise ValueError(f"the sentence has {len(ids)} words; this model reads at most {limit}")
+        raise UsageError(f"the sentence has {len(ids)} words; this model reads at most {limit}")
     with torch.no_grad():
         weights = model.trace(torch.tensor([ids], device=model_device(model))).weights
     # weights: [(1, h, t, t)] per block

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from attnlab.errors import UsageError
 from attnlab.explorer.data import rounded, validate_data
 from attnlab.explorer.heads import (
     SENTENCE,
@@ -155,9 +156,9 @@ def hand_view(text: str = SENTENCE, *, max_words: int = MAX_WORDS) -> dict[str, 
     """
     tokens = words(text)
     if not tokens:
-        raise ValueError("the sentence is empty")
+        raise UsageError("the sentence is empty")
     if len(tokens) > max_words:
-        raise ValueError(f"the sentence has {len(tokens)} words; the limit is {max_words}")
+        raise UsageError(f"the sentence has {len(tokens)} words; the limit is {max_words}")
     x = feature_matrix(tokens)  # (n, f)
     cols = feature_names()
     heads = []

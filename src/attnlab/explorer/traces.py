@@ -23,6 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from attnlab.errors import UsageError
+
 __all__ = ["LayerTrace", "attnlab_traces", "numpy_of"]
 
 
@@ -86,5 +88,5 @@ def attnlab_traces(model: torch.nn.Module, ids: Sequence[int]) -> list[LayerTrac
             scale=float(b.scale), bias=None if b.bias is None else numpy_of(b.bias[None]),
         ))  # fmt: skip
     if not out:
-        raise ValueError("this model has no context mixer: no word looks at any other")
+        raise UsageError("this model has no context mixer: no word looks at any other")
     return out
