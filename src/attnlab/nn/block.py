@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from torch import Tensor, nn
 
+from attnlab.nn.cache import LayerCache
 from attnlab.nn.config import ModelConfig
 from attnlab.nn.mixers import build_mixer
 from attnlab.nn.trace import BlockTrace
@@ -67,7 +68,7 @@ class Block(nn.Module):
         self,
         x: Tensor,
         positions: Tensor,
-        cache: dict | None = None,
+        cache: LayerCache | None = None,
         record: list[BlockTrace] | None = None,
     ) -> Tensor:
         """x (b, t, c) → (b, t, c); with ``record``, append what the mixer computed."""
