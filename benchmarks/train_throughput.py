@@ -226,8 +226,14 @@ def run_config(args: argparse.Namespace, **model: Any) -> RunConfig:
 
 
 def compare_with_hf(args: argparse.Namespace, data: Any, peak: float) -> dict[int, float]:
-    """Interleaved rounds of attnlab's and HF's steps at each block count; the ratios."""
-    ratios = {}
+    """Interleaved rounds of attnlab's and HF's steps at each block count; the ratios.
+
+    Beside each ratio, its bound on this machine: HF's step time over the time of a
+    step that did only its matmul FLOPs (the count above) at 100% of the measured
+    fp32 peak: the most any implementation of the same model reaches here unless its
+    matmuls outrun torch.mm on large square matrices.
+    """
+    ratios, bounds = {}, {}
     print("| blocks | side | tokens/s, best round | ms/step | % of fp32 peak |")
     print("|---|---|---|---|---|")
     lines = []
@@ -246,6 +252,8 @@ def compare_with_hf(args: argparse.Namespace, data: Any, peak: float) -> dict[in
         ratio = timing["HF GPT-2"].best / timing["attnlab"].best
         median = timing["HF GPT-2"].median / timing["attnlab"].median
         ratios[n_layer] = ratio
+        at_peak = tokens * flops / peak  # seconds of a step at 100% of the peak, nothing else
+        bounds[n_layer] = timing["HF GPT-2"].best / at_peak
         same = attnlab_sizes(cfg.model) == hf_sizes(hf)
         lines.append(f"check {n_layer} block(s): HF sizes == attnlab sizes "
                      f"({attnlab_sizes(cfg.model)}): {'yes' if same else 'NO'}")
@@ -254,6 +262,9 @@ def compare_with_hf(args: argparse.Namespace, data: Any, peak: float) -> dict[in
                      f"{hf.config._attn_implementation}, activation "
                      f"{hf.config.activation_function}) "
                      f"({verdict(ratio, TARGETS.get(n_layer, 0.0))})")
+        lines.append(f"bound {n_layer} block(s): a step doing nothing but its matmul FLOPs at "
+                     f"100% of the fp32 peak ({1e3 * at_peak:.0f} ms) would be "
+                     f"{bounds[n_layer]:.2f}x HF's best step")
     print()
     print("\n".join(lines))
     return ratios

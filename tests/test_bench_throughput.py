@@ -93,6 +93,8 @@ def test_script_prints_parseable_ratios_and_matching_sizes():
     for _, best, median, target, said in ratios:
         assert float(best) > 0 and float(median) > 0
         assert said == ("met" if float(best) >= float(target) else "NOT met")
+    bounds = re.findall(r"^bound (\d) block\(s\): .* would be ([\d.]+)x HF's best step$", out, re.M)
+    assert [b[0] for b in bounds] == ["1", "2"] and all(float(b[1]) > 0 for b in bounds)
     assert re.findall(r"^check (\d) block\(s\): HF sizes == attnlab sizes .*: (\w+)$", out,
                       re.M) == [("1", "yes"), ("2", "yes")]
     assert re.search(r"^bf16 width 16: .*bf16/fp32 speed = [\d.]+x \((faster|slower.*)\)$", out,

@@ -50,7 +50,9 @@ class Block(nn.Module):
         self.norm2 = self._norm(cfg) if self.mlp is not None else None
         self.pre = cfg.norm == "pre"
         self.residual = cfg.residual
-        self.drop = nn.Dropout(cfg.dropout)
+        # No dropout (the default) means no call at all: when decoding one token, a
+        # module call costs about as much as one of its small matmuls.
+        self.drop = nn.Dropout(cfg.dropout) if cfg.dropout > 0 else None
 
     @staticmethod
     def _norm(cfg: ModelConfig) -> nn.Module:
@@ -60,7 +62,8 @@ class Block(nn.Module):
 
     def _join(self, x: Tensor, y: Tensor, norm: nn.Module) -> Tensor:
         """The sublayer's output y (b, t, c) joined to its input x: sum (or not), post-norm."""
-        y = self.drop(y)
+        if self.drop is not None:
+            y = self.drop(y)
         out = x + y if self.residual else y
         return out if self.pre else norm(out)
 

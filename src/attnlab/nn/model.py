@@ -52,7 +52,7 @@ class LanguageModel(nn.Module):
             else None
         )
         self.learned = cfg.position == "learned"
-        self.drop = nn.Dropout(cfg.dropout)
+        self.drop = nn.Dropout(cfg.dropout) if cfg.dropout > 0 else None  # None: no call
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
         final = cfg.norm == "pre"  # pre-norm ends with a LayerNorm (GPT-2's ln_f)
         self.norm = nn.LayerNorm(cfg.d_model, eps=cfg.norm_eps) if final else nn.Identity()
@@ -94,7 +94,8 @@ class LanguageModel(nn.Module):
         x = self.tok(idx)  # (b, t, c)
         if self.pos is not None:
             x = x + self.pos(start, t)  # (t, c) broadcast over b
-        x = self.drop(x)
+        if self.drop is not None:
+            x = self.drop(x)
         for i, block in enumerate(self.blocks):
             layer_cache = cache.layers[i] if cache is not None else None
             x = block(x, positions, layer_cache, record)
