@@ -216,13 +216,13 @@ def hf_step(cfg: RunConfig, train_tokens: np.ndarray) -> tuple[Callable, Any]:
 
 
 def run_config(args: argparse.Namespace, **model: Any) -> RunConfig:
-    """The default run, at the sizes given on the command line (tests shrink them)."""
-    sets = [f"model.{k}={v}" for k, v in model.items()] + [
+    """The default run at the command line's sizes (tests shrink them); ``model`` overrides."""
+    sets = [
         f"model.d_model={args.d_model}", f"model.n_head={args.n_head}",
         f"model.n_ctx={args.n_ctx}", f"model.vocab_size={args.vocab}",
         f"data.vocab_size={args.vocab}", f"train.batch_size={args.batch}", "train.device=cpu",
     ]
-    return load_run_config(None, sets)
+    return load_run_config(None, sets + [f"model.{k}={v}" for k, v in model.items()])
 
 
 def compare_with_hf(args: argparse.Namespace, data: Any, peak: float) -> dict[int, float]:
@@ -280,8 +280,8 @@ def compare_bf16(args: argparse.Namespace, data: Any) -> dict[int, float]:
         tokens = cfg.train.batch_size * cfg.model.n_ctx
         ratios[width] = ratio = timing["fp32"].best / timing["bf16"].best
         faster = "faster" if ratio > 1 else "slower: fp32 stays the default"
-        print(f"bf16 width {width}: fp32 {spread(timing['fp32'], tokens, 'tok/s')}, bf16 "
-              f"{spread(timing['bf16'], tokens, 'tok/s')}; bf16/fp32 speed = {ratio:.2f}x "
+        print(f"bf16 width {cfg.model.d_model}: fp32 {spread(timing['fp32'], tokens, 'tok/s')}, "
+              f"bf16 {spread(timing['bf16'], tokens, 'tok/s')}; bf16/fp32 speed = {ratio:.2f}x "
               f"({faster})")
     return ratios
 
@@ -323,7 +323,8 @@ def random_tokens(vocab: int, n: int = 50_000) -> Any:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--blocks", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--blocks", type=int, nargs="*", default=[1, 2],
+                        help="block counts compared with HF (none: skip the comparison)")
     parser.add_argument("--rounds", type=int, default=8, help="interleaved rounds per side")
     parser.add_argument("--round-steps", type=int, default=2, help="training steps per round")
     parser.add_argument("--threads", type=int, default=2, help="torch intra-op threads")
@@ -350,8 +351,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"configuration: width {args.d_model}, {args.n_head} heads, context {args.n_ctx}, "
           f"vocabulary {args.vocab}, batch {args.batch}, dropout 0, AdamW, fp32; rounds of "
           f"{args.round_steps} steps")
-    print()
-    compare_with_hf(args, data, peak)
+    if args.blocks:
+        print()
+        compare_with_hf(args, data, peak)
     if args.bf16_widths:
         print()
         compare_bf16(args, data)

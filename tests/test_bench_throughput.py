@@ -53,6 +53,14 @@ def _args():  # noqa: ANN202 - argparse namespace
     return bench.argparse.Namespace(d_model=16, n_head=2, n_ctx=8, vocab=64, batch=4)
 
 
+def test_run_config_takes_the_command_line_sizes_and_lets_a_caller_override_them():
+    cfg = bench.run_config(_args(), n_layer=2, d_model=32)
+    m = cfg.model
+    assert (m.d_model, m.n_layer, m.n_head, m.n_ctx) == (32, 2, 2, 8)
+    assert (m.vocab_size, cfg.data.vocab_size, cfg.train.batch_size) == (64, 64, 4)
+    assert m.replace(d_model=128, n_layer=1, n_head=4, n_ctx=128, vocab_size=1024) == ModelConfig()
+
+
 def test_hf_model_has_attnlab_sizes_and_no_dropout():
     cfg = bench.run_config(_args(), n_layer=2)
     hf = common.hf_gpt2(cfg.model)
@@ -82,7 +90,7 @@ def test_both_steps_train_on_the_same_batches_and_targets():
 def test_script_prints_parseable_ratios_and_matching_sizes():
     out = subprocess.run(
         [sys.executable, str(_DIR / "train_throughput.py"), "--random-data", *TINY,
-         "--rounds", "2", "--round-steps", "1", "--threads", "1", "--bf16-widths", "16",
+         "--rounds", "2", "--round-steps", "1", "--threads", "1", "--bf16-widths", "32",
          "--bf16-rounds", "1", "--peak-n", "64"],
         capture_output=True, text=True, check=True, timeout=300,
     ).stdout
@@ -97,5 +105,5 @@ def test_script_prints_parseable_ratios_and_matching_sizes():
     assert [b[0] for b in bounds] == ["1", "2"] and all(float(b[1]) > 0 for b in bounds)
     assert re.findall(r"^check (\d) block\(s\): HF sizes == attnlab sizes .*: (\w+)$", out,
                       re.M) == [("1", "yes"), ("2", "yes")]
-    assert re.search(r"^bf16 width 16: .*bf16/fp32 speed = [\d.]+x \((faster|slower.*)\)$", out,
+    assert re.search(r"^bf16 width 32: .*bf16/fp32 speed = [\d.]+x \((faster|slower.*)\)$", out,
                      re.M)
