@@ -18,10 +18,11 @@ attnlab, HF, …), best round each, spread printed (``common.interleaved``):
    is its default (printed), its cache is off while training. Printed:
    tokens/s, the share of the fp32 matmul peak, and the ratio against the
    targets (≥ 1.8× at 1 block, ≥ 1.6× at 2).
-3. bf16 autocast against fp32 (attnlab's step) at the default width and at
-   width 512. Only CPUs with bf16 instructions (AVX512-BF16, AMX) can gain;
-   elsewhere autocast converts around fp32 arithmetic and is slower, and fp32
-   stays the default.
+3. bf16 autocast against fp32 (attnlab's step) at the default width and, on a
+   CPU with bf16 instructions (AVX512-BF16, AMX), at width 512. Only such CPUs
+   can gain; elsewhere autocast converts around fp32 arithmetic and is slower
+   (0.06x at width 128 and 0.03x at width 512 on the AVX2-only EPYC, where a
+   width-512 bf16 step takes a minute and a half), and fp32 stays the default.
 4. ``--parts``: every part of the fp32 step timed alone at the step's shapes
    (``step_parts``), and the model's linear-layer GEMMs alone against the peak
    (``gemm_ceiling``): where the time goes. ``--ppl-steps N``: held-out
@@ -61,7 +62,7 @@ from attnlab.nn.attention import attention
 from attnlab.nn.config import ModelConfig
 from attnlab.nn.model import LanguageModel, next_token_loss
 from attnlab.train.config import RunConfig, load_run_config
-from attnlab.train.runtime import autocast, build_model, reuse_freed_memory
+from attnlab.train.runtime import autocast, build_model, cpu_has_bf16, reuse_freed_memory
 from attnlab.train.speed import make_optimizer, maybe_compile
 from attnlab.train.trainer import train
 
@@ -328,8 +329,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=8, help="interleaved rounds per side")
     parser.add_argument("--round-steps", type=int, default=2, help="training steps per round")
     parser.add_argument("--threads", type=int, default=2, help="torch intra-op threads")
-    parser.add_argument("--bf16-widths", type=int, nargs="*", default=[128, 512],
-                        help="widths at which bf16 autocast is timed against fp32 (none: skip)")
+    parser.add_argument("--bf16-widths", type=int, nargs="*", default=None,
+                        help="widths at which bf16 autocast is timed against fp32 (none: skip; "
+                             "default 128 and 512 on a CPU with bf16 instructions, else 128)")
     parser.add_argument("--bf16-rounds", type=int, default=2)
     parser.add_argument("--parts", action="store_true", help="time each part of the step alone")
     parser.add_argument("--ppl-steps", type=int, default=0,
@@ -340,6 +342,8 @@ def main(argv: list[str] | None = None) -> int:
                           ("batch", 64), ("peak-n", 2048)):
         parser.add_argument(f"--{name}", type=int, default=default)
     args = parser.parse_args(argv)
+    if args.bf16_widths is None:  # width 512 in bf16 takes minutes a step without bf16 units
+        args.bf16_widths = [128, 512] if cpu_has_bf16() else [128]
     torch.set_num_threads(args.threads)
     logging.basicConfig(level=logging.WARNING)
     reuse_freed_memory()  # as the trainer does on the CPU, for both sides alike
