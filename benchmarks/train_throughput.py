@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import logging
 import tempfile
 import time
@@ -226,8 +227,11 @@ def run_config(args: argparse.Namespace, **model: Any) -> RunConfig:
     return load_run_config(None, sets + [f"model.{k}={v}" for k, v in model.items()])
 
 
-def compare_with_hf(args: argparse.Namespace, data: Any, peak: float) -> dict[int, float]:
-    """Interleaved rounds of attnlab's and HF's steps at each block count; the ratios.
+def compare_with_hf(
+    args: argparse.Namespace, data: Any, peak: float
+) -> tuple[dict[int, float], float]:
+    """Interleaved rounds of attnlab's and HF's steps at each block count: the ratios, and
+    the best peak seen (timed in the same rounds).
 
     Beside each ratio, its bound on this machine: HF's step time over the time of a
     step that did only its matmul FLOPs (the count above) at 100% of the measured
@@ -245,7 +249,13 @@ def compare_with_hf(args: argparse.Namespace, data: Any, peak: float) -> dict[in
         tokens = cfg.train.batch_size * cfg.model.n_ctx
         flops = flops_per_token(LanguageModel(cfg.model), n_layer, cfg.model.n_ctx,
                                 cfg.model.d_model)
-        timing = interleaved({"attnlab": ours, "HF GPT-2": theirs}, args.rounds, args.round_steps)
+        square = torch.randn(args.peak_n, args.peak_n)  # (n, n)
+        timing = interleaved({"attnlab": ours, "HF GPT-2": theirs,
+                              "peak": functools.partial(torch.mm, square, square)},
+                             args.rounds, args.round_steps)
+        # The peak is timed in the same rounds, under the same load: its best round (or the
+        # first measurement, if that was better) is what the shares and the bound divide by.
+        peak = max(peak, 2 * args.peak_n**3 / timing.pop("peak").best)
         for side, t in timing.items():
             share = tokens / t.best * flops / peak
             print(f"| {n_layer} | {side} | {spread(t, tokens, 'tok/s')} | {1e3 * t.best:.0f} | "
@@ -264,11 +274,12 @@ def compare_with_hf(args: argparse.Namespace, data: Any, peak: float) -> dict[in
                      f"{hf.config.activation_function}) "
                      f"({verdict(ratio, TARGETS.get(n_layer, 0.0))})")
         lines.append(f"bound {n_layer} block(s): a step doing nothing but its matmul FLOPs at "
-                     f"100% of the fp32 peak ({1e3 * at_peak:.0f} ms) would be "
+                     f"100% of the fp32 peak ({peak / 1e9:.1f} GFLOP/s, best of the first "
+                     f"measurement and the rounds: {1e3 * at_peak:.0f} ms) would be "
                      f"{bounds[n_layer]:.2f}x HF's best step")
     print()
     print("\n".join(lines))
-    return ratios
+    return ratios, peak
 
 
 def compare_bf16(args: argparse.Namespace, data: Any) -> dict[int, float]:
@@ -357,7 +368,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{args.round_steps} steps")
     if args.blocks:
         print()
-        compare_with_hf(args, data, peak)
+        peak = compare_with_hf(args, data, peak)[1]
     if args.bf16_widths:
         print()
         compare_bf16(args, data)
