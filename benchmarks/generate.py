@@ -1,61 +1,114 @@
-"""Generation speed with and without the KV cache, and proof that both say the same.
+"""Generation speed: attnlab's KV cache against Hugging Face's cached ``generate``, and
+against recomputing the whole context; with proof that they all say the same.
 
-For 128, 512 and 1,024 new tokens after a 16-token prompt, the default model
-(width 128, 4 heads, one block; learned positions sized for the longest
-output so that neither path crops its context) decodes greedily (top-k 1)
-twice: with the KV cache (each step feeds one token and reuses every earlier
-key and value) and without it (each step re-runs the whole sequence). Printed:
-tokens/s of each, the speed-up, and whether the two outputs are identical.
-Without the cache a step costs O(t) projections and O(t²) scores, so the
-speed-up grows with the length. Weights are the seeded initial ones (or
-``--run DIR`` for a trained run): equality does not depend on training.
+1. Against Hugging Face. attnlab's default model with 2 blocks (learned
+   positions sized for prompt + output) and a ``GPT2LMHeadModel`` at the same
+   sizes (``common.hf_gpt2``: Hugging Face's defaults, dropout off) each decode
+   ``--new`` (512) tokens greedily after the same 16-token prompt, batch 1, in
+   interleaved rounds (best round each, spread printed). Target: attnlab ≥ 2.5×
+   Hugging Face's tokens/s. Also timed: attnlab holding the Hugging Face
+   model's own weights (``attnlab.nn.gpt2.from_hf``: GPT-2's settings), so the
+   very same network runs on both sides. Two checks are printed: attnlab's
+   cached output equals its uncached one (every step re-running the whole
+   sequence), and Hugging Face's ``generate`` equals attnlab's uncached path on
+   the same weights.
+2. The KV cache against recomputation, for ``--lengths`` new tokens (default
+   model, one block, or ``--run DIR`` for a trained run): tokens/s of each, the
+   speed-up (best of ``--table-rounds`` interleaved rounds), and whether the outputs
+   are identical. Without the cache a step
+   costs O(t) projections and O(t²) scores, so the speed-up grows with length.
 
-    python benchmarks/generate.py [--lengths 128 512 1024] [--run runs/<hash>]
+Weights are the seeded initial ones: equality does not depend on training.
+
+    python benchmarks/generate.py [--new 512] [--rounds 5] [--threads 2] [--lengths 128 512 1024]
 """
 
 from __future__ import annotations
 
 import argparse
-import time
+from functools import partial
 
 import torch
+from common import hf_gpt2, interleaved, processor, spread, verdict
 
 from attnlab.nn.config import ModelConfig
+from attnlab.nn.gpt2 import from_hf
 from attnlab.nn.model import LanguageModel
 
 PROMPT = 16
+TARGET = 2.5  # attnlab / HF tokens/s (issue 12)
 
 
-def timed(model: LanguageModel, prompt: torch.Tensor, new: int, use_cache: bool):
-    t0 = time.perf_counter()
-    out = model.generate(prompt, new, top_k=1, seed=0, use_cache=use_cache)
-    return out, time.perf_counter() - t0
+def greedy(model: LanguageModel, prompt: torch.Tensor, new: int, use_cache: bool = True):
+    """attnlab's greedy decoding: (1, PROMPT + new) token ids."""
+    return model.generate(prompt, new, temperature=0, use_cache=use_cache)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lengths", type=int, nargs="+", default=[128, 512, 1024])
-    parser.add_argument("--run", default=None, help="a trained run directory to load instead")
-    parser.add_argument("--threads", type=int, default=None,
-                        help="torch intra-op threads (default: torch's choice)")
-    args = parser.parse_args(argv)
-    if args.threads:
-        torch.set_num_threads(args.threads)
+def hf_greedy(hf, prompt: torch.Tensor, new: int) -> torch.Tensor:  # noqa: ANN001 - HF type
+    """Hugging Face's cached greedy ``generate``, at its defaults (its KV cache, sdpa)."""
+    return hf.generate(prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=new,
+                       min_new_tokens=new, do_sample=False)
+
+
+def model_config(args: argparse.Namespace, n_layer: int, new: int) -> ModelConfig:
+    """The default model at the command line's sizes, its learned table sized for the output."""
+    return ModelConfig(n_layer=n_layer, d_model=args.d_model, n_head=args.n_head,
+                       vocab_size=args.vocab, n_ctx=min(128, PROMPT + new), n_pos=PROMPT + new)
+
+
+def compare_with_hf(args: argparse.Namespace) -> dict[str, object]:
+    """Section 1 of the module docstring; returns the ratios and the two checks."""
+    cfg = model_config(args, args.blocks, args.new)
+    torch.manual_seed(0)
+    ours = LanguageModel(cfg).eval()
+    hf = hf_gpt2(cfg).eval()
+    same_weights = from_hf(hf)
+    gen = torch.Generator().manual_seed(0)
+    prompt = torch.randint(0, cfg.vocab_size, (1, PROMPT), generator=gen)  # (1, T)
+
+    cached = greedy(ours, prompt, args.new)
+    plain = greedy(ours, prompt, args.new, use_cache=False)
+    hf_out = hf_greedy(hf, prompt, args.new)
+    same_plain = greedy(same_weights, prompt, args.new, use_cache=False)
+    checks = {"attnlab cached == attnlab uncached": torch.equal(cached, plain),
+              "HF generate == attnlab uncached, same weights": torch.equal(hf_out, same_plain)}
+
+    timing = interleaved({
+        "attnlab": lambda: greedy(ours, prompt, args.new),
+        "attnlab, HF's weights": lambda: greedy(same_weights, prompt, args.new),
+        "HF GPT-2": lambda: hf_greedy(hf, prompt, args.new),
+    }, args.rounds)
+    print(f"model: {cfg.n_layer} blocks, width {cfg.d_model}, {cfg.n_head} heads, vocabulary "
+          f"{cfg.vocab_size}; prompt {PROMPT} tokens, {args.new} new, greedy, batch 1; HF "
+          f"attention {hf.config._attn_implementation}")
+    for side, t in timing.items():
+        print(f"  {side}: {spread(t, args.new, 'tok/s')}")
+    ratio = timing["HF GPT-2"].best / timing["attnlab"].best
+    same = timing["HF GPT-2"].best / timing["attnlab, HF's weights"].best
+    median = timing["HF GPT-2"].median / timing["attnlab"].median
+    print(f"ratio generate: attnlab / HF tokens/s = {ratio:.2f}x best rounds ({median:.2f}x "
+          f"medians; {same:.2f}x with HF's own weights and settings) ({verdict(ratio, TARGET)})")
+    for name, ok in checks.items():
+        print(f"check {name}: {'yes' if ok else 'NO'}")
+    return {"ratio": ratio, "same_weights_ratio": same, **checks}
+
+
+def cache_table(args: argparse.Namespace) -> None:
+    """Section 2 of the module docstring."""
     if args.run:
         from attnlab.train.runtime import load_trained
 
         _, model, _, _ = load_trained(args.run)
     else:
         torch.manual_seed(0)
-        model = LanguageModel(ModelConfig(n_pos=PROMPT + max(args.lengths)))
+        model = LanguageModel(model_config(args, 1, max(args.lengths)))
     model.eval()
     cfg = model.cfg
     gen = torch.Generator().manual_seed(0)
     prompt = torch.randint(0, cfg.vocab_size, (1, PROMPT), generator=gen)  # (1, T)
-    timed(model, prompt, 4, True)  # warm-up
-    print(f"model: {cfg.n_layer} block(s), width {cfg.d_model}, {cfg.n_head} heads, "
-          f"position {cfg.position}; prompt {PROMPT} tokens; greedy (top-k 1); "
-          f"torch {torch.__version__}, {torch.get_num_threads()} threads")
+    greedy(model, prompt, 4)  # warm-up
+    print(f"model: {cfg.n_layer} block(s), width {cfg.d_model}, {cfg.n_head} heads, position "
+          f"{cfg.position}; prompt {PROMPT} tokens; greedy")
     print()
     print("| new tokens | cache tok/s | no-cache tok/s | speed-up | identical output |")
     print("|---|---|---|---|---|")
@@ -63,11 +116,35 @@ def main(argv: list[str] | None = None) -> int:
         if cfg.position == "learned" and PROMPT + new > cfg.pos_rows:
             print(f"| {new} | (exceeds the model's {cfg.pos_rows} learned positions) ||||")
             continue
-        cached, t_cached = timed(model, prompt, new, True)
-        plain, t_plain = timed(model, prompt, new, False)
-        same = torch.equal(cached, plain)
+        same = torch.equal(greedy(model, prompt, new), greedy(model, prompt, new, use_cache=False))
+        timing = interleaved({"cache": partial(greedy, model, prompt, new),
+                              "no cache": partial(greedy, model, prompt, new, use_cache=False)},
+                             args.table_rounds, warmup=0)
+        t_cached, t_plain = timing["cache"].best, timing["no cache"].best
         print(f"| {new} | {new / t_cached:,.1f} | {new / t_plain:,.1f} | "
               f"{t_plain / t_cached:.1f}x | {'yes' if same else 'NO'} |")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--new", type=int, default=512, help="new tokens against HF")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds per side")
+    parser.add_argument("--lengths", type=int, nargs="*", default=[128, 512, 1024],
+                        help="new tokens for the cache vs no-cache table (none: skip it)")
+    parser.add_argument("--run", default=None, help="a trained run for the cache table")
+    parser.add_argument("--table-rounds", type=int, default=2,
+                        help="interleaved rounds per cell of the cache table (best kept)")
+    parser.add_argument("--threads", type=int, default=2, help="torch intra-op threads")
+    for name, default in (("blocks", 2), ("d-model", 128), ("n-head", 4), ("vocab", 1024)):
+        parser.add_argument(f"--{name}", type=int, default=default)
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    print(processor())
+    compare_with_hf(args)
+    if args.lengths:
+        print()
+        cache_table(args)
+    print(processor())  # again: the load at the end
     return 0
 
 

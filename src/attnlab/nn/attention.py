@@ -118,6 +118,10 @@ def attention(
     n_query, n_key, d_k = q.shape[-2], k.shape[-2], q.shape[-1]
     if causal and n_query > n_key:
         raise ValueError(f"causal attention needs n_query <= n_key, got {n_query} > {n_key}")
+    if causal and n_query == 1:
+        # One query, the newest position (a KV-cache decoding step): it may see every
+        # key, so the causal mask would forbid nothing; skip building it.
+        causal = False
     p = dropout_p if training else 0.0
     factor = 1.0 / math.sqrt(d_k) if scale else 1.0
     backend = resolve_backend(backend)

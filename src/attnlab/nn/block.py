@@ -14,11 +14,37 @@ embedding → (MLP) → linear, not embedding doubled by a residual.
 
 from __future__ import annotations
 
+import math
+
+import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
+from attnlab.nn.cache import LayerCache
 from attnlab.nn.config import ModelConfig
 from attnlab.nn.mixers import build_mixer
 from attnlab.nn.trace import BlockTrace
+
+
+class ExactGELU(nn.Module):
+    """GELU(x) = x·Φ(x) = ½·x·(1 + erf(x/√2)), with the exact erf (Hendrycks & Gimpel 2016).
+
+    One function, two implementations, chosen by the input. ``F.gelu`` hands fp32 CPU
+    tensors to oneDNN: the fastest on a training batch (11 ms forward for 64×128×512
+    values, against 45 ms for the formula as separate ops), but slow per call on the
+    few hundred values of one decoded token, where the formula written out in place
+    is faster (measured in generation, 2 blocks: 857 against 705 µs a token). Both
+    agree to float rounding (4.8e-7 apart; each within 4.6e-7 of float64).
+    """
+
+    SMALL = 4096  # values (8 decoded tokens at width 128): up to here, the formula
+
+    def forward(self, x: Tensor) -> Tensor:
+        big = x.numel() > self.SMALL or x.device.type != "cpu"
+        if big or (x.requires_grad and torch.is_grad_enabled()):  # in place: no autograd
+            return F.gelu(x)
+        y = x * math.sqrt(0.5)  # x/√2, then in place: erf, + 1, · x, · ½
+        return y.erf_().add_(1.0).mul_(x).mul_(0.5)
 
 
 class MLP(nn.Module):
@@ -28,7 +54,7 @@ class MLP(nn.Module):
         super().__init__()
         hidden = cfg.mlp_ratio * cfg.d_model
         self.up = nn.Linear(cfg.d_model, hidden)
-        self.act = nn.GELU(approximate="tanh" if cfg.gelu == "tanh" else "none")
+        self.act = nn.GELU(approximate="tanh") if cfg.gelu == "tanh" else ExactGELU()
         self.down = nn.Linear(hidden, cfg.d_model)
 
     def forward(self, x: Tensor) -> Tensor:
@@ -49,7 +75,9 @@ class Block(nn.Module):
         self.norm2 = self._norm(cfg) if self.mlp is not None else None
         self.pre = cfg.norm == "pre"
         self.residual = cfg.residual
-        self.drop = nn.Dropout(cfg.dropout)
+        # No dropout (the default) means no call at all: when decoding one token, a
+        # module call costs about as much as one of its small matmuls.
+        self.drop = nn.Dropout(cfg.dropout) if cfg.dropout > 0 else None
 
     @staticmethod
     def _norm(cfg: ModelConfig) -> nn.Module:
@@ -59,7 +87,8 @@ class Block(nn.Module):
 
     def _join(self, x: Tensor, y: Tensor, norm: nn.Module) -> Tensor:
         """The sublayer's output y (b, t, c) joined to its input x: sum (or not), post-norm."""
-        y = self.drop(y)
+        if self.drop is not None:
+            y = self.drop(y)
         out = x + y if self.residual else y
         return out if self.pre else norm(out)
 
@@ -67,7 +96,7 @@ class Block(nn.Module):
         self,
         x: Tensor,
         positions: Tensor,
-        cache: dict | None = None,
+        cache: LayerCache | None = None,
         record: list[BlockTrace] | None = None,
     ) -> Tensor:
         """x (b, t, c) → (b, t, c); with ``record``, append what the mixer computed."""

@@ -12,7 +12,8 @@ The derivation of the block, one mixer at a time:
 
 All share one call signature: ``mixer(x, positions, cache) -> y`` with x
 (b, t, c), integer positions (t,) of the new tokens, and an optional
-per-layer cache dict that the mixer extends (KV cache for generation); and
+per-layer ``LayerCache`` that the mixer extends (the KV cache of generation,
+``attnlab.nn.cache``); and
 ``mixer.trace(x, positions) -> (y, BlockTrace)``, the same computation through
 the readable kernel, recording q, k, v, scores and weights
 (``attnlab.nn.trace``).
@@ -32,6 +33,7 @@ import torch
 from torch import Tensor, nn
 
 from attnlab.nn.attention import attention, causal_mask, resolve_backend
+from attnlab.nn.cache import LayerCache
 from attnlab.nn.config import ModelConfig
 from attnlab.nn.positions import alibi_bias_from_slopes, alibi_slopes, rope_rotate
 from attnlab.nn.trace import BlockTrace
@@ -40,7 +42,7 @@ from attnlab.nn.trace import BlockTrace
 class NoContext(nn.Module):
     """Identity: each position sees only itself (with a linear head, a bigram model)."""
 
-    def forward(self, x: Tensor, positions: Tensor, cache: dict | None = None) -> Tensor:
+    def forward(self, x: Tensor, positions: Tensor, cache: LayerCache | None = None) -> Tensor:
         return x
 
     def trace(self, x: Tensor, positions: Tensor) -> tuple[Tensor, BlockTrace]:
@@ -50,12 +52,9 @@ class NoContext(nn.Module):
 class UniformCausalMean(nn.Module):
     """y_t = mean(x_1 … x_t): the averaging matrix A with A[t, s] = 1/t for s <= t."""
 
-    def forward(self, x: Tensor, positions: Tensor, cache: dict | None = None) -> Tensor:
-        if cache is not None:  # keep every input seen, as a KV cache keeps values
-            x_all = torch.cat([cache["x"], x], dim=1) if "x" in cache else x  # (b, s, c)
-            cache["x"] = x_all
-        else:
-            x_all = x
+    def forward(self, x: Tensor, positions: Tensor, cache: LayerCache | None = None) -> Tensor:
+        # Keep every input seen, as a KV cache keeps values.
+        x_all = cache.append("x", x, dim=1) if cache is not None else x  # (b, s, c)
         return self.averaging(x.shape[1], x_all.shape[1], x) @ x_all  # (b, t, c)
 
     def trace(self, x: Tensor, positions: Tensor) -> tuple[Tensor, BlockTrace]:
@@ -99,14 +98,12 @@ class _Attention(nn.Module):
             q, k = rope_rotate(q, positions), rope_rotate(k, positions)
         return q, k, v
 
-    def attend(self, x: Tensor, positions: Tensor, cache: dict | None) -> Tensor:
+    def attend(self, x: Tensor, positions: Tensor, cache: LayerCache | None) -> Tensor:
         """The heads' outputs concatenated, (b, t, h·d_v)."""
         q, k, v = self.project(x, positions)
-        if cache is not None:
-            if "k" in cache:
-                k = torch.cat([cache["k"], k], dim=2)  # (b, h, s, d)
-                v = torch.cat([cache["v"], v], dim=2)  # (b, h, s, d_v)
-            cache["k"], cache["v"] = k, v
+        if cache is not None:  # every key and value so far: the cached ones, then the new
+            k = cache.append("k", k, dim=2)  # (b, h, s, d)
+            v = cache.append("v", v, dim=2)  # (b, h, s, d_v)
         out, _ = attention(
             q, k, v, causal=True, alibi_slopes=self.alibi, scale=self.divide,
             dropout_p=self.dropout, training=self.training, backend=self.kernel,
@@ -153,7 +150,7 @@ class AttentionHead(_Attention):
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__(cfg, n_head=1, d_qk=cfg.qk_dim, d_v=cfg.d_model)
 
-    def forward(self, x: Tensor, positions: Tensor, cache: dict | None = None) -> Tensor:
+    def forward(self, x: Tensor, positions: Tensor, cache: LayerCache | None = None) -> Tensor:
         return self.attend(x, positions, cache)
 
     def trace(self, x: Tensor, positions: Tensor) -> tuple[Tensor, BlockTrace]:
@@ -172,7 +169,7 @@ class MultiHeadAttention(_Attention):
         super().__init__(cfg, n_head=cfg.n_head, d_qk=d, d_v=d)
         self.o = nn.Linear(cfg.d_model, cfg.d_model, bias=True) if cfg.out_proj else nn.Identity()
 
-    def forward(self, x: Tensor, positions: Tensor, cache: dict | None = None) -> Tensor:
+    def forward(self, x: Tensor, positions: Tensor, cache: LayerCache | None = None) -> Tensor:
         return self.o(self.attend(x, positions, cache))
 
     def trace(self, x: Tensor, positions: Tensor) -> tuple[Tensor, BlockTrace]:

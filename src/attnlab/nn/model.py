@@ -22,6 +22,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from attnlab.nn.block import Block
+from attnlab.nn.cache import KVCache
 from attnlab.nn.config import ModelConfig
 from attnlab.nn.positions import AdditivePositions
 from attnlab.nn.trace import BlockTrace, Trace
@@ -38,14 +39,6 @@ def next_token_loss(logits: Tensor, targets: Tensor) -> Tensor:
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
 
 
-class KVCache:
-    """Per-layer state for incremental decoding, and how many positions it holds."""
-
-    def __init__(self, n_layer: int) -> None:
-        self.layers: list[dict] = [{} for _ in range(n_layer)]
-        self.length = 0
-
-
 class LanguageModel(nn.Module):
     """Every model of attnlab: from the bigram (no context) to GPT-2."""
 
@@ -59,7 +52,7 @@ class LanguageModel(nn.Module):
             else None
         )
         self.learned = cfg.position == "learned"
-        self.drop = nn.Dropout(cfg.dropout)
+        self.drop = nn.Dropout(cfg.dropout) if cfg.dropout > 0 else None  # None: no call
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
         final = cfg.norm == "pre"  # pre-norm ends with a LayerNorm (GPT-2's ln_f)
         self.norm = nn.LayerNorm(cfg.d_model, eps=cfg.norm_eps) if final else nn.Identity()
@@ -101,7 +94,8 @@ class LanguageModel(nn.Module):
         x = self.tok(idx)  # (b, t, c)
         if self.pos is not None:
             x = x + self.pos(start, t)  # (t, c) broadcast over b
-        x = self.drop(x)
+        if self.drop is not None:
+            x = self.drop(x)
         for i, block in enumerate(self.blocks):
             layer_cache = cache.layers[i] if cache is not None else None
             x = block(x, positions, layer_cache, record)
@@ -113,7 +107,6 @@ class LanguageModel(nn.Module):
         """Mean next-token cross-entropy of ``idx`` (b, t) against ``targets`` (b, t)."""
         return next_token_loss(self(idx), targets)
 
-    @torch.no_grad()
     def generate(
         self,
         idx: Tensor,
@@ -129,6 +122,12 @@ class LanguageModel(nn.Module):
         ``temperature`` divides the logits (0 means greedy); ``top_k`` keeps the k
         most likely tokens; ``seed`` fixes the sampling generator. Without the cache
         every step recomputes the whole (cropped) context.
+
+        Speed (batch 1 decoding is all per-step overhead, no arithmetic to speak
+        of): it runs under ``torch.inference_mode``, which skips autograd's
+        bookkeeping on every tensor; the cache is sized once for the whole output
+        (``attnlab.nn.cache``); tokens are written into one preallocated output
+        instead of a ``torch.cat`` per step.
         """
         if max_new_tokens < 0:
             raise ValueError(f"max_new_tokens must be >= 0, got {max_new_tokens}")
@@ -144,19 +143,30 @@ class LanguageModel(nn.Module):
             )
         was_training = self.training
         self.eval()
+        try:
+            with torch.inference_mode():
+                out = self._decode(idx, max_new_tokens, temperature, top_k, seed, use_cache)
+        finally:
+            self.train(was_training)
+        return out.clone()  # outside inference mode: an ordinary tensor the caller may reuse
+
+    def _decode(
+        self, idx: Tensor, new: int, temperature: float, top_k: int | None, seed: int | None,
+        use_cache: bool,
+    ) -> Tensor:
+        b, t = idx.shape
         gen = torch.Generator(device=idx.device)
         gen.manual_seed(0 if seed is None else seed)
-        cache = KVCache(len(self.blocks)) if use_cache else None
-        out = idx
+        cache = KVCache(len(self.blocks), capacity=t + new) if use_cache else None
+        out = idx.new_empty(b, t + new)  # (b, t + new), filled as tokens come
+        out[:, :t] = idx
         step_input = idx
-        for _ in range(max_new_tokens):
-            if cache is None:
-                step_input = out[:, -self.cfg.pos_rows :] if self.learned else out
+        for end in range(t, t + new):
+            if cache is None:  # the whole context again, cropped to the learned table
+                step_input = out[:, max(0, end - self.cfg.pos_rows) if self.learned else 0 : end]
             logits = self(step_input, cache=cache)[:, -1, :]  # (b, v)
-            nxt = _sample(logits, temperature, top_k, gen)  # (b, 1)
-            out = torch.cat([out, nxt], dim=1)
-            step_input = nxt
-        self.train(was_training)
+            step_input = out[:, end : end + 1]  # (b, 1): the token chosen now
+            step_input.copy_(_sample(logits, temperature, top_k, gen))
         return out
 
 

@@ -1,0 +1,31 @@
+"""benchmarks/generate.py: a smoke run at tiny sizes. The ratio line parses, and both checks
+say yes: attnlab's cached greedy output equals its uncached one, and Hugging Face's cached
+``generate`` equals attnlab's uncached path on the same weights. No timing assertions."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+_SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "generate.py"
+
+
+def test_script_prints_ratio_and_identical_greedy_outputs():
+    out = subprocess.run(
+        [sys.executable, str(_SCRIPT), "--new", "24", "--rounds", "1", "--lengths", "8", "24",
+         "--d-model", "16", "--n-head", "2", "--vocab", "64", "--threads", "1"],
+        capture_output=True, text=True, check=True, timeout=300,
+    ).stdout
+    assert out.startswith("processor: ")
+    ratio = re.search(r"^ratio generate: attnlab / HF tokens/s = ([\d.]+)x best rounds "
+                      r"\(([\d.]+)x medians; ([\d.]+)x with HF's own weights.*"
+                      r"\(target >= 2.5x: (met|NOT met)\)$", out, re.M)
+    assert ratio is not None
+    assert ratio.group(4) == ("met" if float(ratio.group(1)) >= 2.5 else "NOT met")
+    checks = dict(re.findall(r"^check (.+): (yes|NO)$", out, re.M))
+    assert checks == {"attnlab cached == attnlab uncached": "yes",
+                      "HF generate == attnlab uncached, same weights": "yes"}
+    rows = re.findall(r"^\| (\d+) \| [\d,.]+ \| [\d,.]+ \| [\d.]+x \| (yes|NO) \|$", out, re.M)
+    assert rows == [("8", "yes"), ("24", "yes")]
