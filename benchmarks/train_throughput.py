@@ -58,12 +58,13 @@ import torch
 from common import attnlab_sizes, hf_gpt2, hf_sizes, interleaved, processor, spread, verdict
 from torch import Tensor, nn
 
+from attnlab.cli.process import configure_process
 from attnlab.data.dataset import load_token_data, sample_batch
 from attnlab.nn.attention import attention
 from attnlab.nn.config import ModelConfig
 from attnlab.nn.model import LanguageModel, next_token_loss
 from attnlab.train.config import RunConfig, load_run_config
-from attnlab.train.runtime import autocast, build_model, cpu_has_bf16, reuse_freed_memory
+from attnlab.train.runtime import autocast, build_model, cpu_has_bf16
 from attnlab.train.speed import make_optimizer, maybe_compile
 from attnlab.train.trainer import train
 
@@ -357,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
         args.bf16_widths = [128, 512] if cpu_has_bf16() else [128]
     torch.set_num_threads(args.threads)
     logging.basicConfig(level=logging.WARNING)
-    reuse_freed_memory()  # as the trainer does on the CPU, for both sides alike
+    configure_process()  # the allocator setting `attnlab train` runs with, for both sides alike
 
     data = random_tokens(args.vocab) if args.random_data else load_token_data(args.corpus)
     print(processor())

@@ -63,6 +63,7 @@ class TrainConfig:
     seed: int = 0  # seeds the initial weights, dropout and batch sampling
     device: str = "auto"  # auto (CUDA when present) | cpu | cuda
     precision: str = "auto"  # auto (bf16 autocast on CUDA, fp32 on CPU) | fp32 | bf16
+    compile: bool = False  # torch.compile the training forward (CUDA only: slower on this CPU)
 
     def __post_init__(self) -> None:
         _choice("train.decay", self.decay, DECAYS)

@@ -108,6 +108,7 @@ from attnlab.train.runtime import (
 )
 from attnlab.train.schedule import lr_at
 from attnlab.train.signals import stop_requests
+from attnlab.train.speed import make_optimizer, maybe_compile
 
 __all__ = ["CKPT_SECONDS", "TrainingDiverged", "TrainingInterrupted", "train"]
 
@@ -193,10 +194,7 @@ class _Run:
         if info.is_main:
             dist_utils.barrier(info)
         self.model = build_model(cfg, device)
-        self.optimizer = torch.optim.AdamW(
-            self.model.parameters(), lr=self.tc.lr, betas=self.tc.betas, eps=self.tc.eps,
-            weight_decay=self.tc.weight_decay,
-        )
+        self.optimizer = make_optimizer(self.model, self.tc)  # fused AdamW (train/speed.py)
         self.sampler = torch.Generator().manual_seed(
             dist_utils.sampler_seed(self.tc.seed, info.rank)
         )
@@ -274,6 +272,9 @@ class _Run:
         if self.info.enabled:
             ids = [self.device.index] if self.device.type == "cuda" else None
             net = DistributedDataParallel(self.model, device_ids=ids)
+        # Compiled (CUDA only) for the training forward; checkpoints and evaluation keep
+        # self.model, whose state-dict keys the compiled wrapper would prefix.
+        net = maybe_compile(net, self.device, self.tc.compile)
         tc, m = self.tc, self.cfg.model
         amp = autocast(self.device, self.precision)
         tokens_per_step = tc.batch_size * m.n_ctx * self.info.world_size
