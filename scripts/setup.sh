@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Set up attnlab from nothing: a virtual environment in .venv, torch pinned to
-# the CPU build (constraints.txt), the package with its test extras, and
+# Set up attnlab from nothing: a virtual environment in .venv, torch pinned by
+# constraints.txt (ATTNLAB_TORCH_INDEX picks pip's index for it, e.g. PyTorch's
+# CPU-only one), the package with its test extras, and
 # Debian's Chromium for the browser tests. Safe to run again: it only adds
 # what is missing.
 set -euo pipefail
@@ -13,8 +14,15 @@ if [ ! -x .venv/bin/python ]; then
 fi
 PIP=".venv/bin/python -m pip --disable-pip-version-check -q"
 if ! .venv/bin/python -c "import torch" 2>/dev/null; then
+    # On this project's machines the pin takes a CPU wheel lying on disk. Elsewhere pip's
+    # default torch for Linux is the CUDA build (several GB); for the CPU build set
+    # ATTNLAB_TORCH_INDEX=https://download.pytorch.org/whl/cpu (PyTorch's CPU index).
     echo "setup: installing torch (pinned by constraints.txt)"
-    $PIP install -c constraints.txt torch
+    if [ -n "${ATTNLAB_TORCH_INDEX:-}" ]; then
+        $PIP install -c constraints.txt torch --index-url "$ATTNLAB_TORCH_INDEX"
+    else
+        $PIP install -c constraints.txt torch
+    fi
 fi
 echo "setup: installing attnlab[test]"
 $PIP install -c constraints.txt -e ".[test]"
