@@ -118,6 +118,16 @@ def test_estimate_prints_and_runs_nothing(dirs, tmp_path):
     assert not (tmp_path / "work").exists() and not (tmp_path / "out").exists()
 
 
+def test_extra_seeds_progress_line():
+    info = {"event": "extra", "because": {"norm": ["norm.a", "norm.b"]}, "runs": 20,
+            "pending": 0, "workers": 2}
+    assert run_cmd.suite_line(info) == \
+        "extra seeds: all 20 runs finished earlier; inconclusive on the planned seeds: " \
+        "norm: norm.a, norm.b"
+    assert run_cmd.suite_line({**info, "pending": 8}).startswith(
+        "extra seeds: training 8 of 20 runs on 2 worker processes; ")
+
+
 def test_progress_lines():
     stream = io.StringIO()
     sink = run_cmd.SuiteProgress(stream)
@@ -169,7 +179,7 @@ def test_extra_seeds_through_run_and_reproduce(monkeypatch, tmp_path):
     assert "Seeds: 5; extra round: seeds 3-4 added because wobbly.coin was inconclusive on " \
         "3 seeds" in out
     assert out.count("5 seed(s)") == 2  # both claims decided again on all five
-    assert "extra seeds: training 2 of 5 runs on this process, inconclusive on the planned " \
+    assert "extra seeds: training 2 of 5 runs on this process; inconclusive on the planned " \
         "seeds: wobbly: wobbly.coin" in err
     code, out, err = call(["run", "steady", "--extra-seeds", "0", *where])
     assert code == 0 and len(calls) == 8

@@ -72,8 +72,9 @@ def suite_line(info: dict[str, Any]) -> str:
     if info.get("event") == "extra":
         because = "; ".join(f"{name}: {', '.join(ids)}" for name, ids in info["because"].items())
         where = f"{info['workers']} worker processes" if info["workers"] > 1 else "this process"
-        return (f"extra seeds: training {info['pending']} of {info['runs']} runs on {where}, "
-                f"inconclusive on the planned seeds: {because}")
+        what = f"training {info['pending']} of {info['runs']} runs on {where}" \
+            if info["pending"] else f"all {info['runs']} runs finished earlier"
+        return f"extra seeds: {what}; inconclusive on the planned seeds: {because}"
     if info.get("event") == "estimate":
         return info["text"]
     return str(info)
