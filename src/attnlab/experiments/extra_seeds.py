@@ -175,8 +175,8 @@ def settle(modules: dict[str, ModuleType], envelopes: dict[str, dict], verdicts:
         try:
             plans[name] = (base, bigger, modules[name].plan(bigger))
         except Exception as err:  # noqa: BLE001 - report it, run the rest
-            envelopes[name] = _failed(name, modules[name], f"extra round: cannot plan: "
-                                                           f"{one_line(err)}")
+            reason = f"extra round: cannot plan: {one_line(err)}"
+            envelopes[name] = _failed(name, modules[name], reason)
     specs = [spec for _, _, runs in plans.values() for spec in runs]
     runner = ctx.runner()
     n_pending = len(runner.pending(specs))
