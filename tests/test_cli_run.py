@@ -77,6 +77,8 @@ def test_reproduce_exit_code_on_failure(dirs, monkeypatch):
     (["run", "params", "--seeds", "0"], "--seeds must be at least 1"),
     (["reproduce", "--only", "params,nosuch"], "unknown experiment"),
     (["reproduce", "--only", ","], "--only needs"),
+    (["run", "params", "--extra-seeds", "-1"], "--extra-seeds must be a whole number >= 0"),
+    (["reproduce", "--extra-seeds", "-2"], "--extra-seeds must be a whole number >= 0"),
 ])
 def test_bad_input_is_a_value_error(argv, message):
     with pytest.raises(ValueError, match=message):
@@ -114,6 +116,16 @@ def test_estimate_prints_and_runs_nothing(dirs, tmp_path):
                          *work])
     assert code == 0 and "estimate (micro" in out and "agreement: 1 runs" in out
     assert not (tmp_path / "work").exists() and not (tmp_path / "out").exists()
+
+
+def test_extra_seeds_progress_line():
+    info = {"event": "extra", "because": {"norm": ["norm.a", "norm.b"]}, "runs": 20,
+            "pending": 0, "workers": 2}
+    assert run_cmd.suite_line(info) == \
+        "extra seeds: all 20 runs finished earlier; inconclusive on the planned seeds: " \
+        "norm: norm.a, norm.b"
+    assert run_cmd.suite_line({**info, "pending": 8}).startswith(
+        "extra seeds: training 8 of 20 runs on 2 worker processes; ")
 
 
 def test_progress_lines():
@@ -154,3 +166,31 @@ def test_report_only_runs_nothing(ran, dirs, tmp_path):
     assert "claims: 0 held, 0 not held, 0 inconclusive, 2 skipped, 0 error" in out
     assert "skipped params: report only: no finished micro result" in out
     assert not (tmp_path / "empty" / "params").exists()  # nothing ran
+
+
+def test_extra_seeds_through_run_and_reproduce(monkeypatch, tmp_path):
+    from test_exp_extra_seeds import use_fakes
+
+    calls = use_fakes(monkeypatch)
+    where = ["--profile", "quick", "--jobs", "1", "--device", "cpu",
+             "--out", str(tmp_path / "out"), "--work", str(tmp_path / "work")]
+    code, out, err = call(["run", "wobbly", *where])
+    assert code == 0 and len(calls) == 5
+    assert "Seeds: 5; extra round: seeds 3-4 added because wobbly.coin was inconclusive on " \
+        "3 seeds" in out
+    assert out.count("5 seed(s)") == 2  # both claims decided again on all five
+    assert "extra seeds: training 2 of 5 runs on this process; inconclusive on the planned " \
+        "seeds: wobbly: wobbly.coin" in err
+    code, out, err = call(["run", "steady", "--extra-seeds", "0", *where])
+    assert code == 0 and len(calls) == 8
+    assert "Seeds: 3; no extra round: turned off (--extra-seeds 0)" in out
+    code, out, err = call(["reproduce", *where])  # both reused; steady's note is the rule's now
+    assert code == 0 and len(calls) == 8
+    assert "wobbly: extra round: seeds 3-4 added because wobbly.coin was inconclusive on 3 " \
+        "seeds (now 5 seeds)" in out
+    assert "[1/2] wobbly: reused the finished record" in err and "extra seeds:" not in err
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert results["meta"]["extra_seeds"] == 2
+    assert results["meta"]["extra_round"] == {"wobbly": ["wobbly.coin"]}
+    assert results["experiments"]["steady"]["extra_round"]["text"] == \
+        "no extra round: no training claim was inconclusive on 3 seeds"

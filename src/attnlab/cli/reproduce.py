@@ -3,9 +3,10 @@
 Finished experiments and training runs are reused, so an interrupted
 ``reproduce`` resumes when run again. Before running the full profile it prints
 how long the training should take on this machine (``--estimate`` prints that
-for any profile and stops). Exit code 0 when every experiment ran and every
-claim was decided (held, not held and inconclusive are results), 1 when an
-experiment failed or a claim's predicate raised (an error verdict).
+for any profile and stops; it leaves out the extra-seed round, and says so).
+Exit code 0 when every experiment ran and every claim was decided (held, not
+held and inconclusive are results), 1 when an experiment failed or a claim's
+predicate raised (an error verdict).
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None,
     from attnlab.experiments.suite import reproduce
 
     stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
-    check_seeds(args.seeds)
+    check_seeds(args.seeds, args.extra_seeds)
     only = None if args.only is None else [n for n in args.only.split(",") if n.strip()]
     if only is not None and not only:
         raise UsageError("--only needs at least one experiment name")
@@ -58,17 +59,22 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None,
         from attnlab.experiments.estimate import estimate_suite
 
         report = estimate_suite(args.profile, args.seeds, Path(args.work), corpus=args.corpus,
-                                only=only, device=args.device, workers=workers)
+                                only=only, device=args.device, workers=workers,
+                                extra_seeds=args.extra_seeds)
         stdout.write(report.text() + "\n")
         stdout.flush()
         if getattr(args, "estimate", False):
             return 0
     result = reproduce(args.profile, args.seeds, out, Path(args.work), corpus=args.corpus,
                        only=only, progress=SuiteProgress(stderr),
-                       report_only=args.report_only, workers=workers, device=args.device)
+                       report_only=args.report_only, workers=workers, device=args.device,
+                       extra_seeds=args.extra_seeds)
     counts = ", ".join(f"{sum(v['status'] == s for v in result['verdicts'])} {s}"
                        for s in ("held", "not held", "inconclusive", "skipped", "error"))
     stdout.write(f"claims: {counts}\n")
+    for name in result["extra_round"]:  # experiments grown by the extra-seed round
+        env = result["envelopes"][name]
+        stdout.write(f"{name}: {env['extra_round']['text']} (now {env['seeds']} seeds)\n")
     for name in result["skipped"]:
         stdout.write(f"skipped {name}: {result['envelopes'][name]['reason']}\n")
     for name in result["failed"]:

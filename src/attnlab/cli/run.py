@@ -2,9 +2,12 @@
 
 The experiment plans its runs, the runner trains them (cached under
 ``<work>/<hash>``, on ``--jobs`` worker processes or one per GPU), and the
-experiment analyses them. The record, table and figure go to ``<out>/<NAME>/``
-(default ``reports/<profile>/``, the folder ``attnlab reproduce`` uses, so a
-later ``reproduce`` reuses the finished experiment). Progress goes to stderr.
+experiment analyses them. When a training claim is inconclusive on 3 or more
+seeds, the experiment gets its one extra round of ``--extra-seeds`` seeds
+(``attnlab.experiments.extra_seeds``) before the claims are printed. The
+record, table and figure go to ``<out>/<NAME>/`` (default ``reports/<profile>/``,
+the folder ``attnlab reproduce`` uses, so a later ``reproduce`` reuses the
+finished experiment). Progress goes to stderr.
 """
 
 from __future__ import annotations
@@ -66,6 +69,12 @@ def suite_line(info: dict[str, Any]) -> str:
             return f"training: all {info['runs']} planned runs finished earlier"
         where = f"{info['workers']} worker processes" if info["workers"] > 1 else "this process"
         return f"training {info['pending']} of {info['runs']} planned runs on {where}"
+    if info.get("event") == "extra":
+        because = "; ".join(f"{name}: {', '.join(ids)}" for name, ids in info["because"].items())
+        where = f"{info['workers']} worker processes" if info["workers"] > 1 else "this process"
+        what = f"training {info['pending']} of {info['runs']} runs on {where}" \
+            if info["pending"] else f"all {info['runs']} runs finished earlier"
+        return f"extra seeds: {what}; inconclusive on the planned seeds: {because}"
     if info.get("event") == "estimate":
         return info["text"]
     return str(info)
@@ -73,12 +82,18 @@ def suite_line(info: dict[str, Any]) -> str:
 
 def add_common(p: argparse.ArgumentParser, profiles: list[str]) -> None:
     """Options shared by ``run`` and ``reproduce``."""
+    from attnlab.experiments.extra_seeds import EXTRA_SEEDS
+
     p.add_argument("--profile", choices=profiles, default="quick",
                    help="full: the spec's settings; quick: scaled down for a 2-core CPU "
                    "(default); micro: seconds, for tests")
     p.add_argument("--seeds", type=int, default=None,
                    help="repeat every training run with seeds 0..N-1 (tables show mean ± std; "
                    "default: the profile's, 3 for quick and full; a claim needs 3)")
+    p.add_argument("--extra-seeds", type=int, default=EXTRA_SEEDS, metavar="N",
+                   help="once, give every experiment with a training claim inconclusive on 3 "
+                   f"or more seeds N more seeds and decide its claims again (default "
+                   f"{EXTRA_SEEDS}; 0 turns this off)")
     p.add_argument("--out", default=None,
                    help="folder for results and the report (default: reports/<profile>)")
     p.add_argument("--work", default="runs",
@@ -107,9 +122,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def check_seeds(seeds: int | None) -> None:
+def check_seeds(seeds: int | None, extra_seeds: int = 0) -> None:
+    """``--seeds`` at least 1, ``--extra-seeds`` at least 0: else one UsageError line."""
+    from attnlab.experiments.extra_seeds import check_extra_seeds
+
     if seeds is not None and seeds < 1:
         raise UsageError(f"--seeds must be at least 1, got {seeds}")
+    check_extra_seeds(extra_seeds)
 
 
 def resolve_jobs(jobs: int | None) -> int:
@@ -127,11 +146,12 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None,
         stderr: TextIO | None = None) -> int:
     from attnlab.experiments.base import Context
     from attnlab.experiments.claims import render
+    from attnlab.experiments.extra_seeds import settle
     from attnlab.experiments.registry import load, run_experiment
     from attnlab.experiments.suite import evaluate_claims, finished_records
 
     stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
-    check_seeds(args.seeds)
+    check_seeds(args.seeds, args.extra_seeds)
     try:
         mod = load(args.name)  # ValueError for an unknown name
     except ImportError as err:
@@ -146,14 +166,26 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None,
                   progress=progress, workers=resolve_jobs(args.jobs))
     progress({"kind": "experiment", "index": 1, "total": 1, "name": args.name,
               "event": "start", "title": mod.TITLE})
-    envelope = run_experiment(args.name, args.profile, ctx, out, args.seeds)
+    envelope = run_experiment(args.name, args.profile, ctx, out, args.seeds, args.extra_seeds)
     progress({"kind": "experiment", "index": 1, "total": 1, "name": args.name,
               "event": "done", "wall_s": envelope["wall_s"]})
+    others = finished_records(out, args.profile, args.seeds, args.extra_seeds)
+    verdicts = evaluate_claims({args.name: mod}, {**others, args.name: envelope["record"]})
+    envelopes = {args.name: envelope}
+    grown = settle({args.name: mod}, envelopes, verdicts, profile=args.profile,
+                   seeds=args.seeds, extra_seeds=args.extra_seeds, ctx=ctx, out=out,
+                   emit=progress)
+    envelope = envelopes[args.name]  # grown by the extra round, or with its note why not
+    if envelope.get("status") == "failed":
+        stderr.write(f"FAILED {args.name}: {envelope['reason']}\n")
+        return 1
+    if grown:  # all its claims, decided again on all its seeds
+        verdicts = evaluate_claims({args.name: mod}, {**others, args.name: envelope["record"]})
     folder = out / args.name
     stdout.write(f"# {mod.TITLE} ({args.profile})\n\n")
     stdout.write((folder / "table.md").read_text(encoding="utf-8").rstrip() + "\n\n")
-    records = {**finished_records(out, args.profile, args.seeds), args.name: envelope["record"]}
-    verdicts = evaluate_claims({args.name: mod}, records)
+    if "extra_round" in envelope:
+        stdout.write(f"Seeds: {envelope['seeds']}; {envelope['extra_round']['text']}\n\n")
     if verdicts:
         stdout.write("Claims:\n" + render(verdicts) + "\n")
     stdout.write(f"results in {folder}/ (result.json, table.md, figure.png)\n")

@@ -13,6 +13,10 @@ seed-to-seed noise. Over the seeds (``verdict``):
 - **not held** when it is below zero by more than two standard errors;
 - **inconclusive** otherwise, and always with fewer than ``MIN_SEEDS`` seeds.
 
+An experiment left with a training claim inconclusive on ``MIN_SEEDS`` or more
+seeds gets one extra round of seeds, once, and all its claims are decided again
+(``attnlab.experiments.extra_seeds`` states that rule).
+
 A claim that needs no training (a parameter count, an exponent of a timed
 sweep, a random-number table) has one evaluation, marked as such: held when
 its margin is positive, not held otherwise. A claim of several parts is held

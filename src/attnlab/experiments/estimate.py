@@ -12,7 +12,11 @@ of a training step per token). The runs are laid on the workers longest first,
 as the pool takes them, and the estimate is the time the busiest worker needs.
 
 Left out: analysis after training (minutes in the quick profile: the cost
-sweep, position's longer windows) and warm-up effects of long runs.
+sweep, position's longer windows), warm-up effects of long runs, and the
+extra-seed round (``attnlab.experiments.extra_seeds``): whether it runs depends
+on verdicts not known before training. The printed estimate says so, with the
+most it can add: ``extra / seeds`` of the training time of each experiment
+that gets it.
 """
 
 from __future__ import annotations
@@ -40,12 +44,15 @@ class Estimate:
     runs: dict[str, int] = field(default_factory=dict)  # pending runs per experiment
     wall_s: float = 0.0  # the busiest worker's seconds
     timing_s: float = 0.0  # how long the timing itself took
+    extra_seeds: int = 0  # the extra-seed round's size (not in the estimate: said in text)
+    seeds: dict[str, int] = field(default_factory=dict)  # planned seeds per experiment
 
     def text(self) -> str:
         from attnlab.train.progress import format_duration
 
         if not any(self.runs.values()):
-            return f"estimate ({self.profile}): nothing to train, every planned run has finished"
+            return (f"estimate ({self.profile}): nothing to train, every planned run has "
+                    f"finished\n  {self.extra_text()}")
         lines = [f"estimate ({self.profile}, {self.device}, {self.workers} worker(s)): training "
                  f"should take about {format_duration(self.wall_s)} on this machine"]
         for name, seconds in self.per_experiment.items():
@@ -54,7 +61,19 @@ class Estimate:
                              "of one worker's time")
         lines.append(f"  (from {STEPS}-step timings of each model, best of {ROUNDS} rounds, "
                      f"{self.timing_s:.0f} s; analysis comes on top)")
+        lines.append("  " + self.extra_text())
         return "\n".join(lines)
+
+    def extra_text(self) -> str:
+        """What the estimate leaves out about the extra-seed round."""
+        if not self.extra_seeds:
+            return "(no extra-seed round: --extra-seeds 0)"
+        shares = sorted({f"{self.extra_seeds}/{n}" for n in self.seeds.values() if n >= 3})
+        if not shares:
+            return "(no extra-seed round: it needs at least 3 seeds)"
+        return (f"(not included: the extra round of {self.extra_seeds} seed(s) for each "
+                "experiment left with a training claim inconclusive on 3 or more seeds: up "
+                f"to {' or '.join(shares)} more of its training)")
 
 
 def shape_of(cfg: RunConfig) -> tuple[Any, ...]:
@@ -136,26 +155,32 @@ def makespan(seconds: list[float], workers: int) -> float:
 
 def estimate_suite(profile: str, seeds: int | None, work: Path, *, corpus: str | None = None,
                    only: list[str] | None = None, device: str = "auto",
-                   workers: int = 1) -> Estimate:
+                   workers: int = 1, extra_seeds: int = 0) -> Estimate:
     """Plan the selected experiments, time their pending runs' steps, lay them on workers."""
     from attnlab.experiments import registry
+    from attnlab.experiments.extra_seeds import seeds_of
     from attnlab.experiments.runner import Runner
     from attnlab.experiments.suite import corpus_problem, select
 
     runner = Runner(work=Path(work), device=device, corpus=corpus, workers=workers)
     no_corpus = corpus_problem(corpus)[0] is not None
     pending: dict[str, list[Any]] = {}
+    planned_seeds: dict[str, int] = {}
     for name in select(only):
         mod = registry.load(name)
         if getattr(mod, "NEEDS_CORPUS", True) and no_corpus:
             continue  # reproduce skips it too
-        pending[name] = runner.pending(mod.plan(registry.settings_of(mod, profile, seeds)))
+        settings = registry.settings_of(mod, profile, seeds)
+        pending[name] = runner.pending(mod.plan(settings))
+        if seeds_of(settings) is not None:
+            planned_seeds[name] = seeds_of(settings)
     shapes = list(dict.fromkeys(shape_of(s.config) for specs in pending.values() for s in specs))
     first = {shape_of(s.config): s.config for specs in pending.values() for s in specs}
     start = time.perf_counter()
     timed = dict(zip(shapes, step_seconds([first[s] for s in shapes]), strict=True))
     out = Estimate(profile, runner.pool_size(sum(map(len, pending.values()))),
-                   str(runner.resolve_device()), timing_s=time.perf_counter() - start)
+                   str(runner.resolve_device()), timing_s=time.perf_counter() - start,
+                   extra_seeds=extra_seeds, seeds=planned_seeds)
     every = []
     for name, specs in pending.items():
         secs = [run_seconds(s.config, timed[shape_of(s.config)], _held_tokens(s, runner))

@@ -4,7 +4,10 @@
 record, the settings, the wall time, the code revision), ``table.md`` and
 ``figure.png``. A finished envelope with the same profile and settings (the
 seed count included) is reused as is; training runs are cached further down by
-the runner, so an interrupted experiment resumes where it stopped.
+the runner, so an interrupted experiment resumes where it stopped. An envelope
+made by the extra-seed round (``attnlab.experiments.extra_seeds``) names the
+settings it grew from under ``planned``: it is reused for those, with the same
+number of extra seeds.
 """
 
 from __future__ import annotations
@@ -62,8 +65,14 @@ def identity(profile: str, settings: Any) -> dict[str, Any]:
             "settings": settings_dict(settings)}
 
 
-def finished_envelope(out: Path, name: str, ident: dict[str, Any]) -> dict | None:
-    """The envelope in ``out/name`` if it was made with ``ident``, else None."""
+def finished_envelope(out: Path, name: str, ident: dict[str, Any],
+                      extra_seeds: int | None = None) -> dict | None:
+    """The envelope in ``out/name`` if it was made with ``ident``, else None.
+
+    An envelope that had the extra-seed round is made with ``ident`` when its ``planned``
+    identity is ``ident`` and its round added ``extra_seeds`` seeds (None: any number);
+    it then holds more seeds than ``ident`` says, and is never grown again.
+    """
     path = Path(out) / name / "result.json"
     try:
         cached = json.loads(path.read_text(encoding="utf-8"))
@@ -71,12 +80,21 @@ def finished_envelope(out: Path, name: str, ident: dict[str, Any]) -> dict | Non
         return None
     if not isinstance(cached, dict):
         return None
-    return cached if all(cached.get(k) == v for k, v in ident.items()) else None
+    grown = cached.get("extra_round") or {}
+    if grown.get("ran"):
+        same = cached.get("planned") == ident and \
+            extra_seeds in (None, grown.get("extra_seeds"))
+    else:
+        same = all(cached.get(k) == v for k, v in ident.items())
+    return cached if same else None
 
 
 def analyse_and_write(name: str, mod: ModuleType, profile: str, settings: Any,
-                      results: Results, ctx: Context, out: Path) -> dict[str, Any]:
-    """Analyse finished runs, write the envelope, table and figure; returns the envelope."""
+                      results: Results, ctx: Context, out: Path,
+                      extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Analyse finished runs, write the envelope, table and figure; returns the envelope.
+    ``extra`` adds fields to the envelope (the extra-seed round's ``planned`` identity and
+    ``extra_round`` note)."""
     from attnlab.train.rundir import code_revision
 
     start = time.perf_counter()
@@ -92,6 +110,7 @@ def analyse_and_write(name: str, mod: ModuleType, profile: str, settings: Any,
         "runs": len(results),
         "code_revision": code_revision(),
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        **(extra or {}),
     }
     folder = out / name
     folder.mkdir(parents=True, exist_ok=True)
@@ -103,11 +122,13 @@ def analyse_and_write(name: str, mod: ModuleType, profile: str, settings: Any,
 
 
 def run_experiment(name: str, profile: str, ctx: Context, out: Path,
-                   seeds: int | None = None) -> dict[str, Any]:
-    """Run one experiment (or reuse its finished envelope); returns the envelope."""
+                   seeds: int | None = None, extra_seeds: int | None = None) -> dict[str, Any]:
+    """Run one experiment's planned runs and analysis (or reuse its finished envelope, one
+    grown by ``extra_seeds`` included; see ``finished_envelope``); returns the envelope. The
+    extra-seed round itself is ``attnlab.experiments.extra_seeds.settle``, after the claims."""
     mod = load(name)
     settings = settings_of(mod, profile, seeds)
-    cached = finished_envelope(out, name, identity(profile, settings))
+    cached = finished_envelope(out, name, identity(profile, settings), extra_seeds)
     if cached is not None:
         log.info("%s: finished earlier, reusing %s", name, out / name / "result.json")
         return cached

@@ -8,7 +8,12 @@
    worker processes, longest runs first); finished runs are read, not retrained;
 3. *analyse*: each experiment, in registry order, reads its runs, measures what it
    measures, and writes its envelope, table and figure; then the claims are
-   decided and the report is written (``attnlab.report``).
+   decided;
+4. *extra seeds*: each experiment with a training claim inconclusive on at least 3
+   seeds trains its plan with ``extra_seeds`` more seeds, once, all on one pool, and is
+   analysed again; its claims are decided again on all its seeds
+   (``attnlab.experiments.extra_seeds`` states the rule). Then the report is written
+   (``attnlab.report``).
 
 Everything is cached, so running it again skips finished work and resumes an
 interrupted run. Outcomes:
@@ -38,6 +43,7 @@ from attnlab.errors import UsageError
 from attnlab.experiments import registry
 from attnlab.experiments.base import Context
 from attnlab.experiments.claims import Claim, evaluate, one_line
+from attnlab.experiments.extra_seeds import EXTRA_SEEDS, check_extra_seeds, grown, settle
 from attnlab.experiments.runner import RunSpec
 from attnlab.report.write import status_of, write_report
 
@@ -80,8 +86,10 @@ def evaluate_claims(modules: dict[str, ModuleType], records: dict[str, dict]) ->
     return verdicts
 
 
-def finished_records(out_dir: Path, profile: str, seeds: int | None) -> dict[str, dict]:
-    """Records already finished under ``out_dir`` with this profile and seed count."""
+def finished_records(out_dir: Path, profile: str, seeds: int | None,
+                     extra_seeds: int | None = None) -> dict[str, dict]:
+    """Records already finished under ``out_dir`` with this profile and seed count (and,
+    for one grown by the extra-seed round, this number of extra seeds; None: any)."""
     records = {}
     for name in registry.EXPERIMENTS:
         try:
@@ -89,7 +97,7 @@ def finished_records(out_dir: Path, profile: str, seeds: int | None) -> dict[str
             ident = registry.identity(profile, registry.settings_of(mod, profile, seeds))
         except Exception:  # noqa: BLE001 - a module that cannot load has no record
             continue
-        envelope = registry.finished_envelope(Path(out_dir), name, ident)
+        envelope = registry.finished_envelope(Path(out_dir), name, ident, extra_seeds)
         if envelope is not None:
             records[name] = envelope["record"]
     return records
@@ -116,7 +124,8 @@ def machine() -> dict[str, Any]:
 def collect_meta(
     profile: str, seeds: int | None, *, corpus: str | None, corpus_status: str,
     only: list[str] | None, started_at: str, wall_s: float, workers: int = 1,
-    phases: dict[str, float] | None = None,
+    phases: dict[str, float] | None = None, extra_seeds: int = EXTRA_SEEDS,
+    extra_round: dict[str, list[str]] | None = None,
 ) -> dict[str, Any]:
     """Everything the report says about how and where it was made."""
     from attnlab.train.rundir import code_revision, versions
@@ -124,6 +133,8 @@ def collect_meta(
     return {
         "profile": profile,
         "seeds": seeds if seeds is not None else "the profile's",
+        "extra_seeds": extra_seeds,
+        "extra_round": extra_round or {},  # experiment -> the claims that called for it
         "only": only,
         "corpus": corpus,
         "corpus_status": corpus_status,
@@ -160,24 +171,30 @@ def reproduce(
     report_only: bool = False,
     workers: int = 1,
     device: str = "auto",
+    extra_seeds: int = EXTRA_SEEDS,
 ) -> dict[str, Any]:
     """Run the suite (or the ``only`` experiments) and write the report into ``out_dir``.
 
     ``seeds`` replaces every training experiment's seed count (None: the profile's).
     ``workers`` > 1 trains on that many worker processes (one thread each; on CUDA one
     per GPU); the results are the same bits. ``device`` is where runs train and
-    analyses measure (auto: CUDA when present).
+    analyses measure (auto: CUDA when present). ``extra_seeds`` is the size of the one
+    extra round for experiments left with an inconclusive training claim (0: off).
 
     ``report_only`` runs nothing: it rewrites the report from the results already
-    finished in ``out_dir`` (with this profile and seeds); the others are skipped.
+    finished in ``out_dir`` (with this profile and seeds, grown by any extra round);
+    the others are skipped.
 
     ``progress`` receives ``{"kind": "experiment", "index", "total", "name", "event", ...}``
-    (event: start, done, skipped, failed), ``{"kind": "suite", "event": "train", ...}``
-    and the trainer's own progress dicts. Returns ``paths`` (report files),
+    (event: start, done, skipped, failed), ``{"kind": "suite", "event": "train" | "extra",
+    ...}`` and the trainer's own progress dicts. Returns ``paths`` (report files),
     ``envelopes``, ``verdicts``, lists ``failed``, ``skipped`` and ``errors`` (claims),
-    and ``ok``.
+    ``extra_round`` (experiment -> the claim ids that called for its extra round, this
+    call or an earlier one whose envelope was reused), ``extra_round_now`` (the same, in
+    this call only) and ``ok``.
     """
     check_args(profile, seeds)
+    check_extra_seeds(extra_seeds)
     names = select(only)
     out_dir, work_dir = Path(out_dir), Path(work_dir)
     started_at, start = time.strftime("%Y-%m-%dT%H:%M:%S%z"), time.perf_counter()
@@ -201,7 +218,8 @@ def reproduce(
     elif any(getattr(m, "NEEDS_CORPUS", True) for m in modules.values()):
         corpus_reason, corpus_status = corpus_problem(corpus)
 
-    plans = _plan(modules, envelopes, profile, seeds, out_dir, report_only, corpus_reason)
+    plans = _plan(modules, envelopes, profile, seeds, out_dir, report_only, corpus_reason,
+                  None if report_only else extra_seeds)  # report only: any finished round
     t0 = time.perf_counter()
     _train([spec for _, runs in plans.values() for spec in runs], ctx, emit)
     phases = {"train": time.perf_counter() - t0}
@@ -209,18 +227,31 @@ def reproduce(
     phases["analyse"] = time.perf_counter() - t0 - phases["train"]
 
     envelopes = {n: envelopes[n] for n in names}  # registry order, load failures included
-    records = {n: e["record"] for n, e in envelopes.items() if status_of(e) == "ok"}
-    verdicts = evaluate_claims(modules, records)
+    verdicts = evaluate_claims(modules, _records(envelopes))
+    due: dict[str, list[str]] = {}
+    if not report_only:
+        t1 = time.perf_counter()
+        due = settle(modules, envelopes, verdicts, profile=profile, seeds=seeds,
+                     extra_seeds=extra_seeds, ctx=ctx, out=out_dir, emit=emit)
+        if due:  # the grown experiments' claims, decided again on all their seeds
+            verdicts = evaluate_claims(modules, _records(envelopes))
+            phases["extra seeds"] = time.perf_counter() - t1
     meta = collect_meta(profile, seeds, corpus=corpus, corpus_status=corpus_status,
                         only=None if only is None else names, started_at=started_at,
-                        wall_s=time.perf_counter() - start, workers=workers, phases=phases)
+                        wall_s=time.perf_counter() - start, workers=workers, phases=phases,
+                        extra_seeds=extra_seeds, extra_round=grown(envelopes))
     paths = write_report(envelopes, verdicts, out_dir, meta)
     failed = [n for n, e in envelopes.items() if status_of(e) == "failed"]
     skipped = [n for n, e in envelopes.items() if status_of(e) == "skipped"]
     errors = [v["id"] for v in verdicts if v["status"] == "error"]
     return {"paths": paths, "envelopes": envelopes, "verdicts": verdicts, "meta": meta,
             "failed": failed, "skipped": skipped, "errors": errors,
+            "extra_round": grown(envelopes), "extra_round_now": due,
             "ok": not failed and not errors}
+
+
+def _records(envelopes: dict[str, dict]) -> dict[str, dict]:
+    return {n: e["record"] for n, e in envelopes.items() if status_of(e) == "ok"}
 
 
 Plans = dict[str, tuple[Any, list[RunSpec]]]  # experiment -> (settings, planned runs)
@@ -228,7 +259,7 @@ Plans = dict[str, tuple[Any, list[RunSpec]]]  # experiment -> (settings, planned
 
 def _plan(modules: dict[str, ModuleType], envelopes: dict[str, dict], profile: str,
           seeds: int | None, out_dir: Path, report_only: bool,
-          corpus_reason: str | None) -> Plans:
+          corpus_reason: str | None, extra_seeds: int | None) -> Plans:
     """Phase 1: each experiment's settings and runs, unless a finished envelope is reused (or
     it is skipped or cannot plan: its envelope says why)."""
     plans: Plans = {}
@@ -236,8 +267,8 @@ def _plan(modules: dict[str, ModuleType], envelopes: dict[str, dict], profile: s
         title = getattr(mod, "TITLE", name)
         try:
             settings = registry.settings_of(mod, profile, seeds)
-            cached = registry.finished_envelope(out_dir, name,
-                                                registry.identity(profile, settings))
+            cached = registry.finished_envelope(
+                out_dir, name, registry.identity(profile, settings), extra_seeds)
             if cached is not None:
                 envelopes[name] = {**cached, "reused": True}
             elif report_only:

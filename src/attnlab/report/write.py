@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from attnlab.experiments.claims import MIN_SEEDS, STATUSES, Z, fmt_margin, render
+from attnlab.experiments.extra_seeds import rule_text
 from attnlab.files import write_text
 
 log = logging.getLogger(__name__)
@@ -115,6 +116,8 @@ def _experiment_section(
             f"settings: `{_settings_text(envelope.get('settings'))}`.",
             "",
         ]
+        if envelope.get("extra_round"):  # did the extra-seed round run, and why (not)
+            lines += [f"**Seeds:** {envelope['extra_round']['text']}.", ""]
         if envelope.get("profile", profile) == "quick" and envelope.get("quick_changes"):
             lines += [f"**What quick changes:** {envelope['quick_changes']}", ""]
         lines += [_table_text(name, envelope, folder).rstrip(), ""]
@@ -145,7 +148,10 @@ def compose(
         "",
     ]
     if verdicts:
-        lines += ["## Claim summary", "", VERDICT_RULE, "", claim_table(verdicts), ""]
+        rule = VERDICT_RULE
+        if meta.get("extra_seeds") is not None:
+            rule += " " + rule_text(meta["extra_seeds"])
+        lines += ["## Claim summary", "", rule, "", claim_table(verdicts), ""]
     not_run = [n for n, e in envelopes.items() if status_of(e) != "ok"]
     if not_run:
         lines += ["## Skipped and failed experiments", ""]
@@ -153,7 +159,8 @@ def compose(
                   for n in not_run]
         lines.append("")
     lines += ["## Profile and settings", ""]
-    lines += [f"Profile `{profile}`, seeds {meta.get('seeds', '–')}, corpus: "
+    extra = "" if meta.get("extra_seeds") is None else f", extra seeds {meta['extra_seeds']}"
+    lines += [f"Profile `{profile}`, seeds {meta.get('seeds', '–')}{extra}, corpus: "
               f"{meta.get('corpus_status', meta.get('corpus') or 'default search order')}.", ""]
     rows = ["| experiment | status | wall time | settings |", "|---|---|---:|---|"]
     for n, e in envelopes.items():

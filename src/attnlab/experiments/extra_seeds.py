@@ -1,0 +1,230 @@
+"""The extra-seed round (issue 11 §2): more seeds, once, where a training claim is inconclusive.
+
+The rule, fixed before any number it acts on was seen (``rule_text`` says it in the
+report, word for word):
+
+1. The planned runs are trained, every experiment is analysed and every claim is
+   decided (``attnlab.experiments.claims``).
+2. An experiment gets an *extra round* when at least one *training* claim that needs
+   it is **inconclusive** on at least ``MIN_SEEDS`` (3) seeds. Held, not-held,
+   skipped and error verdicts never call for one, nor do claims that need no
+   training, nor claims decided on fewer than 3 seeds (they stay inconclusive: the
+   micro profile, ``--seeds 1`` or ``2``).
+3. The round adds ``extra_seeds`` seeds (default ``EXTRA_SEEDS`` = 2: after seeds
+   0-2, seeds 3 and 4): every run of the experiment's plan with seeds = n + extra,
+   through the runner's cache, so seeds 0..n-1 are read, not retrained. The extra
+   runs of all such experiments train together on one pool, as the main pass does.
+4. Each such experiment is analysed again on all its seeds and **all** its claims
+   are decided again on them (those that were held or not held on n seeds too);
+   those verdicts are final.
+5. One round only: an experiment that had its round never gets another (its
+   envelope is reused as is by a rerun with the same ``--extra-seeds``), and a
+   round never removes a seed. ``--extra-seeds 0`` turns the round off.
+
+Why one fixed round and not "add seeds until decided": adding seeds only where a
+verdict is inconclusive is a second look at the data, and looking again and again
+until a verdict appears would let noise decide it. One round of a number of seeds
+stated in advance, for the whole experiment, with every claim of it re-decided, is
+a bounded second look: it can turn an inconclusive verdict into held or not held,
+and it can also turn a held one inconclusive. Left out: a correction of the two
+standard errors for that second look (the report states the rule instead).
+
+Every trained experiment's envelope says what happened (``extra_round``): whether
+the round ran, the seeds before and added, the claims that called for it, and a
+one-line ``text`` the report prints in the experiment's section.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from attnlab.errors import UsageError
+from attnlab.experiments import registry
+from attnlab.experiments.base import Context
+from attnlab.experiments.claims import MIN_SEEDS, one_line
+from attnlab.experiments.runner import RunSpec
+from attnlab.files import write_json
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[dict], None]
+
+EXTRA_SEEDS = 2  # seeds added by the one extra round (3 seeds -> 5)
+
+
+def check_extra_seeds(extra_seeds: int) -> None:
+    """A UsageError unless ``extra_seeds`` is a whole number >= 0."""
+    if not isinstance(extra_seeds, int) or isinstance(extra_seeds, bool) or extra_seeds < 0:
+        raise UsageError(f"--extra-seeds must be a whole number >= 0 (0 turns the extra round "
+                         f"off), got {extra_seeds!r}")
+
+
+def rule_text(extra_seeds: int) -> str:
+    """The rule in one paragraph, as the report states it."""
+    if extra_seeds == 0:
+        return ("**Extra seeds:** turned off for this report (`--extra-seeds 0`): every "
+                "verdict is decided on the planned seeds.")
+    return (
+        f"**Extra seeds** (one round, fixed in advance): after every claim is decided, each "
+        f"experiment with a training claim that is inconclusive on at least {MIN_SEEDS} seeds "
+        f"trains every run of its plan with {extra_seeds} more seed(s), once; it is then "
+        f"analysed again and all its claims are decided again on all its seeds, and those "
+        f"verdicts are final. Held, not-held, skipped, error and untrained claims never call "
+        f"for a round; a claim decided on fewer than {MIN_SEEDS} seeds stays inconclusive; a "
+        f"round never removes a seed and never repeats."
+    )
+
+
+def seeds_of(settings: Any) -> int | None:
+    """The training seeds of an experiment's settings (None: it does not train)."""
+    fields = {f.name for f in dataclasses.fields(settings)} \
+        if dataclasses.is_dataclass(settings) else set()
+    return settings.seeds if "seeds" in fields else None
+
+
+def triggers(verdicts: Iterable[dict], candidates: Iterable[str]) -> dict[str, list[str]]:
+    """Experiment name -> ids of the claims that call for its extra round (rule, point 2),
+    for the ``candidates`` (finished experiments that train and had no round yet).
+
+    >>> v = {"id": "x.a", "status": "inconclusive", "trained": True, "seeds": 3, "needs": ["x"]}
+    >>> triggers([v, {**v, "id": "x.b", "seeds": 2}, {**v, "id": "x.c", "status": "held"}],
+    ...          ["x"])
+    {'x': ['x.a']}
+    """
+    eligible = set(candidates)
+    due: dict[str, list[str]] = {}
+    for v in verdicts:
+        if not (v.get("trained", True) and v.get("status") == "inconclusive"
+                and v.get("seeds", 0) >= MIN_SEEDS):
+            continue
+        for name in v.get("needs") or [v.get("experiment")]:
+            if name in eligible:
+                due.setdefault(name, []).append(v["id"])
+    return due
+
+
+def seed_range(first: int, count: int) -> str:
+    """``seed 3`` or ``seeds 3-4``."""
+    return f"seed {first}" if count == 1 else f"seeds {first}-{first + count - 1}"
+
+
+def ran_note(before: int, extra_seeds: int, because: list[str]) -> dict[str, Any]:
+    """``extra_round`` of an experiment that had its round."""
+    were = "was" if len(because) == 1 else "were"
+    return {"ran": True, "extra_seeds": extra_seeds, "seeds_before": before,
+            "seeds_added": list(range(before, before + extra_seeds)), "because": list(because),
+            "text": f"extra round: {seed_range(before, extra_seeds)} added because "
+                    f"{', '.join(because)} {were} inconclusive on {before} seeds"}
+
+
+def skipped_note(seeds: int, extra_seeds: int) -> dict[str, Any]:
+    """``extra_round`` of an experiment that did not get one, with the reason."""
+    if seeds < MIN_SEEDS:
+        why = (f"{seeds} seed(s), fewer than {MIN_SEEDS}: its training claims stay "
+               "inconclusive")
+    elif extra_seeds == 0:
+        why = "turned off (--extra-seeds 0)"
+    else:
+        why = f"no training claim was inconclusive on {seeds} seeds"
+    return {"ran": False, "extra_seeds": extra_seeds, "seeds_before": seeds,
+            "text": f"no extra round: {why}"}
+
+
+def settle(modules: dict[str, ModuleType], envelopes: dict[str, dict], verdicts: list[dict],
+           *, profile: str, seeds: int | None, extra_seeds: int, ctx: Context, out: Path,
+           emit: Progress | None = None) -> dict[str, list[str]]:
+    """Apply the rule to decided ``verdicts``: run the one extra round where it is due.
+
+    ``envelopes`` (experiment -> envelope, as the main pass left them) are updated in
+    place: an experiment that had its round now holds the envelope analysed on all its
+    seeds (or a failed one, with the reason, when the round's training or analysis
+    raised); every other finished experiment that trains gets its ``extra_round`` note
+    (also written to its ``result.json``). Returns experiment -> the claim ids that
+    called for its round now (empty: nothing changed, the verdicts stand). The caller
+    decides the claims again.
+    """
+    check_extra_seeds(extra_seeds)
+    emit = emit or (lambda info: None)
+    out = Path(out)
+    candidates: dict[str, Any] = {}
+    for name, env in envelopes.items():
+        if env.get("status", "ok") != "ok" or name not in modules:
+            continue
+        if (env.get("extra_round") or {}).get("ran"):
+            continue  # point 5: one round only
+        settings = registry.settings_of(modules[name], profile, seeds)
+        if seeds_of(settings) is not None:
+            candidates[name] = settings
+    due = triggers(verdicts, candidates) if extra_seeds > 0 else {}
+    for name, settings in candidates.items():
+        if name not in due:
+            _note(envelopes, name, out, skipped_note(seeds_of(settings), extra_seeds))
+    if not due:
+        return {}
+
+    plans: dict[str, tuple[Any, Any, list[RunSpec]]] = {}
+    for name in due:
+        base = candidates[name]
+        bigger = registry.settings_of(modules[name], profile, seeds_of(base) + extra_seeds)
+        try:
+            plans[name] = (base, bigger, modules[name].plan(bigger))
+        except Exception as err:  # noqa: BLE001 - report it, run the rest
+            reason = f"extra round: cannot plan: {one_line(err)}"
+            envelopes[name] = _failed(name, modules[name], reason)
+    specs = [spec for _, _, runs in plans.values() for spec in runs]
+    runner = ctx.runner()
+    n_pending = len(runner.pending(specs))
+    emit({"kind": "suite", "event": "extra", "because": due, "runs": len(specs),
+          "pending": n_pending, "workers": runner.pool_size(n_pending)})
+    try:
+        runner.prefetch(specs)  # one pool for all extra runs of all experiments
+    except Exception as err:  # noqa: BLE001 - each experiment retries its own runs below
+        log.warning("the training pool stopped: %s", one_line(err))
+    for index, (name, (base, bigger, runs)) in enumerate(plans.items(), 1):
+        mod, note = modules[name], ran_note(seeds_of(base), extra_seeds, due[name])
+        info = {"kind": "experiment", "index": index, "total": len(plans), "name": name}
+        emit({**info, "event": "start", "title": note["text"]})
+        start = time.perf_counter()
+        try:
+            results = ctx.runner().train(runs)
+            extra = {"planned": registry.identity(profile, base), "extra_round": note}
+            envelopes[name] = {**registry.analyse_and_write(
+                name, mod, profile, bigger, results, ctx, out, extra=extra), "reused": False}
+        except Exception as err:  # noqa: BLE001 - report it, run the rest
+            log.debug("%s traceback", name, exc_info=True)
+            envelopes[name] = _failed(name, mod, f"extra round: {one_line(err)}")
+            emit({**info, "event": "failed", "reason": envelopes[name]["reason"]})
+            continue
+        emit({**info, "event": "done", "wall_s": time.perf_counter() - start,
+              "reused": False})
+    return due
+
+
+def grown(envelopes: dict[str, dict]) -> dict[str, list[str]]:
+    """Experiment -> the claim ids that called for its extra round, for every envelope that
+    had one (in this run or an earlier one)."""
+    return {name: list(env["extra_round"].get("because", []))
+            for name, env in envelopes.items() if (env.get("extra_round") or {}).get("ran")}
+
+
+def _note(envelopes: dict[str, dict], name: str, out: Path, note: dict[str, Any]) -> None:
+    """Set an experiment's ``extra_round`` note, in memory and in its result.json."""
+    env = envelopes[name]
+    if env.get("extra_round") == note:
+        return
+    envelopes[name] = {**env, "extra_round": note}
+    stored = {k: v for k, v in envelopes[name].items() if k != "reused"}
+    path = out / name / "result.json"
+    if path.is_file():
+        write_json(path, stored, sort_keys=False)
+
+
+def _failed(name: str, mod: ModuleType, reason: str) -> dict[str, Any]:
+    return {"name": name, "title": getattr(mod, "TITLE", name), "status": "failed",
+            "reason": reason}
