@@ -15,6 +15,33 @@ import torch
 torch.set_num_threads(1)
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():  # noqa: ANN202
+    """Each module starts on one thread and leaves the count as it found it, even when
+    the code it tests sets the process's thread count (the trainer, the probes)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture
+def trained_hashes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The run hash of every call of the trainer during the test, in order."""
+    import attnlab.train.trainer as trainer
+    from attnlab.train.config import run_hash
+
+    calls: list[str] = []
+    real = trainer.train
+
+    def counted(cfg, run_dir, **kw):  # noqa: ANN001, ANN003, ANN202
+        calls.append(run_hash(cfg))
+        return real(cfg, run_dir, **kw)
+
+    monkeypatch.setattr(trainer, "train", counted)
+    return calls
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _attnlab_cache(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN202
     mp = pytest.MonkeyPatch()

@@ -26,7 +26,7 @@ from attnlab.experiments.extra_seeds import (
 from attnlab.experiments.runner import Runner, seeded
 from attnlab.experiments.suite import evaluate_claims, reproduce
 from attnlab.nn.config import ModelConfig
-from attnlab.train.config import DataConfig, RunConfig, TrainConfig, run_hash
+from attnlab.train.config import DataConfig, RunConfig, TrainConfig
 
 # ---------------------------------------------------------------- the rule on synthetic records
 
@@ -173,30 +173,22 @@ def fake_experiment(name: str, steps: int, wobbly: bool) -> types.ModuleType:
     return mod
 
 
-def use_fakes(monkeypatch) -> list[str]:
-    """Register a wobbly and a steady fake experiment; returns the list of trained run hashes."""
-    import attnlab.train.trainer as trainer
-
+def use_fakes(monkeypatch) -> None:
+    """Register a wobbly and a steady fake experiment in place of the real ones."""
     fakes = {"wobbly": fake_experiment("wobbly", 2, True),
              "steady": fake_experiment("steady", 3, False)}
     monkeypatch.setattr(registry, "EXPERIMENTS", list(fakes))
     monkeypatch.setattr(registry, "load", lambda name: fakes[name])
-    calls, real = [], trainer.train
-
-    def counted(cfg, run_dir, **kw):
-        calls.append(run_hash(cfg))
-        return real(cfg, run_dir, **kw)
-
-    monkeypatch.setattr(trainer, "train", counted)
-    return calls
 
 
 def _run(out: Path, work: Path, **kw) -> dict:
     return reproduce("quick", kw.pop("seeds", None), out, work, device="cpu", **kw)
 
 
-def test_the_suite_adds_seeds_once_where_a_claim_is_inconclusive(tmp_path, monkeypatch):
-    calls = use_fakes(monkeypatch)
+def test_the_suite_adds_seeds_once_where_a_claim_is_inconclusive(tmp_path, monkeypatch,
+                                                                 trained_hashes):
+    use_fakes(monkeypatch)
+    calls = trained_hashes
     events = []
     first = _run(tmp_path / "out", tmp_path / "work", progress=events.append)
     assert first["ok"]
@@ -235,8 +227,9 @@ def test_the_suite_adds_seeds_once_where_a_claim_is_inconclusive(tmp_path, monke
                                       registry.identity("quick", CoinSettings(5)), 2) is None
 
 
-def test_off_below_three_seeds_and_turned_on_later(tmp_path, monkeypatch):
-    calls = use_fakes(monkeypatch)
+def test_off_below_three_seeds_and_turned_on_later(tmp_path, monkeypatch, trained_hashes):
+    use_fakes(monkeypatch)
+    calls = trained_hashes
     off = _run(tmp_path / "out", tmp_path / "work", extra_seeds=0)
     assert len(calls) == 6 and off["extra_round"] == {}
     assert off["envelopes"]["wobbly"]["extra_round"]["text"] == \

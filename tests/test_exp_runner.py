@@ -31,21 +31,8 @@ class Tokens:
         self.held = np.arange(100) % 64
 
 
-def _counting(monkeypatch) -> list[str]:
-    import attnlab.train.trainer as trainer
-
-    calls, real = [], trainer.train
-
-    def counted(cfg, run_dir, **kw):
-        calls.append(run_hash(cfg))
-        return real(cfg, run_dir, **kw)
-
-    monkeypatch.setattr(trainer, "train", counted)
-    return calls
-
-
-def test_each_planned_run_is_trained_once(tmp_path, monkeypatch):
-    calls = _counting(monkeypatch)
+def test_each_planned_run_is_trained_once(tmp_path, trained_hashes):
+    calls = trained_hashes
     data = Tokens()
     specs = seeded("tiny", TINY, 3, data=data)
     twin = RunSpec("tiny again", specs[0].config, data)  # the same run under another label

@@ -31,7 +31,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-import torch
 from fault_tools import SETTINGS, cli, finished_run, tree_hash
 from safetensors.torch import load_file, save_file
 
@@ -58,13 +57,6 @@ def finished(tmp_path_factory):
     """One finished run of a tiny model on a tiny corpus: (run dir, corpus, result, hash)."""
     return finished_run(tmp_path_factory.mktemp("faults"))
 
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 def wrong_shape(path: Path) -> bytes:

@@ -21,13 +21,6 @@ def finished(tmp_path_factory):
     return finished_run(tmp_path_factory.mktemp("single"))
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
 
 @pytest.fixture
 def copy(finished, tmp_path):

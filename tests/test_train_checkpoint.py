@@ -22,15 +22,6 @@ from attnlab.train.checkpoint import (
 )
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny models run fastest on one thread; on a busy 2-core machine, threads spin."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 class Tied(torch.nn.Module):
     """Embedding and output layer sharing one matrix, as with tie_weights."""
 

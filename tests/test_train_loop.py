@@ -34,14 +34,6 @@ def data():
     return SimpleNamespace(train=tokens[:2700], held=tokens[2700:], tokenizer=None)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny models run fastest on one thread; on a busy 2-core machine, threads spin."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
 
 def tiny(*extra: str):
     return load_run_config(None, TINY + list(extra))
