@@ -168,10 +168,11 @@ def test_report_only_runs_nothing(ran, dirs, tmp_path):
     assert not (tmp_path / "empty" / "params").exists()  # nothing ran
 
 
-def test_extra_seeds_through_run_and_reproduce(monkeypatch, tmp_path):
+def test_extra_seeds_through_run_and_reproduce(monkeypatch, tmp_path, trained_hashes):
     from test_exp_extra_seeds import use_fakes
 
-    calls = use_fakes(monkeypatch)
+    use_fakes(monkeypatch)
+    calls = trained_hashes
     where = ["--profile", "quick", "--jobs", "1", "--device", "cpu",
              "--out", str(tmp_path / "out"), "--work", str(tmp_path / "work")]
     code, out, err = call(["run", "wobbly", *where])
