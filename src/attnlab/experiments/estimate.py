@@ -94,14 +94,16 @@ def _time_steps(configs: list[RunConfig]) -> list[float]:
     """In the timing process: interleaved rounds over every config; the best round each."""
     import torch
 
+    from attnlab.nn.model import next_token_loss
     from attnlab.train.runtime import autocast, build_model
+    from attnlab.train.speed import make_optimizer
 
     torch.set_num_threads(1)  # this process is the stand-in for one worker
     states = []
     for cfg in configs:
         device = torch.device(cfg.train.device)
         model = build_model(cfg, device)
-        opt = torch.optim.AdamW(model.parameters(), lr=cfg.train.lr)
+        opt = make_optimizer(model, cfg.train)  # the trainer's optimizer, its step timed too
         shape = (cfg.train.batch_size, cfg.model.n_ctx)
         x = torch.randint(0, cfg.model.vocab_size, shape, device=device)  # (B, T)
         y = torch.randint(0, cfg.model.vocab_size, shape, device=device)  # (B, T)
@@ -111,7 +113,7 @@ def _time_steps(configs: list[RunConfig]) -> list[float]:
         model, opt, x, y, amp, _ = state
         with amp:
             logits = model(x)  # (B, T, V)
-        loss = torch.nn.functional.cross_entropy(logits.float().flatten(0, 1), y.flatten())
+        loss = next_token_loss(logits, y)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
