@@ -93,6 +93,43 @@ def test_idle_connections_are_closed_and_do_not_block_the_server() -> None:
             s.close()
 
 
+def _trickle(port: int, head: bytes, stop: float) -> tuple[bytes, float]:
+    """Send ``head``, then one byte every 0.2 s until the server answers or closes (or
+    ``stop`` seconds pass); return what came back and when, in seconds."""
+    start = time.monotonic()
+    with socket.create_connection((HOST, port), timeout=0.2) as s:
+        s.sendall(head)
+        answer = b""
+        while time.monotonic() - start < stop:
+            try:
+                s.sendall(b"a")
+            except OSError:  # the server no longer reads: collect its answer
+                pass
+            try:
+                chunk = s.recv(65536)
+            except TimeoutError:
+                continue
+            except OSError:
+                break
+            if not chunk:
+                break
+            answer += chunk
+        return answer, time.monotonic() - start
+
+
+def test_a_client_trickling_bytes_is_cut_off_at_the_read_deadline() -> None:
+    with start_server(hand_compute, idle_timeout=5, read_deadline=1.0) as srv:
+        body_head = _post(srv.port, "Content-Length: 1000")  # then a byte every 0.2 s
+        answer, seconds = _trickle(srv.port, body_head, stop=15)
+        assert 1.0 <= seconds < 5, seconds  # the deadline, not the idle timeout, ended it
+        assert answer.startswith(b"HTTP/1.0 400") and b"the body ended after" in answer
+        header_head = f"GET / HTTP/1.1\r\nHost: {HOST}:{srv.port}\r\nX-Slow: ".encode()
+        answer, seconds = _trickle(srv.port, header_head, stop=15)  # headers never end
+        assert 1.0 <= seconds < 5 and answer.startswith(b"HTTP/1.0 "), (seconds, answer[:40])
+        status, _ = _raw(srv.port, _get(srv.port, "/api/attention?text=hola"))
+        assert status == 200  # a request sent at once is not affected
+
+
 def _rss_kib(pid: int, field: str) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith(field + ":"):

@@ -13,7 +13,11 @@ Bounded by construction, so that ordinary abuse cannot knock it over:
 - the listen queue holds ``LISTEN_QUEUE`` connections and at most
   ``MAX_WORKERS`` are handled at once; more wait in the queue, unanswered
   but not reset;
-- a connection idle for ``IDLE_TIMEOUT`` seconds is closed;
+- a connection idle for ``IDLE_TIMEOUT`` seconds is closed, and one that has
+  not sent its whole request ``READ_DEADLINE`` seconds after it was accepted
+  is read no further (a client trickling a byte now and then cannot hold a
+  worker): what arrived is answered, usually with a 400, and the connection
+  closes;
 - a request may read at most ``REQUEST_CAP`` bytes (request line, headers and
   body together), the URL at most ``MAX_URL`` bytes, and the body only what a
   valid ``Content-Length`` (digits only) announces, under the body limit.
@@ -23,10 +27,8 @@ by that name (a ``Host`` header of 127.0.0.1 or localhost with its port), so a
 web page elsewhere cannot reach it through a rebound DNS name.
 
 Left out: TLS, authentication, keep-alive (HTTP/1.0: one request per
-connection), a deadline on a client that trickles bytes slower than the idle
-timeout (it holds one worker until it is done), and more than one sentence at a
-time through ``compute`` (calls are serialised by a lock: a model is not
-assumed to be thread-safe).
+connection), and more than one sentence at a time through ``compute`` (calls
+are serialised by a lock: a model is not assumed to be thread-safe).
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ LOOPBACK = ("127.0.0.1", "localhost")
 LISTEN_QUEUE = 128  # the kernel's queue of connections not yet accepted (was 5: bursts were reset)
 MAX_WORKERS = 16  # connections handled at once; each holds at most REQUEST_CAP bytes of input
 IDLE_TIMEOUT = 10.0  # seconds a connection may send nothing before it is closed
+READ_DEADLINE = 30.0  # seconds a connection has to send its whole request
 REQUEST_CAP = 128 * 1024  # bytes one request may read: request line, headers and body
 MAX_URL = 16 * 1024  # bytes of the request target; the page's own URLs are far shorter
 _DIGITS = re.compile(r"[0-9]{1,12}")
@@ -124,10 +127,12 @@ class _Server(ThreadingHTTPServer):
     allow_reuse_address = True
     request_queue_size = LISTEN_QUEUE
 
-    def __init__(self, address: tuple[str, int], app: _App, idle_timeout: float) -> None:
+    def __init__(self, address: tuple[str, int], app: _App, idle_timeout: float,
+                 read_deadline: float) -> None:  # fmt: skip
         super().__init__(address, _Handler)
         self.app = app
         self.idle_timeout = idle_timeout
+        self.read_deadline = read_deadline
         self.slots = threading.BoundedSemaphore(MAX_WORKERS)
         self.closing = threading.Event()
         port = self.server_address[1]
@@ -174,6 +179,20 @@ class _Handler(BaseHTTPRequestHandler):
         self.timeout = self.server.idle_timeout  # on the socket: a longer wait ends the connection
         super().setup()
         self.rfile = _CappedReader(self.rfile, REQUEST_CAP)
+        # Past the deadline, reading ends: a blocked or later read sees end-of-file.
+        self.deadline = threading.Timer(self.server.read_deadline, self._stop_reading)
+        self.deadline.daemon = True
+        self.deadline.start()
+
+    def _stop_reading(self) -> None:
+        try:
+            self.connection.shutdown(socket.SHUT_RD)
+        except OSError:  # already closed
+            pass
+
+    def finish(self) -> None:
+        self.deadline.cancel()
+        super().finish()
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (stdlib name)
         log.debug("%s - %s", self.address_string(), format % args)
@@ -315,12 +334,14 @@ def make_server(
     max_chars: int = DEFAULT_MAX_CHARS,
     max_tokens: int = DEFAULT_MAX_TOKENS,
     idle_timeout: float = IDLE_TIMEOUT,
+    read_deadline: float = READ_DEADLINE,
 ) -> _Server:
     """Bind the explorer server (not yet serving); ``port=0`` picks a free port.
 
     ``compute(default_text)`` runs once now, for the page's first view, so a
     broken ``compute`` fails here rather than in the browser. A connection
-    that sends nothing for ``idle_timeout`` seconds is closed.
+    that sends nothing for ``idle_timeout`` seconds is closed; one that has not
+    sent its whole request within ``read_deadline`` seconds is read no further.
     """
     if host not in LOOPBACK:
         raise UsageError(f"the explorer server binds to 127.0.0.1 only, not {host!r}")
@@ -328,10 +349,11 @@ def make_server(
         raise UsageError(f"max_chars and max_tokens must be >= 1, got {max_chars}, {max_tokens}")
     if not 0 <= port <= 65535:
         raise UsageError(f"port must be in 0..65535, got {port}")
-    if not idle_timeout > 0:
-        raise UsageError(f"idle_timeout must be > 0 seconds, got {idle_timeout}")
+    if not (idle_timeout > 0 and read_deadline > 0):
+        raise UsageError("idle_timeout and read_deadline must be > 0 seconds, "
+                         f"got {idle_timeout} and {read_deadline}")
     app = _App(compute, max_chars, max_tokens, default_text, threading.Lock())
-    return _Server(("127.0.0.1", port), app, idle_timeout)
+    return _Server(("127.0.0.1", port), app, idle_timeout, read_deadline)
 
 
 def serve(
@@ -392,11 +414,12 @@ def start_server(
     max_chars: int = DEFAULT_MAX_CHARS,
     max_tokens: int = DEFAULT_MAX_TOKENS,
     idle_timeout: float = IDLE_TIMEOUT,
+    read_deadline: float = READ_DEADLINE,
 ) -> RunningServer:
     """Start the explorer server on 127.0.0.1 in a daemon thread; ``port=0`` = any free port."""
     server = make_server(
         compute, "127.0.0.1", port, default_text=default_text, max_chars=max_chars,
-        max_tokens=max_tokens, idle_timeout=idle_timeout,
+        max_tokens=max_tokens, idle_timeout=idle_timeout, read_deadline=read_deadline,
     )  # fmt: skip
     thread = threading.Thread(target=server.serve_forever, name="attnlab-explorer", daemon=True)
     thread.start()
