@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 from attnlab.experiments import registry
 from attnlab.experiments.base import Context
@@ -119,6 +120,23 @@ def test_the_estimate_says_it_leaves_the_round_out():
     assert "not included" in dataclasses.replace(est, runs={}).text()  # nothing pending yet
     assert "it needs at least 3 seeds" in dataclasses.replace(est, seeds={"x": 1}).text()
     assert "--extra-seeds 0" in dataclasses.replace(est, extra_seeds=0).text()
+
+
+def test_the_estimate_counts_workers_sharing_a_gpu_as_one(monkeypatch, tmp_path):
+    import attnlab.experiments.estimate as estimate
+    import attnlab.experiments.pool as pool
+    from attnlab.experiments.runner import Runner
+
+    monkeypatch.setattr(pool, "gpu_count", lambda: 1)
+    monkeypatch.setattr(Runner, "resolve_device", lambda self: torch.device("cuda"))
+    monkeypatch.setattr(estimate, "step_seconds", lambda configs: [0.01] * len(configs))
+    est = estimate.estimate_suite("micro", 3, tmp_path, only=["agreement"], workers=4)
+    assert est.workers == 1 and est.sharing == 3  # 3 pending runs on 4 workers, one GPU
+    assert est.wall_s == pytest.approx(sum(est.per_experiment.values()))  # laid on one
+    assert "3 workers will share 1 GPU(s); counted as one per GPU" in est.text()
+    monkeypatch.setattr(pool, "gpu_count", lambda: 3)
+    est = estimate.estimate_suite("micro", 3, tmp_path, only=["agreement"], workers=4)
+    assert est.workers == 3 and "share" not in est.text()
 
 
 # ---------------------------------------------------------------- the suite, end to end

@@ -123,21 +123,26 @@ def test_a_run_that_fails_in_a_worker_raises_in_order(tmp_path):
         runner.train(specs)
 
 
-def test_one_worker_per_gpu(monkeypatch, tmp_path):
+def test_one_worker_per_gpu_by_default_more_share_them(monkeypatch, tmp_path):
     import attnlab.experiments.pool as pool
 
     monkeypatch.setattr(pool, "gpu_count", lambda: 2)
     monkeypatch.setattr(Runner, "resolve_device", lambda self: torch.device("cuda"))
-    runner = Runner(work=tmp_path, device="cuda", workers=8)
-    assert runner.pool_size(5) == 2 and runner.pool_size(1) == 1
+    assert default_workers() == 2 and resolve_jobs(None) == 2  # --jobs not given: one per GPU
+    assert Runner(work=tmp_path, device="cuda", workers=2).pool_size(5) == 2
+    runner = Runner(work=tmp_path, device="cuda", workers=8)  # --jobs 8: four on each GPU
+    assert runner.pool_size(5) == 5 and runner.pool_size(1) == 1
     assert Runner(work=tmp_path, device="cuda", workers=1).pool_size(5) == 1  # --jobs 1
     assert worker_envs(2, "cuda", 2) == [{"CUDA_VISIBLE_DEVICES": "0"},
                                          {"CUDA_VISIBLE_DEVICES": "1"}]
-    assert worker_envs(2, "cuda", 2, "3,5") == [{"CUDA_VISIBLE_DEVICES": "3"},
-                                                {"CUDA_VISIBLE_DEVICES": "5"}]
-    with pytest.raises(ValueError, match="visible GPUs"):
-        worker_envs(3, "cuda", 2)
+    assert worker_envs(3, "cuda", 2, "3,5") == [{"CUDA_VISIBLE_DEVICES": "3"},
+                                                {"CUDA_VISIBLE_DEVICES": "5"},
+                                                {"CUDA_VISIBLE_DEVICES": "3"}]
+    with pytest.raises(ValueError, match="visible GPU"):
+        worker_envs(3, "cuda", 0)
     assert worker_envs(2, "cpu", 0) == [{}, {}]
+    monkeypatch.setattr(pool, "gpu_count", lambda: 0)  # asked for CUDA, none there
+    assert Runner(work=tmp_path, device="cuda", workers=8).pool_size(5) == 1
     monkeypatch.setattr(Runner, "resolve_device", lambda self: torch.device("cpu"))
     assert Runner(work=tmp_path, workers=2).pool_size(5) == 2
 

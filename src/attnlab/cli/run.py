@@ -102,7 +102,8 @@ def add_common(p: argparse.ArgumentParser, profiles: list[str]) -> None:
                    help="corpus text file (default: $ATTNLAB_DATA, the cache, or a download)")
     p.add_argument("--jobs", type=int, default=None,
                    help="train on N one-thread worker processes side by side (default: one "
-                   "per CPU core; with CUDA one per GPU; 1 = in this process)")
+                   "per CPU core; with CUDA one per GPU, and more share the GPUs "
+                   "round-robin; 1 = in this process)")
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
                    help="where runs train and analyses measure (default auto: CUDA when "
                    "present)")

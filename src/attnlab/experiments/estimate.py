@@ -10,6 +10,8 @@ then costs ``steps × step time`` plus its final evaluation (a forward pass
 over the held-out split and a train slice of the same size, counted as a third
 of a training step per token). The runs are laid on the workers longest first,
 as the pool takes them, and the estimate is the time the busiest worker needs.
+Workers that share a GPU (``--jobs`` above the GPU count) are counted as one
+per GPU: how much sharing gains is for a measurement to say, not assumed.
 
 Left out: analysis after training (minutes in the quick profile: the cost
 sweep, position's longer windows), warm-up effects of long runs, and the
@@ -46,6 +48,7 @@ class Estimate:
     timing_s: float = 0.0  # how long the timing itself took
     extra_seeds: int = 0  # the extra-seed round's size (not in the estimate: said in text)
     seeds: dict[str, int] = field(default_factory=dict)  # planned seeds per experiment
+    sharing: int = 0  # workers that will share the GPUs (counted as `workers`, one per GPU)
 
     def text(self) -> str:
         from attnlab.train.progress import format_duration
@@ -61,6 +64,9 @@ class Estimate:
                              "of one worker's time")
         lines.append(f"  (from {STEPS}-step timings of each model, best of {ROUNDS} rounds, "
                      f"{self.timing_s:.0f} s; analysis comes on top)")
+        if self.sharing > self.workers:
+            lines.append(f"  ({self.sharing} workers will share {self.workers} GPU(s); counted "
+                         "as one per GPU, so sharing's gain is left out)")
         lines.append("  " + self.extra_text())
         return "\n".join(lines)
 
@@ -161,6 +167,7 @@ def estimate_suite(profile: str, seeds: int | None, work: Path, *, corpus: str |
     """Plan the selected experiments, time their pending runs' steps, lay them on workers."""
     from attnlab.experiments import registry
     from attnlab.experiments.extra_seeds import seeds_of
+    from attnlab.experiments.pool import gpu_count
     from attnlab.experiments.runner import Runner
     from attnlab.experiments.suite import corpus_problem, select
 
@@ -180,9 +187,11 @@ def estimate_suite(profile: str, seeds: int | None, work: Path, *, corpus: str |
     first = {shape_of(s.config): s.config for specs in pending.values() for s in specs}
     start = time.perf_counter()
     timed = dict(zip(shapes, step_seconds([first[s] for s in shapes]), strict=True))
-    out = Estimate(profile, runner.pool_size(sum(map(len, pending.values()))),
-                   str(runner.resolve_device()), timing_s=time.perf_counter() - start,
-                   extra_seeds=extra_seeds, seeds=planned_seeds)
+    pool = runner.pool_size(sum(map(len, pending.values())))
+    device = runner.resolve_device()
+    laid = min(pool, max(1, gpu_count())) if device.type == "cuda" else pool
+    out = Estimate(profile, laid, str(device), timing_s=time.perf_counter() - start,
+                   extra_seeds=extra_seeds, seeds=planned_seeds, sharing=pool)
     every = []
     for name, specs in pending.items():
         secs = [run_seconds(s.config, timed[shape_of(s.config)], _held_tokens(s, runner))

@@ -1,4 +1,5 @@
-"""Worker processes for ``Runner``: one thread each on the CPU, one per GPU on CUDA.
+"""Worker processes for ``Runner``: one thread each on the CPU, one per GPU on CUDA
+(by default; more workers than GPUs share them round-robin).
 
 The models of the quick profile are small (width 32-128, batch 8-64): one
 training process on two threads runs them only 1.3-1.7× faster than on one,
@@ -8,7 +9,10 @@ runner hands its pending runs to ``n`` long-lived *spawned* processes (fresh
 interpreters: no forked torch thread pools), which take runs from one queue
 until it is empty. On the CPU each sets ``torch.set_num_threads(1)``; on CUDA
 each sees only its own GPU (``CUDA_VISIBLE_DEVICES``, set before anything
-touches CUDA), so "cuda" in a run's config means that worker's GPU.
+touches CUDA), so "cuda" in a run's config means that worker's GPU. The models
+are small enough that one process leaves a large GPU mostly idle (each step is a
+few hundred short kernels, launched from Python), so ``--jobs N`` above the GPU
+count puts several workers on each GPU, worker i on the (i mod GPUs)-th one.
 
 A worker trains through ``Runner.train_one``, exactly as the runner would in
 order (same run directory, same data, same code), so the results are the same
@@ -46,7 +50,8 @@ def gpu_count() -> int:
 
 
 def default_workers() -> int:
-    """One worker per CPU core (at most 8) on a CPU-only machine; one per GPU with CUDA."""
+    """One worker per CPU core (at most 8) on a CPU-only machine; one per GPU with CUDA
+    (``--jobs`` asks for more)."""
     n_gpu = gpu_count()
     if n_gpu:
         return n_gpu
@@ -57,10 +62,13 @@ def default_workers() -> int:
 def worker_envs(n: int, device_type: str, n_gpus: int,
                 visible: str | None = None) -> list[dict[str, str]]:
     """The environment each of ``n`` workers sets before it starts: on CUDA worker i sees
-    only the i-th visible GPU (of ``visible``, the parent's ``CUDA_VISIBLE_DEVICES``).
+    only the (i mod GPUs)-th visible GPU (of ``visible``, the parent's
+    ``CUDA_VISIBLE_DEVICES``), so more workers than GPUs share them round-robin.
 
     >>> worker_envs(2, "cuda", 2, "4,6")
     [{'CUDA_VISIBLE_DEVICES': '4'}, {'CUDA_VISIBLE_DEVICES': '6'}]
+    >>> [e["CUDA_VISIBLE_DEVICES"] for e in worker_envs(5, "cuda", 2)]
+    ['0', '1', '0', '1', '0']
     >>> worker_envs(2, "cpu", 0)
     [{}, {}]
     """
@@ -68,9 +76,9 @@ def worker_envs(n: int, device_type: str, n_gpus: int,
         return [{} for _ in range(n)]
     ids = [g.strip() for g in visible.split(",") if g.strip()] if visible else \
         [str(i) for i in range(n_gpus)]
-    if n > len(ids):
-        raise UsageError(f"{n} GPU workers need {n} visible GPUs, found {len(ids)}")
-    return [{"CUDA_VISIBLE_DEVICES": ids[i]} for i in range(n)]
+    if not ids:
+        raise UsageError("CUDA workers need a visible GPU, found none")
+    return [{"CUDA_VISIBLE_DEVICES": ids[i % len(ids)]} for i in range(n)]
 
 
 def run_pool(specs: list[Any], runner: Any, n: int) -> dict[str, str]:

@@ -127,7 +127,7 @@ class Runner:
     work: Path  # runs live in work/<key>
     device: str = "auto"  # train.device of every run: auto | cpu | cuda
     corpus: str | None = None  # data.corpus of every corpus run (None: the spec's search order)
-    workers: int = 1  # >1: a pool of that many processes (CPU); CUDA: one per visible GPU
+    workers: int = 1  # >1: a pool of that many processes (on CUDA shared round-robin by GPUs)
     progress: Progress | None = None  # receives the trainer's progress dicts (+ "run": label)
 
     def __post_init__(self) -> None:
@@ -226,8 +226,8 @@ class Runner:
 
         if n_runs < 2:
             return 1
-        if self.resolve_device().type == "cuda":  # one worker per GPU, at most
-            return max(1, min(gpu_count(), self.workers, n_runs))
+        if self.resolve_device().type == "cuda" and not gpu_count():
+            return 1  # nothing to place workers on: train here, where the error is plain
         return min(self.workers, n_runs)
 
     def _train_on_pool(self, pending: list[RunSpec]) -> None:
