@@ -5,6 +5,8 @@ side happens to be running, so two sides are never timed one after the
 other: ``interleaved`` runs rounds A, B, A, B, … and keeps every round's time;
 the best round of each side is the figure (the round least disturbed), and
 the spread (median, worst) is printed beside it so a disturbed run shows.
+On a GPU every round ends with a synchronisation (``sync``), so a round's time
+is the work it queued, not the time to queue it.
 
 Hugging Face's GPT-2 is built offline from a ``GPT2Config`` at the sizes of an
 attnlab ``ModelConfig`` (``hf_gpt2``): no download, dropout off, everything
@@ -14,6 +16,7 @@ embeddings, biases on every map).
 
 from __future__ import annotations
 
+import functools
 import os
 import platform
 import statistics
@@ -74,19 +77,40 @@ class Timing:
         return max(self.rounds)
 
 
+def synchronizer(device: torch.device) -> Callable[[], None]:
+    """What waits for ``device``'s queued work: ``torch.cuda.synchronize`` on a GPU, nothing
+    on the CPU (whose work is done when the call returns)."""
+    if device.type == "cuda":
+        return functools.partial(torch.cuda.synchronize, device)
+    return lambda: None
+
+
+def device_line(device: torch.device) -> str:
+    """One line naming the GPU a benchmark runs on ('' on the CPU: ``processor`` says it)."""
+    if device.type != "cuda":
+        return ""
+    p = torch.cuda.get_device_properties(device)
+    return (f"GPU: {p.name}, {p.total_memory / 2**30:.0f} GiB, {p.multi_processor_count} SMs; "
+            f"CUDA {torch.version.cuda}; TF32 matmul {torch.backends.cuda.matmul.allow_tf32}")
+
+
 def interleaved(
-    sides: dict[str, Callable[[], Any]], rounds: int, calls: int = 1, warmup: int = 1
+    sides: dict[str, Callable[[], Any]], rounds: int, calls: int = 1, warmup: int = 1,
+    sync: Callable[[], None] = lambda: None,
 ) -> dict[str, Timing]:
-    """Time each side in alternating rounds of ``calls`` calls; seconds per call per round."""
+    """Time each side in alternating rounds of ``calls`` calls; seconds per call per round
+    (each round closed by ``sync``, see the module docstring)."""
     for fn in sides.values():
         for _ in range(warmup):
             fn()
+    sync()
     times: dict[str, list[float]] = {name: [] for name in sides}
     for _ in range(rounds):
         for name, fn in sides.items():
             t0 = time.perf_counter()
             for _ in range(calls):
                 fn()
+            sync()
             times[name].append((time.perf_counter() - t0) / calls)
     return {name: Timing(t) for name, t in times.items()}
 

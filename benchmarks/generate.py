@@ -20,7 +20,11 @@ against recomputing the whole context; with proof that they all say the same.
 
 Weights are the seeded initial ones: equality does not depend on training.
 
+On a GPU (``--device cuda``) every model and prompt lives there and each timed
+round ends with a synchronisation.
+
     python benchmarks/generate.py [--new 512] [--rounds 5] [--threads 2] [--lengths 128 512 1024]
+    python benchmarks/generate.py --device cuda
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ import argparse
 from functools import partial
 
 import torch
-from common import hf_gpt2, interleaved, processor, spread, verdict
+from common import device_line, hf_gpt2, interleaved, processor, spread, synchronizer, verdict
 
 from attnlab.nn.config import ModelConfig
 from attnlab.nn.gpt2 import from_hf
@@ -59,12 +63,14 @@ def model_config(args: argparse.Namespace, n_layer: int, new: int) -> ModelConfi
 def compare_with_hf(args: argparse.Namespace) -> dict[str, object]:
     """Section 1 of the module docstring; returns the ratios and the two checks."""
     cfg = model_config(args, args.blocks, args.new)
+    device = torch.device(args.device)
     torch.manual_seed(0)
-    ours = LanguageModel(cfg).eval()
+    ours = LanguageModel(cfg).eval().to(device)
     hf = hf_gpt2(cfg).eval()
-    same_weights = from_hf(hf)
+    same_weights = from_hf(hf).to(device)
+    hf = hf.to(device)
     gen = torch.Generator().manual_seed(0)
-    prompt = torch.randint(0, cfg.vocab_size, (1, PROMPT), generator=gen)  # (1, T)
+    prompt = torch.randint(0, cfg.vocab_size, (1, PROMPT), generator=gen).to(device)  # (1, T)
 
     cached = greedy(ours, prompt, args.new)
     plain = greedy(ours, prompt, args.new, use_cache=False)
@@ -77,7 +83,7 @@ def compare_with_hf(args: argparse.Namespace) -> dict[str, object]:
         "attnlab": lambda: greedy(ours, prompt, args.new),
         "attnlab, HF's weights": lambda: greedy(same_weights, prompt, args.new),
         "HF GPT-2": lambda: hf_greedy(hf, prompt, args.new),
-    }, args.rounds)
+    }, args.rounds, sync=synchronizer(device))
     print(f"model: {cfg.n_layer} blocks, width {cfg.d_model}, {cfg.n_head} heads, vocabulary "
           f"{cfg.vocab_size}; prompt {PROMPT} tokens, {args.new} new, greedy, batch 1; HF "
           f"attention {hf.config._attn_implementation}")
@@ -102,10 +108,11 @@ def cache_table(args: argparse.Namespace) -> None:
     else:
         torch.manual_seed(0)
         model = LanguageModel(model_config(args, 1, max(args.lengths)))
-    model.eval()
+    device = torch.device(args.device)
+    model.eval().to(device)
     cfg = model.cfg
     gen = torch.Generator().manual_seed(0)
-    prompt = torch.randint(0, cfg.vocab_size, (1, PROMPT), generator=gen)  # (1, T)
+    prompt = torch.randint(0, cfg.vocab_size, (1, PROMPT), generator=gen).to(device)  # (1, T)
     greedy(model, prompt, 4)  # warm-up
     print(f"model: {cfg.n_layer} block(s), width {cfg.d_model}, {cfg.n_head} heads, position "
           f"{cfg.position}; prompt {PROMPT} tokens; greedy")
@@ -119,7 +126,7 @@ def cache_table(args: argparse.Namespace) -> None:
         same = torch.equal(greedy(model, prompt, new), greedy(model, prompt, new, use_cache=False))
         timing = interleaved({"cache": partial(greedy, model, prompt, new),
                               "no cache": partial(greedy, model, prompt, new, use_cache=False)},
-                             args.table_rounds, warmup=0)
+                             args.table_rounds, warmup=0, sync=synchronizer(device))
         t_cached, t_plain = timing["cache"].best, timing["no cache"].best
         print(f"| {new} | {new / t_cached:,.1f} | {new / t_plain:,.1f} | "
               f"{t_plain / t_cached:.1f}x | {'yes' if same else 'NO'} |")
@@ -135,11 +142,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--table-rounds", type=int, default=2,
                         help="interleaved rounds per cell of the cache table (best kept)")
     parser.add_argument("--threads", type=int, default=2, help="torch intra-op threads")
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                        help="where every model decodes (default: cpu)")
     for name, default in (("blocks", 2), ("d-model", 128), ("n-head", 4), ("vocab", 1024)):
         parser.add_argument(f"--{name}", type=int, default=default)
     args = parser.parse_args(argv)
+    if args.device == "cuda" and not torch.cuda.is_available():
+        parser.error("--device cuda: torch sees no CUDA device here")
     torch.set_num_threads(args.threads)
     print(processor())
+    if args.device == "cuda":
+        print(device_line(torch.device("cuda")))
     compare_with_hf(args)
     if args.lengths:
         print()

@@ -37,7 +37,12 @@ T×T matrix. Norms, softmax, GELU and the optimizer are not counted, so the
 share of peak is a lower bound on the hardware's use. Both models do the same
 matmuls, so the same count serves both.
 
+On a GPU (``--device cuda``) both sides train there, each round closed by a
+synchronisation; ``--precision bf16`` runs both under bf16 autocast and takes
+the peak from bf16 products; ``--parts`` stays a CPU analysis.
+
     python benchmarks/train_throughput.py [--blocks 1 2] [--rounds 8] [--threads 2] [--parts]
+    python benchmarks/train_throughput.py --device cuda [--precision bf16]
 """
 
 from __future__ import annotations
@@ -55,7 +60,17 @@ from typing import Any
 
 import numpy as np
 import torch
-from common import attnlab_sizes, hf_gpt2, hf_sizes, interleaved, processor, spread, verdict
+from common import (
+    attnlab_sizes,
+    device_line,
+    hf_gpt2,
+    hf_sizes,
+    interleaved,
+    processor,
+    spread,
+    synchronizer,
+    verdict,
+)
 from torch import Tensor, nn
 
 from attnlab.cli.process import configure_process
@@ -68,29 +83,37 @@ from attnlab.train.runtime import autocast, build_model, cpu_has_bf16
 from attnlab.train.speed import make_optimizer, maybe_compile
 from attnlab.train.trainer import train
 
+CPU = torch.device("cpu")
 TARGETS = {1: 1.8, 2: 1.6}  # attnlab / HF tokens/s, by number of blocks (issue 12)
 
 
-def best_seconds(fn: Callable[[], object], repeats: int = 5) -> float:
-    """Fastest of ``repeats`` calls of ``fn``, after one warm-up call."""
+def best_seconds(fn: Callable[[], object], repeats: int = 5,
+                 sync: Callable[[], None] = lambda: None) -> float:
+    """Fastest of ``repeats`` calls of ``fn`` (each closed by ``sync``), after a warm-up call."""
     fn()
+    sync()
     best = float("inf")
     for _ in range(repeats):
         t0 = time.perf_counter()
         fn()
+        sync()
         best = min(best, time.perf_counter() - t0)
     return best
 
 
-def best_mm_seconds(rows: int, inner: int, cols: int, repeats: int = 5) -> float:
-    """Fastest of ``repeats`` fp32 ``torch.mm`` of (rows × inner)·(inner × cols), warmed up."""
-    a, b = torch.randn(rows, inner), torch.randn(inner, cols)
-    return best_seconds(lambda: torch.mm(a, b), repeats)
+def best_mm_seconds(rows: int, inner: int, cols: int, repeats: int = 5,
+                    device: torch.device = CPU,
+                    dtype: torch.dtype = torch.float32) -> float:
+    """Fastest of ``repeats`` ``torch.mm`` of (rows × inner)·(inner × cols), warmed up."""
+    a = torch.randn(rows, inner, device=device, dtype=dtype)
+    b = torch.randn(inner, cols, device=device, dtype=dtype)
+    return best_seconds(lambda: torch.mm(a, b), repeats, synchronizer(device))
 
 
-def matmul_peak(n: int = 2048, repeats: int = 5) -> float:
-    """Best fp32 FLOP/s of ``torch.mm`` on two n×n matrices."""
-    return 2 * n**3 / best_mm_seconds(n, n, n, repeats)
+def matmul_peak(n: int = 2048, repeats: int = 5, device: torch.device = CPU,
+                dtype: torch.dtype = torch.float32) -> float:
+    """Best FLOP/s of ``torch.mm`` on two n×n matrices (fp32 unless ``dtype`` says)."""
+    return 2 * n**3 / best_mm_seconds(n, n, n, repeats, device, dtype)
 
 
 def linear_gemms(model: nn.Module, tokens: int, repeats: int = 5) -> tuple[float, float]:
@@ -170,11 +193,12 @@ def flops_per_token(model: nn.Module, n_layer: int, n_ctx: int, d_model: int) ->
 
 
 def attnlab_step(cfg: RunConfig, train_tokens: np.ndarray, precision: str = "fp32") -> Callable:
-    """One training step as ``attnlab train`` takes it (see the module docstring)."""
-    device = torch.device("cpu")
+    """One training step as ``attnlab train`` takes it (see the module docstring), on
+    ``cfg.train.device``."""
+    device = torch.device(cfg.train.device)
     model = build_model(cfg, device)
     optimizer = make_optimizer(model, cfg.train)
-    net = maybe_compile(model, device, enabled=False)  # CPU: eager (attnlab.train.speed)
+    net = maybe_compile(model, device, enabled=cfg.train.compile)  # eager unless asked for
     sampler = torch.Generator().manual_seed(cfg.train.seed)
     amp, tc = autocast(device, precision), cfg.train
 
@@ -182,6 +206,7 @@ def attnlab_step(cfg: RunConfig, train_tokens: np.ndarray, precision: str = "fp3
         for group in optimizer.param_groups:
             group["lr"] = tc.lr
         x, y = sample_batch(train_tokens, tc.batch_size, cfg.model.n_ctx, sampler)  # (B, T) each
+        x, y = x.to(device), y.to(device)
         with amp:
             logits = net(x)  # (B, T, V)
         loss = next_token_loss(logits, y)
@@ -194,12 +219,15 @@ def attnlab_step(cfg: RunConfig, train_tokens: np.ndarray, precision: str = "fp3
     return step
 
 
-def hf_step(cfg: RunConfig, train_tokens: np.ndarray) -> tuple[Callable, Any]:
-    """One training step of Hugging Face's GPT-2 at ``cfg``'s sizes, on the same batches."""
+def hf_step(cfg: RunConfig, train_tokens: np.ndarray,
+            precision: str = "fp32") -> tuple[Callable, Any]:
+    """One training step of Hugging Face's GPT-2 at ``cfg``'s sizes, on the same batches, on
+    ``cfg.train.device`` (under the same autocast as attnlab's step)."""
     torch.manual_seed(cfg.train.seed)
-    hf = hf_gpt2(cfg.model)
+    device = torch.device(cfg.train.device)
+    hf = hf_gpt2(cfg.model).to(device)
     hf.train()
-    tc = cfg.train
+    tc, amp = cfg.train, autocast(device, precision)
     # Hugging Face Trainer's default optimizer for torch >= 2.8 ("adamw_torch_fused").
     optimizer = torch.optim.AdamW(hf.parameters(), lr=tc.lr, betas=tc.betas, eps=tc.eps,
                                   weight_decay=tc.weight_decay, fused=True)
@@ -207,8 +235,10 @@ def hf_step(cfg: RunConfig, train_tokens: np.ndarray) -> tuple[Callable, Any]:
 
     def step() -> float:
         x, y = sample_batch(train_tokens, tc.batch_size, cfg.model.n_ctx, sampler)  # (B, T) each
+        x, y = x.to(device), y.to(device)
         # shift_labels: HF scores y[:, t] at position t, exactly the targets attnlab uses.
-        loss = hf(input_ids=x, labels=y, shift_labels=y, use_cache=False).loss
+        with amp:
+            loss = hf(input_ids=x, labels=y, shift_labels=y, use_cache=False).loss
         value = float(loss.detach())
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
@@ -223,7 +253,8 @@ def run_config(args: argparse.Namespace, **model: Any) -> RunConfig:
     sets = [
         f"model.d_model={args.d_model}", f"model.n_head={args.n_head}",
         f"model.n_ctx={args.n_ctx}", f"model.vocab_size={args.vocab}",
-        f"data.vocab_size={args.vocab}", f"train.batch_size={args.batch}", "train.device=cpu",
+        f"data.vocab_size={args.vocab}", f"train.batch_size={args.batch}",
+        f"train.device={args.device}",
     ]
     return load_run_config(None, sets + [f"model.{k}={v}" for k, v in model.items()])
 
@@ -240,20 +271,22 @@ def compare_with_hf(
     matmuls outrun torch.mm on large square matrices.
     """
     ratios, bounds = {}, {}
-    print("| blocks | side | tokens/s, best round | ms/step | % of fp32 peak |")
+    kind = peak_name(args)
+    print(f"| blocks | side | tokens/s, best round | ms/step | % of {kind} peak |")
     print("|---|---|---|---|---|")
     lines = []
     for n_layer in args.blocks:
         cfg = run_config(args, n_layer=n_layer)
-        ours = attnlab_step(cfg, data.train)
-        theirs, hf = hf_step(cfg, data.train)
+        ours = attnlab_step(cfg, data.train, args.precision)
+        theirs, hf = hf_step(cfg, data.train, args.precision)
         tokens = cfg.train.batch_size * cfg.model.n_ctx
         flops = flops_per_token(LanguageModel(cfg.model), n_layer, cfg.model.n_ctx,
                                 cfg.model.d_model)
-        square = torch.randn(args.peak_n, args.peak_n)  # (n, n)
+        device = torch.device(args.device)
+        square = torch.randn(args.peak_n, args.peak_n, device=device, dtype=peak_dtype(args))
         timing = interleaved({"attnlab": ours, "HF GPT-2": theirs,
                               "peak": functools.partial(torch.mm, square, square)},
-                             args.rounds, args.round_steps)
+                             args.rounds, args.round_steps, sync=synchronizer(device))
         # The peak is timed in the same rounds, under the same load: its best round (or the
         # first measurement, if that was better) is what the shares and the bound divide by.
         peak = max(peak, 2 * args.peak_n**3 / timing.pop("peak").best)
@@ -275,7 +308,7 @@ def compare_with_hf(
                      f"{hf.config.activation_function}) "
                      f"({verdict(ratio, TARGETS.get(n_layer, 0.0))})")
         lines.append(f"bound {n_layer} block(s): a step doing nothing but its matmul FLOPs at "
-                     f"100% of the fp32 peak ({peak / 1e9:.1f} GFLOP/s, best of the first "
+                     f"100% of the {kind} peak ({peak / 1e9:.1f} GFLOP/s, best of the first "
                      f"measurement and the rounds: {1e3 * at_peak:.0f} ms) would be "
                      f"{bounds[n_layer]:.2f}x HF's best step")
     print()
@@ -289,7 +322,8 @@ def compare_bf16(args: argparse.Namespace, data: Any) -> dict[int, float]:
     for width in args.bf16_widths:
         cfg = run_config(args, d_model=width, n_layer=1)
         timing = interleaved({"fp32": attnlab_step(cfg, data.train, "fp32"),
-                              "bf16": attnlab_step(cfg, data.train, "bf16")}, args.bf16_rounds)
+                              "bf16": attnlab_step(cfg, data.train, "bf16")}, args.bf16_rounds,
+                             sync=synchronizer(torch.device(args.device)))
         tokens = cfg.train.batch_size * cfg.model.n_ctx
         ratios[width] = ratio = timing["fp32"].best / timing["bf16"].best
         faster = "faster" if ratio > 1 else "slower: fp32 stays the default"
@@ -334,8 +368,21 @@ def random_tokens(vocab: int, n: int = 50_000) -> Any:
     return SimpleNamespace(train=tokens[: 9 * n // 10], held=tokens[9 * n // 10 :])
 
 
+def peak_dtype(args: argparse.Namespace) -> torch.dtype:
+    """The products the peak is taken from: bf16 for a bf16 comparison on a GPU, else fp32."""
+    return torch.bfloat16 if args.device == "cuda" and args.precision == "bf16" else torch.float32
+
+
+def peak_name(args: argparse.Namespace) -> str:
+    return "bf16" if peak_dtype(args) == torch.bfloat16 else "fp32"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                        help="where both sides train (default: cpu)")
+    parser.add_argument("--precision", choices=("fp32", "bf16"), default="fp32",
+                        help="both sides of the comparison with HF (default: fp32)")
     parser.add_argument("--blocks", type=int, nargs="*", default=[1, 2],
                         help="block counts compared with HF (none: skip the comparison)")
     parser.add_argument("--rounds", type=int, default=8, help="interleaved rounds per side")
@@ -354,26 +401,35 @@ def main(argv: list[str] | None = None) -> int:
                           ("batch", 64), ("peak-n", 2048)):
         parser.add_argument(f"--{name}", type=int, default=default)
     args = parser.parse_args(argv)
+    if args.device == "cuda" and not torch.cuda.is_available():
+        parser.error("--device cuda: torch sees no CUDA device here")
     if args.bf16_widths is None:  # width 512 in bf16 takes minutes a step without bf16 units
-        args.bf16_widths = [128, 512] if cpu_has_bf16() else [128]
+        args.bf16_widths = [128, 512] if args.device == "cuda" or cpu_has_bf16() else [128]
     torch.set_num_threads(args.threads)
     logging.basicConfig(level=logging.WARNING)
     configure_process()  # the allocator setting `attnlab train` runs with, for both sides alike
 
     data = random_tokens(args.vocab) if args.random_data else load_token_data(args.corpus)
+    device = torch.device(args.device)
     print(processor())
-    peak = matmul_peak(args.peak_n)
-    print(f"fp32 matmul peak (torch.mm {args.peak_n}x{args.peak_n}): {peak / 1e9:.1f} GFLOP/s")
+    if device.type == "cuda":
+        print(device_line(device))
+    dtype = peak_dtype(args)
+    peak = matmul_peak(args.peak_n, device=device, dtype=dtype)
+    print(f"{peak_name(args)} matmul peak on {args.device} "
+          f"(torch.mm {args.peak_n}x{args.peak_n}): {peak / 1e9:.1f} GFLOP/s")
     print(f"configuration: width {args.d_model}, {args.n_head} heads, context {args.n_ctx}, "
-          f"vocabulary {args.vocab}, batch {args.batch}, dropout 0, AdamW, fp32; rounds of "
-          f"{args.round_steps} steps")
+          f"vocabulary {args.vocab}, batch {args.batch}, dropout 0, AdamW, {args.precision}, "
+          f"{args.device}; rounds of {args.round_steps} steps")
     if args.blocks:
         print()
         peak = compare_with_hf(args, data, peak)[1]
     if args.bf16_widths:
         print()
         compare_bf16(args, data)
-    if args.parts:
+    if args.parts and device.type != "cpu":
+        print("\n--parts: a CPU analysis (each kernel timed alone on the CPU); skipped on a GPU")
+    elif args.parts:
         print()
         print_parts(args, peak)
     if args.ppl_steps:

@@ -7,6 +7,7 @@
 #     tests     the default test suite (on that machine `auto` resolves to CUDA)
 #     verify    attnlab verify (the equivalence checks)
 #     train     attnlab train, eval and generate on the device, timed
+#     bench     the training (fp32 and bf16) and generation benchmarks against HF, on the device
 #     cost      the cost experiment measured on the device (§3.5, by the allocator)
 #     estimate  how long the profile's suite should take there
 #     full      the profile's suite on the device, stopped after GPU_CHECK_LIMIT seconds
@@ -33,13 +34,13 @@ work=${GPU_CHECK_WORK:-gpu-runs}
 export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 
 if [ $# -eq 0 ]; then
-  sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
 for stage in "$@"; do
   case $stage in
-    env|tests|verify|train|cost|estimate|full) ;;
-    *) echo "gpu_check: no stage '$stage' (env tests verify train cost estimate full)" >&2
+    env|tests|verify|train|bench|cost|estimate|full) ;;
+    *) echo "gpu_check: no stage '$stage' (env tests verify train bench cost estimate full)" >&2
        exit 2 ;;
   esac
 done
@@ -78,6 +79,15 @@ stage_train() {
   attnlab train --set train.steps="$steps" --set train.device="$device" --run-dir "$run" &&
     attnlab eval "$run" --device "$device" &&
     attnlab generate "$run" --device "$device" --prompt "ROMEO:" --tokens 60 --seed 1
+}
+
+stage_bench() {
+  local rc=0
+  "$py" benchmarks/train_throughput.py --device "$device" --rounds 8 --round-steps 4 || rc=1
+  "$py" benchmarks/train_throughput.py --device "$device" --precision bf16 --rounds 8 \
+    --round-steps 4 --bf16-widths || rc=1
+  "$py" benchmarks/generate.py --device "$device" --rounds 5 || rc=1
+  return $rc
 }
 
 stage_cost() {

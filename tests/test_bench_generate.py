@@ -29,3 +29,15 @@ def test_script_prints_ratio_and_identical_greedy_outputs():
                       "HF generate == attnlab uncached, same weights": "yes"}
     rows = re.findall(r"^\| (\d+) \| [\d,.]+ \| [\d,.]+ \| [\d.]+x \| (yes|NO) \|$", out, re.M)
     assert rows == [("8", "yes"), ("24", "yes")]
+
+
+def test_a_gpu_run_without_a_gpu_is_refused_in_one_line():
+    if __import__("torch").cuda.is_available():
+        import pytest
+
+        pytest.skip("this machine has a GPU")
+    for script in ("generate.py", "train_throughput.py"):
+        proc = subprocess.run([sys.executable, str(_SCRIPT.parent / script), "--device", "cuda"],
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 2, script
+        assert proc.stderr.strip().endswith("--device cuda: torch sees no CUDA device here")

@@ -50,7 +50,7 @@ def test_step_parts_time_every_part_of_the_step():
 
 def _args():  # noqa: ANN202 - argparse namespace
     """The sizes of TINY, as the script's parser would give them."""
-    return bench.argparse.Namespace(d_model=16, n_head=2, n_ctx=8, vocab=64, batch=4)
+    return bench.argparse.Namespace(d_model=16, n_head=2, n_ctx=8, vocab=64, batch=4, device="cpu")
 
 
 def test_run_config_takes_the_command_line_sizes_and_lets_a_caller_override_them():

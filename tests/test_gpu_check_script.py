@@ -26,7 +26,7 @@ def test_bad_calls_are_refused_in_one_line(tmp_path):
     bad = _run("env", "fly", tmp_path=tmp_path, ATTNLAB_DATA=str(tmp_path))
     assert bad.returncode == 2
     assert bad.stderr.strip() == "gpu_check: no stage 'fly' " \
-        "(env tests verify train cost estimate full)"
+        "(env tests verify train bench cost estimate full)"
     no_data = _run("env", tmp_path=tmp_path, ATTNLAB_DATA=str(tmp_path))
     assert no_data.returncode == 2 and "set ATTNLAB_DATA" in no_data.stderr
     assert not (tmp_path / "out" / "gpu_check.log").exists()  # refused before any stage
