@@ -51,6 +51,29 @@ def test_verify_command_passes(capsys: pytest.CaptureFixture[str]) -> None:
     assert "all checks passed" in out and "FAIL" not in out and "SKIP" not in out
 
 
+def test_verify_runs_each_check_on_the_chosen_device(monkeypatch, capsys) -> None:
+    import torch
+
+    import attnlab.verify as verify
+    from attnlab.verify import Check
+
+    seen = []
+
+    def where() -> Check:
+        seen.append(torch.empty(1).device.type)  # what a check's new tensors get
+        return Check("a check that passes", 0.0, 1e-6)
+
+    monkeypatch.setattr(verify, "CHECKS", [where])
+    assert main(["verify", "--device", "cpu"]) == 0 and seen == ["cpu"]
+    if not torch.cuda.is_available():
+        assert main(["verify", "--device", "cuda"]) == 2  # refused before any check
+        assert seen == ["cpu"]
+        assert capsys.readouterr().err.strip() == \
+            "attnlab: error: --device cuda: no CUDA device is available (use auto or cpu)"
+    else:
+        assert main(["verify", "--device", "cuda"]) == 0 and seen[-1] == "cuda"
+
+
 def test_verify_says_how_many_checks_were_skipped_and_why(monkeypatch, capsys) -> None:
     import attnlab.verify as verify
     from attnlab.verify import Check

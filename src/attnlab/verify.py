@@ -2,7 +2,9 @@
 
 ``attnlab verify`` prints the rows and fails if any exceeds its tolerance; the
 tests assert the same rows. Every check builds its own small random inputs
-from a fixed seed, so the figures are reproducible.
+from a fixed seed, so the figures are reproducible. Run under a ``torch.device``
+context (``attnlab verify --device cuda``), every tensor and module a check makes
+lives on that device; the comparisons are made in float64 on the CPU.
 """
 
 from __future__ import annotations
@@ -32,10 +34,15 @@ class Check:
         return bool(self.diff <= self.tol)
 
 
+def _cpu(x: torch.Tensor | np.ndarray) -> np.ndarray:
+    """``x`` as a float64 NumPy array (from whatever device it is on)."""
+    if isinstance(x, torch.Tensor):
+        return x.detach().to("cpu", torch.float64).numpy()
+    return np.asarray(x, dtype=np.float64)
+
+
 def _maxdiff(a: torch.Tensor | np.ndarray, b: torch.Tensor | np.ndarray) -> float:
-    a = torch.as_tensor(a, dtype=torch.float64)
-    b = torch.as_tensor(b, dtype=torch.float64)
-    return float((a - b).abs().max())
+    return float(np.abs(_cpu(a) - _cpu(b)).max())
 
 
 def _mha(d: int = 64, h: int = 4, qkv_bias: bool = True) -> MultiHeadAttention:
@@ -92,11 +99,11 @@ def check_numpy_reference(b: int = 2, t: int = 12, d: int = 32, h: int = 4) -> C
     ours = _mha(d, h)
     x = torch.randn(b, t, d)
     y = ours(x, torch.arange(t))
-    w = dict(zip("qkv", ours.qkv.weight.double().numpy().reshape(3, d, d), strict=True))
-    bias = dict(zip("qkv", ours.qkv.bias.double().numpy().reshape(3, d), strict=True))
-    w["o"], bias["o"] = ours.o.weight.double().numpy(), ours.o.bias.double().numpy()
+    w = dict(zip("qkv", _cpu(ours.qkv.weight).reshape(3, d, d), strict=True))
+    bias = dict(zip("qkv", _cpu(ours.qkv.bias).reshape(3, d), strict=True))
+    w["o"], bias["o"] = _cpu(ours.o.weight), _cpu(ours.o.bias)
     y_ref, _ = multi_head_attention(
-        x.double().numpy(), w["q"], w["k"], w["v"], w["o"], bias["o"], n_head=h,
+        _cpu(x), w["q"], w["k"], w["v"], w["o"], bias["o"], n_head=h,
         b_q=bias["q"], b_k=bias["k"], b_v=bias["v"], causal=True,
     )
     return Check("NumPy reference vs torch module", _maxdiff(y, y_ref), 1e-6)

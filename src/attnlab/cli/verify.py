@@ -4,7 +4,8 @@ A check whose optional dependency is missing (``transformers`` for the
 Hugging Face GPT-2 rows) is skipped, with the reason on its row and in the
 summary: the last line says "all checks passed" only when every check ran and
 passed. Exit codes: 0 when no check failed (the summary says how many were
-skipped, and why), 1 when a check failed.
+skipped, and why), 1 when a check failed. ``--device`` chooses where the checks
+run (``auto``: CUDA when present).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "and tolerance. Exit 1 if any fails; 0 otherwise. A check whose optional dependency "
         "is missing is skipped and counted in the last line.",
     )
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                   help="where the checks run (default: CUDA when present)")
     p.set_defaults(func=run)
 
 
@@ -42,15 +45,26 @@ def summary(passed: int, failed: int, skipped: list[tuple[str, str]]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    import torch
+
+    from attnlab.errors import UsageError
     from attnlab.verify import CHECKS
 
+    name = getattr(args, "device", "auto")
+    if name == "cuda" and not torch.cuda.is_available():
+        raise UsageError("--device cuda: no CUDA device is available (use auto or cpu)")
+    device = torch.device("cuda" if name == "auto" and torch.cuda.is_available() else
+                          "cpu" if name == "auto" else name)
     passed, failed = 0, 0
     skipped: list[tuple[str, str]] = []
     width = 62
+    if device.type == "cuda":
+        print(f"device: {torch.cuda.get_device_name(device)}")
     print(f"{'check':<{width}} {'max |diff|':>11} {'tol':>8}  result")
     for fn in CHECKS:
         try:
-            out = fn()
+            with torch.device(device):  # every tensor and module the check makes
+                out = fn()
         except ImportError as err:  # an optional dependency (transformers) is missing
             reason = str(err).splitlines()[0] if str(err) else type(err).__name__
             skipped.append((fn.__name__, reason))
