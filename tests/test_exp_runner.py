@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 
 import pytest
 import torch
@@ -129,6 +130,8 @@ def test_one_worker_per_gpu_by_default_more_share_them(monkeypatch, tmp_path):
     monkeypatch.setattr(pool, "gpu_count", lambda: 2)
     monkeypatch.setattr(Runner, "resolve_device", lambda self: torch.device("cuda"))
     assert default_workers() == 2 and resolve_jobs(None) == 2  # --jobs not given: one per GPU
+    cores = max(1, min(8, len(os.sched_getaffinity(0))))
+    assert resolve_jobs(None, "cpu") == default_workers("cpu") == cores  # --device cpu: per core
     assert Runner(work=tmp_path, device="cuda", workers=2).pool_size(5) == 2
     runner = Runner(work=tmp_path, device="cuda", workers=8)  # --jobs 8: four on each GPU
     assert runner.pool_size(5) == 5 and runner.pool_size(1) == 1

@@ -54,7 +54,7 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None,
     if only is not None and not only:
         raise UsageError("--only needs at least one experiment name")
     out = Path(args.out) if args.out else Path("reports") / args.profile
-    workers = resolve_jobs(args.jobs)
+    workers = resolve_jobs(args.jobs, args.device)
     if getattr(args, "estimate", False) or (args.profile == "full" and not args.report_only):
         from attnlab.experiments.estimate import estimate_suite
 

@@ -132,12 +132,12 @@ def check_seeds(seeds: int | None, extra_seeds: int = 0) -> None:
     check_extra_seeds(extra_seeds)
 
 
-def resolve_jobs(jobs: int | None) -> int:
-    """``--jobs``: the number given (at least 1), or one per core."""
+def resolve_jobs(jobs: int | None, device: str = "auto") -> int:
+    """``--jobs``: the number given (at least 1), or one per core (per GPU on CUDA)."""
     from attnlab.experiments.pool import default_workers
 
     if jobs is None:
-        return default_workers()
+        return default_workers(device)
     if jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {jobs}")
     return jobs
@@ -164,7 +164,7 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None,
         resolve_corpus(args.corpus)  # CorpusError (a ValueError): one line, exit 2
     progress = SuiteProgress(stderr)
     ctx = Context(work=Path(args.work), corpus=args.corpus, device=args.device,
-                  progress=progress, workers=resolve_jobs(args.jobs))
+                  progress=progress, workers=resolve_jobs(args.jobs, args.device))
     progress({"kind": "experiment", "index": 1, "total": 1, "name": args.name,
               "event": "start", "title": mod.TITLE})
     envelope = run_experiment(args.name, args.profile, ctx, out, args.seeds, args.extra_seeds)

@@ -49,10 +49,10 @@ def gpu_count() -> int:
     return torch.cuda.device_count() if torch.cuda.is_available() else 0
 
 
-def default_workers() -> int:
-    """One worker per CPU core (at most 8) on a CPU-only machine; one per GPU with CUDA
-    (``--jobs`` asks for more)."""
-    n_gpu = gpu_count()
+def default_workers(device: str = "auto") -> int:
+    """One worker per CPU core (at most 8) when training on the CPU (``device`` cpu, or
+    auto without a GPU); one per GPU with CUDA (``--jobs`` asks for more)."""
+    n_gpu = gpu_count() if device != "cpu" else 0
     if n_gpu:
         return n_gpu
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
