@@ -48,13 +48,13 @@ def run(args: argparse.Namespace) -> int:
     import torch
 
     from attnlab.errors import UsageError
+    from attnlab.train.runtime import resolve_device
     from attnlab.verify import CHECKS
 
     name = getattr(args, "device", "auto")
-    if name == "cuda" and not torch.cuda.is_available():
+    if name == "cuda" and not torch.cuda.is_available():  # said in this command's words
         raise UsageError("--device cuda: no CUDA device is available (use auto or cpu)")
-    device = torch.device("cuda" if name == "auto" and torch.cuda.is_available() else
-                          "cpu" if name == "auto" else name)
+    device = resolve_device(name)  # the one place auto becomes cuda or cpu
     passed, failed = 0, 0
     skipped: list[tuple[str, str]] = []
     width = 62
