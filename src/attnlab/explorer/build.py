@@ -11,7 +11,8 @@ causal mask, and its switches recompute live. ``view_from_traces`` turns the
 ``attnlab.explorer.hf``) into one view; ``attnlab.explorer.models`` and
 ``attnlab.explorer.hf`` wrap it for attnlab's runs and Hugging Face folders.
 
-Left out: value vectors and head outputs.
+Left out: value vectors and head outputs (only their norms, for the
+value-weighted view).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from attnlab.errors import UsageError
+from attnlab.explorer.composed import composed
 from attnlab.explorer.data import rounded, validate_data
 from attnlab.explorer.heads import (
     SENTENCE,
@@ -129,18 +131,36 @@ def _head(trace: LayerTrace, h: int) -> dict[str, Any]:
     return head
 
 
+NO_VALUES = (
+    "the values of this model's heads were not read (the explorer reads them for attnlab's "
+    "models, GPT-2 included)"
+)
+
+
 def view_from_traces(
-    name: str, tokens: Sequence[str], traces: Sequence[LayerTrace], *, fixed: str | None = None
+    name: str,
+    tokens: Sequence[str],
+    traces: Sequence[LayerTrace],
+    *,
+    fixed: str | None = None,
+    without_values: str = NO_VALUES,
 ) -> dict[str, Any]:
-    """One view from a model's traced layers: q and k where known, the model's own weights.
+    """One view from a model's traced layers: q and k where known, the model's own weights,
+    and the attention composed across layers (``attnlab.explorer.composed``).
 
     ``fixed`` is the one-line reason a view whose heads have only weights cannot
-    be recomputed by the switches.
+    be recomputed by the switches; ``without_values`` why value-weighted attention
+    is left out when a trace lacks its ``value_norms``.
     """
     layers = [{"heads": [_head(t, h) for h in range(t.n_head)]} for t in traces]
     view: dict[str, Any] = {"name": name, "tokens": [str(t) for t in tokens], "layers": layers}
     if fixed is not None:
         view["fixed"] = fixed
+    if traces and all(t.weights is not None for t in traces):
+        norms = [t.value_norms for t in traces]
+        known = all(v is not None for v in norms)
+        view["composed"] = composed([t.weights for t in traces], norms if known else None,
+                                    without_values=without_values)  # fmt: skip
     return view
 
 

@@ -33,9 +33,10 @@ from attnlab.explorer.data import (  # noqa: F401 (re-exported: the page's data 
     page_weights,
     validate_data,
 )
+from attnlab.explorer.encoding import ENCODE_ABOVE, encode_page, matrix_count
 from attnlab.files import write_text
 
-SCRIPT_PARTS = ("core.js", "head.js", "grid.js", "overlay.js", "export.js", "main.js")
+SCRIPT_PARTS = ("decode.js", "core.js", "head.js", "grid.js", "overlay.js", "export.js", "main.js")
 
 
 def script_json(obj: Any) -> str:
@@ -151,8 +152,14 @@ def render_page(
     api_url: str | None = None,
     text: str = "",
     max_chars: int | None = None,
+    encode: bool | None = None,
 ) -> str:
     """The explorer for ``data`` as one HTML document (script and styles inlined).
+
+    ``encode`` puts the matrices in float16 (``attnlab.explorer.encoding``), and
+    the page states the precision; by default a page is encoded when its
+    matrices hold more than ``ENCODE_ABOVE`` numbers (about 2 MB as text), so
+    small pages keep their numbers as written.
 
     With ``api_url`` the page also has a text box (at most ``max_chars``
     characters); a typed sentence is sent as ``GET {api_url}?text=…`` and the
@@ -160,6 +167,8 @@ def render_page(
     ``text`` fills the box at first.
     """
     validate_data(data)
+    if encode or (encode is None and matrix_count(data) > ENCODE_ABOVE):
+        data = encode_page(data)
     js = page_script()
     css = _asset("explorer.css", "</style")
     title = html.escape(data["title"])
