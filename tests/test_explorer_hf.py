@@ -113,8 +113,9 @@ def test_families_without_a_q_k_reader_show_the_librarys_weights_with_the_reason
     transformers.AutoModelForCausalLM.from_config(cfg).save_pretrained(tmp_path)
     tokenizer.save_pretrained(tmp_path)
     view = hf_compute(tmp_path)(TEXT)["views"][0]
-    assert view["fixed"] == ("the explorer has no reader for the q and k of bloom models, so the "
+    assert view["fixed"] == ("the explorer has no reader for the q and k of BLOOM models, so the "
                              "weights are the library's own")  # fmt: skip
+    assert "Value-weighted attention is not shown" in view["composed"]["note"]
     ids = tokenizer(TEXT)["input_ids"]
     for layer, lib in zip(view["layers"], _library_weights(tmp_path, ids), strict=True):
         for h, head in enumerate(layer["heads"]):

@@ -38,6 +38,8 @@ from attnlab.explorer.page import write_page
 from attnlab.explorer.traces import LayerTrace
 
 __all__ = [
+    "a_model",
+    "family_name",
     "hand_compute",
     "hand_designed_page",
     "hand_view",
@@ -58,6 +60,33 @@ MEAN_NOTE = (
     "the uniform causal mean has no scores: every word it may see gets the same weight, "
     "shown here as equal (zero) scores"
 )
+
+
+# Display names of Hugging Face ``model_type``s in page text ("an OPT model", not "a opt model")
+FAMILY_NAMES = {
+    "gpt2": "GPT-2", "gpt_neo": "GPT-Neo", "gpt_neox": "GPT-NeoX", "gptj": "GPT-J",
+    "gpt_bigcode": "GPTBigCode", "opt": "OPT", "llama": "Llama", "mistral": "Mistral",
+    "mixtral": "Mixtral", "qwen2": "Qwen2", "qwen3": "Qwen3", "qwen2_moe": "Qwen2-MoE",
+    "bloom": "BLOOM", "mpt": "MPT", "falcon": "Falcon", "phi": "Phi", "phi3": "Phi-3",
+    "gemma": "Gemma", "gemma2": "Gemma 2", "olmo": "OLMo", "stablelm": "StableLM",
+    "starcoder2": "StarCoder2", "codegen": "CodeGen", "xglm": "XGLM", "biogpt": "BioGPT",
+    "ctrl": "CTRL", "mamba": "Mamba", "rwkv": "RWKV",
+}  # fmt: skip
+
+
+def family_name(model_type: str) -> str:
+    """The family's own spelling: ``gpt_neox`` → ``GPT-NeoX``; unknown ones keep their type."""
+    return FAMILY_NAMES.get(model_type, model_type)
+
+
+def a_model(model_type: str) -> str:
+    """``a GPT-2 model``, ``an OPT model``, ``an MPT model``: the article as the name is said
+    (an initialism whose first letter is said with a vowel, F H L M N R S X, takes ``an``)."""
+    name = family_name(model_type)
+    letters = name.split("-")[0].split(" ")[0]
+    initialism = len(letters) > 1 and letters.isupper()
+    vowel = name[:1] in "AEIOUaeiou" or (initialism and name[0] in "FHLMNRSX")
+    return f"{'an' if vowel else 'a'} {name} model"
 
 
 def page_data(
