@@ -226,6 +226,25 @@ def test_cli_winograd_page_reports_the_measured_accuracy(tiny_probes, tmp_path, 
     acc = forced_choice_accuracy(logits, lang.candidates, lang.answer)
     assert "trained 3 steps" in data["description"]
     assert f"forced choice {acc:.1%} (chance 50%)" in data["description"]
+    # the composed figure the page states is block 2's rollout at the scored position, as
+    # computed here from the page's own layer weights
+    for view, adj, referent in zip(data["views"], ("tired", "wet"), ("animal", "street"),
+                                   strict=True):  # fmt: skip
+        r = np.eye(len(view["tokens"]))
+        for layer in view["layers"]:
+            mean = np.mean([head_weights(h, causal=True, scale=True, own=True)
+                            for h in layer["heads"]], axis=0)  # fmt: skip
+            r = (0.5 * mean + 0.5 * np.eye(len(r))) @ r
+        assert np.allclose(view["composed"]["rollout"][-1], r, atol=1e-6)
+        own = mean[SCORE_INDEX]
+        for word in ("animal", "street"):
+            j = view["tokens"].index(word)
+            said = (f"puts {r[SCORE_INDEX, j]:.2f} on “{word}”" if word == "animal" else
+                    f"and {r[SCORE_INDEX, j]:.2f} on “{word}”")  # fmt: skip
+            assert said in view["composed"]["note"]
+        j = view["tokens"].index(referent)
+        assert f"put {own[view['tokens'].index('animal')]:.2f} and" in view["composed"]["note"]
+        assert f"{r[SCORE_INDEX, j]:.2f} on “{referent}” after “{adj}”" in data["description"]
 
 
 def test_cli_agreement_page_reports_the_measured_probabilities(tiny_probes, tmp_path) -> None:

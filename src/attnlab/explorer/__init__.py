@@ -1,11 +1,14 @@
-"""The attention explorer (SPEC §5): a self-contained page that shows where tokens look.
+"""The attention explorer (docs/explorer.md): a self-contained page that shows where tokens look.
 
-- ``show``: the one call for notebooks, ``show(folder_or_model, text)``;
+- ``show``: the one call for notebooks, ``show(folder_or_model, text)``, or
+  ``show(weights=…, tokens=…)`` for weights from any library (``tensors``);
 - ``heads``: hand-designed heads over word features (agreement, previous word, subject);
 - ``data``: the page's one input, a plain data dict, its checks and its arithmetic;
 - ``page``: the page itself (``render_page``, ``ExplorerView``);
 - ``build``: data dicts from the hand heads and from traced models;
 - ``traces``: what the explorer reads of a model (``LayerTrace``), for attnlab's models;
+- ``composed``: attention composed across layers (rollout, value-weighted);
+- ``encoding``: float16 / 8-bit matrices in base64 for large pages (``decode.js``);
 - ``models``: trained runs and the probe pages; ``hf``: Hugging Face folders;
 - ``server``: a small local server that computes the data for typed sentences.
 """
