@@ -207,34 +207,47 @@ def _strongest(weight: np.ndarray) -> str:
     return f"block {layer + 1} head {head + 1} puts {weight[layer, head]:.2f}"
 
 
-def referent_figures(view: dict[str, Any], position: int) -> dict[str, float]:
-    """What the last block gives ``animal`` and ``street`` at ``position`` of a Winograd view:
-    its rollout (``composed``, as the page holds it) and its own weights, mean over heads."""
+def referent_figures(view: dict[str, Any], position: int, referent: str) -> dict[str, Any]:
+    """How the last block's rollout at ``position`` of a Winograd view reaches each candidate,
+    from the page's own data (its layers' weights and ``composed`` rollout).
+
+    With Â = 0.5·(mean over heads of the last block's weights) + 0.5·I and R the rollout
+    of the blocks before it, rollout[i, j] = Σ_k Â[i, k]·R[k, j]: the term k = j is what
+    reaches token j through its own position, the others what reaches it through
+    positions that the earlier blocks mixed it into (``via``: the largest of them).
+    """
     tokens = view["tokens"]
-    last = view["layers"][-1]["heads"]
-    own = np.mean([np.asarray(h["weights"])[position] for h in last], axis=0)  # (n,)
-    rolled = np.asarray(view["composed"]["rollout"][-1])[position]  # (n,)
-    out = {}
-    for word in ("animal", "street"):
-        j = tokens.index(word)
-        out[f"rollout {word}"], out[f"own {word}"] = float(rolled[j]), float(own[j])
+    own = np.mean([np.asarray(h["weights"]) for h in view["layers"][-1]["heads"]], axis=0)
+    rolled = np.asarray(view["composed"]["rollout"])  # (L, n, n)
+    before = rolled[-2] if len(rolled) > 1 else np.eye(len(tokens))  # R (n, n)
+    hat = 0.5 * own[position] + 0.5 * np.eye(len(tokens))[position]  # row i of Â, (n,)
+    j = tokens.index(referent)
+    paths = hat * before[:, j]  # (n,) Â[i, k]·R[k, j] for every k
+    others = np.delete(np.arange(len(tokens)), j)
+    via = int(others[np.argmax(paths[others])])
+    out: dict[str, Any] = {f"rollout {w}": float(rolled[-1, position, tokens.index(w)])
+                           for w in ("animal", "street")}  # fmt: skip
+    out.update({f"own {w}": float(own[position, tokens.index(w)]) for w in ("animal", "street")})
+    out.update(through=float(paths[others].sum()), direct=float(paths[j]),
+               via_share=float(paths[via]), via="the scored position itself" if via == position
+               else f"“{tokens[via]}”" + (f" at position {via + 1}"
+                                          if tokens.count(tokens[via]) > 1 else ""))  # fmt: skip
     return out
 
 
 def referent_note(view: dict[str, Any], position: int, referent: str) -> str:
     """The sentence the Winograd page adds to a view's composed note, from its own figures."""
-    f = referent_figures(view, position)
+    f = referent_figures(view, position, referent)
     block = len(view["layers"])
-    through = f["rollout " + referent] > f["own " + referent]
     return (
         f"On this sentence, block {block}'s rollout at the scored position (the last “the”) "
-        f"puts {f['rollout animal']:.2f} on “animal” and {f['rollout street']:.2f} on “street”, "
-        f"where block {block}'s own weights (mean over heads) put {f['own animal']:.2f} and "
-        f"{f['own street']:.2f}: "
-        + (f"more on the referent “{referent}” than block {block} looks at it directly, the "
-           "share that reaches it through what block 1 gathered." if through else
-           f"no more on the referent “{referent}” than block {block} looks at it directly.")
-    )  # fmt: skip
+        f"puts {f['rollout animal']:.2f} on “animal” and {f['rollout street']:.2f} on “street”; "
+        f"of the {f['rollout ' + referent]:.2f} on the referent “{referent}”, "
+        f"{f['through']:.2f} arrives through positions the blocks before mixed it into (most "
+        f"through {f['via']}, {f['via_share']:.2f}) and {f['direct']:.2f} through its own. "
+        f"Block {block}'s own weights (mean over heads) put {f['own animal']:.2f} on “animal” "
+        f"and {f['own street']:.2f} on “street”."
+    )
 
 
 def winograd_page(work: str | Path = "runs", progress: Progress | None = None) -> dict[str, Any]:
@@ -257,8 +270,9 @@ def winograd_page(work: str | Path = "runs", progress: Progress | None = None) -
         p = next_word_probs(model, lang.vocab, text, ("animal", "street"))[answer]
         said.append(f"after “{adj}” P({answer}) = {p:.2f}")
         rows.append(last_row_weights(model, lang.vocab, text).mean(axis=1))  # (L, n)
-        share = referent_figures(view, SCORE_INDEX)["rollout " + answer]
-        rolled.append(f"{share:.2f} on “{answer}” after “{adj}”")
+        f = referent_figures(view, SCORE_INDEX, answer)
+        rolled.append(f"{f['rollout ' + answer]:.2f} on “{answer}” after “{adj}” "
+                      f"({f['through']:.2f} of it through other positions)")  # fmt: skip
     apart = 0.5 * np.abs(rows[0] - rows[1]).sum(-1)  # (L,) total variation per block
     blocks = ", ".join(f"block {i + 1} {d:.2f}" for i, d in enumerate(apart))
     description = (

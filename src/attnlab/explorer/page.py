@@ -11,8 +11,13 @@ Content-Security-Policy allows only that script (by hash) and no network
 except the page's own server, so the page works offline; exports are made in
 the page, as downloads.
 
+A large page carries its matrices in float16 (``attnlab.explorer.encoding``):
+the first script part, ``decode.js``, turns them back into numbers before
+the others read the data, and the page states the precision measured.
+
 Left out: attention to padding or special tokens, value vectors and head
-outputs (only where each token looks, not what it takes).
+outputs (only where each token looks, and, in the composed views, the norms
+of what it takes).
 """
 
 from __future__ import annotations
