@@ -244,3 +244,19 @@ def test_every_traced_view_carries_its_composed_attention() -> None:
         assert np.allclose(view["composed"]["rollout"][li], r, atol=2e-7)
     assert len(view["composed"]["value_weighted"]) == 2
     assert np.allclose(np.sum(view["composed"]["value_weighted"], axis=-1), 1.0, atol=1e-6)
+
+
+def test_malformed_composed_views_are_refused_with_their_place() -> None:
+    data = _model_page()
+    view = data["views"][0]
+    view["composed"]["rollout"] = view["composed"]["rollout"][:1]
+    with pytest.raises(DataError, match=r"views\[0\].composed.rollout: expected one n×n"):
+        validate_data(data)
+    data = _model_page()
+    data["views"][0]["composed"]["value_weighted"][1][2] = [0.5]
+    with pytest.raises(DataError, match=r"composed.value_weighted\[1\]\[2\]: expected 6"):
+        validate_data(data)
+    data = _model_page()
+    del data["views"][0]["composed"]["note"]
+    with pytest.raises(DataError, match="composed: expected"):
+        validate_data(data)
