@@ -162,7 +162,7 @@ def _head(trace: LayerTrace, h: int) -> dict[str, Any]:
 
 NO_VALUES = (
     "the values of this model's heads were not read (the explorer reads them for attnlab's "
-    "models, GPT-2 included)"
+    "models, GPT-2, GPT-Neo, OPT and the Llama family)"
 )
 
 

@@ -36,7 +36,7 @@ import torch
 
 from attnlab.errors import DataError, UsageError
 from attnlab.explorer.build import a_model, family_name, own_scale, page_data, view_from_traces
-from attnlab.explorer.traces import LayerTrace, attnlab_traces, numpy_of
+from attnlab.explorer.traces import LayerTrace, attnlab_traces, hf_value_norms, numpy_of
 
 __all__ = ["HFModel", "hf_compute", "hf_token_strings", "hf_traces", "load_hf"]
 
@@ -163,7 +163,8 @@ def hf_traces(model: torch.nn.Module, ids: list[int]) -> tuple[list[LayerTrace],
             if not (scale == 1.0 or math.isclose(scale, q.shape[-1] ** -0.5, rel_tol=1e-6)):
                 return library, f"{family} scales q·k by {scale:g}, not by 1/√d_k or 1"
             worst = max(worst, float(np.abs(_rebuilt_weights(q, k, scale, window) - w).max()))
-            traces.append(LayerTrace(weights=w, q=q, k=k, scale=scale, window=window))
+            traces.append(LayerTrace(weights=w, q=q, k=k, scale=scale, window=window,
+                                     value_norms=hf_value_norms(mod, x, q.shape[0])))
     except (AttributeError, KeyError, TypeError, ValueError, RuntimeError) as err:
         return library, f"the q and k of this {family} model could not be rebuilt ({err})"
     if worst > MATCH_TOLERANCE:

@@ -30,7 +30,7 @@ import torch
 
 from attnlab.errors import UsageError
 
-__all__ = ["LayerTrace", "attnlab_traces", "numpy_of", "value_norms"]
+__all__ = ["LayerTrace", "attnlab_traces", "hf_value_norms", "numpy_of", "value_norms"]
 
 
 @dataclass(frozen=True)
@@ -79,6 +79,25 @@ def value_norms(v: torch.Tensor, w_o: torch.Tensor | None) -> np.ndarray:
     h, _, e = v0.shape
     w = w_o.detach().to("cpu", torch.float64).view(-1, h, e)  # (c, h, e): head h's columns
     return torch.einsum("hse,che->hsc", v0, w).norm(dim=-1).numpy()  # (h, s)
+
+
+def hf_value_norms(mod: torch.nn.Module, x: torch.Tensor, n_head: int) -> np.ndarray | None:
+    """``value_norms`` (h, s) of a Hugging Face attention module with a ``v_proj`` and an
+    ``o_proj`` or ``out_proj`` (GPT-Neo, OPT, the Llama family; grouped values repeated per
+    head), from its input ``x`` (1, s, c); None for a module laid out otherwise."""
+    v_proj = getattr(mod, "v_proj", None)
+    outs = [getattr(mod, name, None) for name in ("o_proj", "out_proj")]
+    o = next((m for m in outs if isinstance(m, torch.nn.Linear)), None)
+    if not isinstance(v_proj, torch.nn.Linear) or o is None or o.in_features % n_head:
+        return None
+    with torch.no_grad():
+        v = v_proj(x)  # (1, s, g·e)
+    e = o.in_features // n_head
+    v = v.view(v.shape[0], v.shape[1], -1, e).transpose(1, 2)  # (1, g, s, e)
+    if n_head % v.shape[1]:
+        return None
+    v = v.repeat_interleave(n_head // v.shape[1], dim=1)  # (1, h, s, e): each group's value
+    return value_norms(v, o.weight)
 
 
 def _output_weight(mixer: torch.nn.Module) -> torch.Tensor | None:
