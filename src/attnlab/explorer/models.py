@@ -229,10 +229,15 @@ def referent_figures(view: dict[str, Any], position: int, referent: str) -> dict
                            for w in ("animal", "street")}  # fmt: skip
     out.update({f"own {w}": float(own[position, tokens.index(w)]) for w in ("animal", "street")})
     out.update(through=float(paths[others].sum()), direct=float(paths[j]),
-               via_share=float(paths[via]), via="the scored position itself" if via == position
-               else f"“{tokens[via]}”" + (f" at position {via + 1}"
-                                          if tokens.count(tokens[via]) > 1 else ""))  # fmt: skip
+               via=_place(tokens, via, position), via_share=float(paths[via]))  # fmt: skip
     return out
+
+
+def _place(tokens: list[str], k: int, position: int) -> str:
+    """``“it”``, ``“the” at position 6`` (a word said more than once), or the position itself."""
+    if k == position:
+        return "the scored position itself"
+    return f"“{tokens[k]}”" + (f" at position {k + 1}" if tokens.count(tokens[k]) > 1 else "")
 
 
 def referent_note(view: dict[str, Any], position: int, referent: str) -> str:
