@@ -29,7 +29,7 @@ from attnlab.explorer.composed import composed
 
 __all__ = ["ROW_SUM_TOLERANCE", "as_weights", "weights_page"]
 
-ROW_SUM_TOLERANCE = 1e-3  # |row sum − 1| accepted (weights stored in float16 sum to 1 ± 1e-3)
+ROW_SUM_TOLERANCE = 1e-2  # |row sum − 1| accepted: bfloat16 rows sum to 1 ± a few 1e-3
 FIXED = (
     "these weights were given as a tensor, without the queries and keys behind them, so the "
     "causal and √d_k switches cannot recompute them"
