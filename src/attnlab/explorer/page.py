@@ -203,10 +203,10 @@ def render_page(
 """
 
 
-def write_page(data: Mapping[str, Any], path: str | Path) -> Path:
+def write_page(data: Mapping[str, Any], path: str | Path, *, encode: bool | None = None) -> Path:
     """Write the page for ``data`` to ``path`` atomically (parent folders created): a failure
-    leaves any previous file as it was. Returns the path."""
-    return write_text(Path(path), render_page(data))
+    leaves any previous file as it was. ``encode`` as in ``render_page``. Returns the path."""
+    return write_text(Path(path), render_page(data, encode=encode))
 
 
 class ExplorerView:
@@ -218,18 +218,21 @@ class ExplorerView:
     notebook's. Downloads are allowed; nothing reaches the network.
     """
 
-    def __init__(self, data: Mapping[str, Any], height: int = 900) -> None:
+    def __init__(
+        self, data: Mapping[str, Any], height: int = 900, encode: bool | None = None
+    ) -> None:
         validate_data(data)
         self.data = data
         self.height = height
+        self.encode = encode  # as in render_page: None encodes large pages only
 
     def html(self) -> str:
         """The standalone page."""
-        return render_page(self.data)
+        return render_page(self.data, encode=self.encode)
 
     def save(self, path: str | Path) -> Path:
         """Write the standalone page to ``path``."""
-        return write_page(self.data, path)
+        return write_page(self.data, path, encode=self.encode)
 
     def _repr_html_(self) -> str:
         return (
