@@ -23,11 +23,14 @@ from attnlab.explorer.build import (
     view_from_scores,
     view_from_traces,
 )
+from attnlab.explorer.composed import rollout, value_weighted
 from attnlab.explorer.data import DataError, head_weights, validate_data
+from attnlab.explorer.encoding import decode_data, encode_page
 from attnlab.explorer.heads import SENTENCE, HandHead, feature_matrix, hand_heads
 from attnlab.explorer.notebook import show
 from attnlab.explorer.page import ExplorerView, render_page, write_page
 from attnlab.explorer.server import RunningServer, make_server, serve, start_server
+from attnlab.explorer.tensors import weights_page
 from attnlab.explorer.traces import LayerTrace
 
 __all__ = [
@@ -37,6 +40,8 @@ __all__ = [
     "HandHead",
     "LayerTrace",
     "RunningServer",
+    "decode_data",
+    "encode_page",
     "feature_matrix",
     "hand_compute",
     "hand_designed_page",
@@ -46,11 +51,14 @@ __all__ = [
     "make_server",
     "page_data",
     "render_page",
+    "rollout",
     "serve",
     "show",
     "start_server",
     "validate_data",
+    "value_weighted",
     "view_from_scores",
     "view_from_traces",
+    "weights_page",
     "write_page",
 ]
