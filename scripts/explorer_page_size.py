@@ -22,6 +22,20 @@ from pathlib import Path
 import numpy as np
 import torch
 
+# parse + decode as a reader would, then decoding in place as the page does (decode.js
+# evaluated again with a stand-in for the page's data element)
+NODE_TIMING = """"use strict";
+{decode}
+const text = require("fs").readFileSync({path}, "utf8");
+const t0 = performance.now();
+decodeData(JSON.parse(text));
+const t1 = performance.now();
+const node = {{textContent: text}};
+globalThis.document = {{getElementById: () => node}};
+eval({again});
+console.log(`${{(t1 - t0).toFixed(0)}} ${{(performance.now() - t1).toFixed(0)}}`);
+"""
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -62,15 +76,10 @@ def main() -> None:
     if node:
         decode_js = resources.files("attnlab.explorer").joinpath("decode.js").read_text("utf-8")
         with tempfile.TemporaryDirectory() as tmp:
-            (Path(tmp) / "data.json").write_text(script_json(enc), encoding="utf-8")
-            program = (f'"use strict";\n{decode_js}\nconst fs = require("fs");\n'
-                       f"const text = fs.readFileSync({json.dumps(str(Path(tmp) / 'data.json'))}, "
-                       '"utf8");\nconst t0 = performance.now();\n'
-                       "decodeData(JSON.parse(text));\nconst t1 = performance.now();\n"
-                       "const node = {textContent: text};\n"
-                       "globalThis.document = {getElementById: () => node};\n"
-                       f"eval({json.dumps(decode_js)});\n"
-                       "console.log(`${(t1 - t0).toFixed(0)} ${(performance.now() - t1).toFixed(0)}`);")  # fmt: skip
+            saved = Path(tmp) / "data.json"
+            saved.write_text(script_json(enc), encoding="utf-8")
+            program = NODE_TIMING.format(decode=decode_js, path=json.dumps(str(saved)),
+                                         again=json.dumps(decode_js))  # fmt: skip
             start = time.perf_counter()
             out = subprocess.run([node, "-e", program], capture_output=True, text=True, check=True)
             parse_decode, in_place = out.stdout.split()
