@@ -113,8 +113,9 @@ def test_families_without_a_q_k_reader_show_the_librarys_weights_with_the_reason
     transformers.AutoModelForCausalLM.from_config(cfg).save_pretrained(tmp_path)
     tokenizer.save_pretrained(tmp_path)
     view = hf_compute(tmp_path)(TEXT)["views"][0]
-    assert view["fixed"] == ("the explorer has no reader for the q and k of bloom models, so the "
+    assert view["fixed"] == ("the explorer has no reader for the q and k of BLOOM models, so the "
                              "weights are the library's own")  # fmt: skip
+    assert "Value-weighted attention is not shown" in view["composed"]["note"]
     ids = tokenizer(TEXT)["input_ids"]
     for layer, lib in zip(view["layers"], _library_weights(tmp_path, ids), strict=True):
         for h, head in enumerate(layer["heads"]):
@@ -195,3 +196,51 @@ def test_show_for_notebooks_takes_folders_runs_and_models(folders, tmp_path) -> 
     ]:
         with pytest.raises(ValueError, match=message):
             show(*args, **kwargs)
+
+
+@pytest.mark.parametrize("family", ["gpt_neo", "opt", "llama", "mistral"])
+def test_value_norms_rebuild_each_layers_attention_output(family, folders, tokenizer) -> None:
+    """Σ_h Σ_j α_h[i, j]·f_h(x_j) + b_O is the attention module's output, where f_h(x_j) is
+    head h's value of key j through the output map alone; its norms are the value norms."""
+    from attnlab.explorer.hf import _attention_modules, hf_traces
+
+    model = transformers.AutoModelForCausalLM.from_pretrained(
+        folders[family], local_files_only=True, attn_implementation="eager"
+    ).eval()
+    ids = tokenizer(TEXT)["input_ids"]
+    modules = _attention_modules(model, family)
+    seen: dict[int, tuple] = {}
+
+    def keep(i):
+        def hook(mod, args, kwargs, out):
+            seen[i] = (args[0] if args else kwargs["hidden_states"], out[0])
+
+        return hook
+
+    hooks = [m.register_forward_hook(keep(i), with_kwargs=True) for i, m in enumerate(modules)]
+    with torch.no_grad():
+        model(torch.tensor([ids]))
+    for hook in hooks:
+        hook.remove()
+    traces, fixed = hf_traces(model, ids)
+    assert fixed is None and len(traces) == len(modules) == 2
+    for i, (mod, trace) in enumerate(zip(modules, traces, strict=True)):
+        x, y = seen[i]
+        o = mod.o_proj if hasattr(mod, "o_proj") else mod.out_proj
+        h, t = trace.weights.shape[:2]
+        e = o.in_features // h
+        with torch.no_grad():
+            v = mod.v_proj(x)[0].double()  # (t, g·e)
+        per_group = h // (v.shape[-1] // e)
+        f = np.zeros((h, t, o.out_features))
+        for head in range(h):
+            group = head // per_group
+            for j in range(t):
+                alone = torch.zeros(h * e, dtype=torch.float64)
+                alone[head * e : (head + 1) * e] = v[j, group * e : (group + 1) * e]
+                f[head, j] = (alone @ o.weight.detach().double().T).numpy()
+        out = np.einsum("hij,hjc->ic", trace.weights, f)
+        if o.bias is not None:
+            out += o.bias.detach().double().numpy()
+        np.testing.assert_allclose(out, y[0].double().numpy(), atol=1e-5)
+        np.testing.assert_allclose(trace.value_norms, np.linalg.norm(f, axis=-1), rtol=1e-9)

@@ -226,6 +226,26 @@ def test_cli_winograd_page_reports_the_measured_accuracy(tiny_probes, tmp_path, 
     acc = forced_choice_accuracy(logits, lang.candidates, lang.answer)
     assert "trained 3 steps" in data["description"]
     assert f"forced choice {acc:.1%} (chance 50%)" in data["description"]
+    # the composed figures the page states: block 2's rollout at the scored position, and the
+    # part of it that reaches the referent through other positions, recomputed here from the
+    # page's own layer weights
+    for view, adj, referent in zip(data["views"], ("tired", "wet"), ("animal", "street"),
+                                   strict=True):  # fmt: skip
+        n = len(view["tokens"])
+        hats = [0.5 * np.mean([head_weights(h, causal=True, scale=True, own=True)
+                               for h in layer["heads"]], axis=0) + 0.5 * np.eye(n)
+                for layer in view["layers"]]  # fmt: skip
+        r1, r2 = hats[0], hats[1] @ hats[0]
+        assert np.allclose(view["composed"]["rollout"], [r1, r2], atol=1e-6)
+        i, j = SCORE_INDEX, view["tokens"].index(referent)
+        through = sum(hats[1][i, k] * r1[k, j] for k in range(n) if k != j)
+        note = view["composed"]["note"]
+        animal, street = (view["tokens"].index(w) for w in ("animal", "street"))
+        assert f"puts {r2[i, animal]:.2f} on “animal” and {r2[i, street]:.2f} on “street”" in note
+        assert f"of the {r2[i, j]:.2f} on the referent “{referent}”, {through:.2f} arrives" in note
+        assert f"and {hats[1][i, j] * r1[j, j]:.2f} through its own" in note
+        assert (f"{r2[i, j]:.2f} on “{referent}” after “{adj}” ({through:.2f} of it through"
+                in data["description"])  # fmt: skip
 
 
 def test_cli_agreement_page_reports_the_measured_probabilities(tiny_probes, tmp_path) -> None:

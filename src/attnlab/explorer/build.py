@@ -11,7 +11,8 @@ causal mask, and its switches recompute live. ``view_from_traces`` turns the
 ``attnlab.explorer.hf``) into one view; ``attnlab.explorer.models`` and
 ``attnlab.explorer.hf`` wrap it for attnlab's runs and Hugging Face folders.
 
-Left out: value vectors and head outputs.
+Left out: value vectors and head outputs (only their norms, for the
+value-weighted view).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from attnlab.errors import UsageError
+from attnlab.explorer.composed import composed
 from attnlab.explorer.data import rounded, validate_data
 from attnlab.explorer.heads import (
     SENTENCE,
@@ -36,6 +38,8 @@ from attnlab.explorer.page import write_page
 from attnlab.explorer.traces import LayerTrace
 
 __all__ = [
+    "a_model",
+    "family_name",
     "hand_compute",
     "hand_designed_page",
     "hand_view",
@@ -56,6 +60,33 @@ MEAN_NOTE = (
     "the uniform causal mean has no scores: every word it may see gets the same weight, "
     "shown here as equal (zero) scores"
 )
+
+
+# Display names of Hugging Face ``model_type``s in page text ("an OPT model", not "a opt model")
+FAMILY_NAMES = {
+    "gpt2": "GPT-2", "gpt_neo": "GPT-Neo", "gpt_neox": "GPT-NeoX", "gptj": "GPT-J",
+    "gpt_bigcode": "GPTBigCode", "opt": "OPT", "llama": "Llama", "mistral": "Mistral",
+    "mixtral": "Mixtral", "qwen2": "Qwen2", "qwen3": "Qwen3", "qwen2_moe": "Qwen2-MoE",
+    "bloom": "BLOOM", "mpt": "MPT", "falcon": "Falcon", "phi": "Phi", "phi3": "Phi-3",
+    "gemma": "Gemma", "gemma2": "Gemma 2", "olmo": "OLMo", "stablelm": "StableLM",
+    "starcoder2": "StarCoder2", "codegen": "CodeGen", "xglm": "XGLM", "biogpt": "BioGPT",
+    "ctrl": "CTRL", "mamba": "Mamba", "rwkv": "RWKV",
+}  # fmt: skip
+
+
+def family_name(model_type: str) -> str:
+    """The family's own spelling: ``gpt_neox`` → ``GPT-NeoX``; unknown ones keep their type."""
+    return FAMILY_NAMES.get(model_type, model_type)
+
+
+def a_model(model_type: str) -> str:
+    """``a GPT-2 model``, ``an OPT model``, ``an MPT model``: the article as the name is said
+    (an initialism whose first letter is said with a vowel, F H L M N R S X, takes ``an``)."""
+    name = family_name(model_type)
+    letters = name.split("-")[0].split(" ")[0]
+    initialism = len(letters) > 1 and letters.isupper()
+    vowel = name[:1] in "AEIOUaeiou" or (initialism and name[0] in "FHLMNRSX")
+    return f"{'an' if vowel else 'a'} {name} model"
 
 
 def page_data(
@@ -129,18 +160,36 @@ def _head(trace: LayerTrace, h: int) -> dict[str, Any]:
     return head
 
 
+NO_VALUES = (
+    "the values of this model's heads were not read (the explorer reads them for attnlab's "
+    "models, GPT-2, GPT-Neo, OPT and the Llama family)"
+)
+
+
 def view_from_traces(
-    name: str, tokens: Sequence[str], traces: Sequence[LayerTrace], *, fixed: str | None = None
+    name: str,
+    tokens: Sequence[str],
+    traces: Sequence[LayerTrace],
+    *,
+    fixed: str | None = None,
+    without_values: str = NO_VALUES,
 ) -> dict[str, Any]:
-    """One view from a model's traced layers: q and k where known, the model's own weights.
+    """One view from a model's traced layers: q and k where known, the model's own weights,
+    and the attention composed across layers (``attnlab.explorer.composed``).
 
     ``fixed`` is the one-line reason a view whose heads have only weights cannot
-    be recomputed by the switches.
+    be recomputed by the switches; ``without_values`` why value-weighted attention
+    is left out when a trace lacks its ``value_norms``.
     """
     layers = [{"heads": [_head(t, h) for h in range(t.n_head)]} for t in traces]
     view: dict[str, Any] = {"name": name, "tokens": [str(t) for t in tokens], "layers": layers}
     if fixed is not None:
         view["fixed"] = fixed
+    if traces and all(t.weights is not None for t in traces):
+        norms = [t.value_norms for t in traces]
+        known = all(v is not None for v in norms)
+        view["composed"] = composed([t.weights for t in traces], norms if known else None,
+                                    without_values=without_values)  # fmt: skip
     return view
 
 

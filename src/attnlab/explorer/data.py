@@ -9,9 +9,13 @@ W_Q, W_K or feature table).
     {"title": str, "description": str (one sentence: what the page shows),
      "causal": bool (optional, starting state of the causal switch, default False),
      "scale": bool (optional, starting state of the √d_k switch, default True),
+     "encoding": {"precision": str, …} (optional: how the matrices were encoded),
      "views": [{"name": str, "tokens": [str] * n,
                 "fixed": str (optional: why the switches cannot recompute this view),
-                "layers": [{"heads": [head] * H}] * L}]}
+                "layers": [{"heads": [head] * H}] * L,
+                "composed": {"rollout": [n×n] * L, "value_weighted": [n×n] * L
+                             (optional), "note": str} (optional: attention
+                             composed across layers, attnlab.explorer.composed)}]}
 
     head = {"name": str, "d_k": int,
             "q", "k": n×d (optional: the head's queries and keys, RoPE applied),
@@ -25,7 +29,9 @@ W_Q, W_K or feature table).
             "note": str (optional),
             "w_q", "w_k", "features": (optional) {"rows", "cols", "values": r×c}}
 
-A head needs ``q`` and ``k``, or ``scores``, or ``weights``; one with only
+Any n×n or n×d matrix may be an encoded object instead of nested lists
+(float16 or 8-bit in base64: ``attnlab.explorer.encoding``). A head needs
+``q`` and ``k``, or ``scores``, or ``weights``; one with only
 ``weights`` is *fixed* (its view says why in ``fixed``), and the switches are
 off for it. The page's script computes every other weight itself, row by row::
 
@@ -47,9 +53,11 @@ from typing import Any
 import numpy as np
 
 from attnlab.errors import DataError as _AttnlabDataError
+from attnlab.explorer.encoding import decode, is_encoded
 
 __all__ = [
     "DataError",
+    "as_array",
     "effective_tokens",
     "head_weights",
     "is_fixed",
@@ -67,12 +75,30 @@ def _is_number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
+def _check_encoded(values: Mapping, n_rows: int, n_cols: int | None, where: str) -> None:
+    """An encoded matrix (``attnlab.explorer.encoding``): its format, shape and byte count."""
+    shape = values.get("shape")
+    if values.get("enc") not in ("f16", "u8") or not isinstance(values.get("b64"), str):
+        raise DataError(f"{where}: an encoded matrix needs enc 'f16' or 'u8' and b64 text")
+    if (not isinstance(shape, Sequence) or len(shape) != 2 or shape[0] != n_rows
+            or not _positive_int(shape[1]) or (n_cols is not None and shape[1] != n_cols)):
+        raise DataError(f"{where}.shape: expected [{n_rows}, {n_cols or 'width'}], got {shape!r}")
+    try:
+        decode(values)
+    except (ValueError, TypeError, KeyError) as err:
+        raise DataError(f"{where}: the encoded matrix does not decode ({err})") from err
+
+
 def _check_grid(values: Any, n_rows: int, n_cols: int | None, where: str) -> None:
-    """``values`` must be ``n_rows`` rows of ``n_cols`` (or any one width) finite numbers.
+    """``values`` must be ``n_rows`` rows of ``n_cols`` (or any one width) finite numbers,
+    or an encoded matrix of that shape.
 
     Checked in NumPy (a page of a 12-layer model holds millions of numbers); booleans
     inside a row of numbers are read as 0 and 1.
     """
+    if is_encoded(values):
+        _check_encoded(values, n_rows, n_cols, where)
+        return
     if not isinstance(values, Sequence) or isinstance(values, str) or len(values) != n_rows:
         raise DataError(f"{where}: expected {n_rows} rows of numbers")
     try:
@@ -114,6 +140,16 @@ def _positive_int(x: Any) -> bool:
     return isinstance(x, int) and not isinstance(x, bool) and x >= 1
 
 
+def _width(m: Any) -> int:
+    """Columns of a checked matrix, plain or encoded."""
+    return int(m["shape"][1]) if is_encoded(m) else len(m[0])
+
+
+def as_array(m: Any) -> np.ndarray:
+    """A matrix of the data (nested lists, or encoded) as float64 NumPy."""
+    return decode(m) if is_encoded(m) else np.asarray(m, dtype=np.float64)
+
+
 def is_fixed(head: Mapping[str, Any]) -> bool:
     """True for a head given only by its weights: the switches cannot recompute it."""
     return "scores" not in head and not ("q" in head and "k" in head)
@@ -130,10 +166,10 @@ def _check_head(h: Any, n: int, where: str) -> None:
         raise DataError(f"{where}: q and k go together")
     if "q" in h:
         _check_grid(h["q"], n, None, f"{where}.q")
-        _check_grid(h["k"], n, len(h["q"][0]), f"{where}.k")
+        _check_grid(h["k"], n, _width(h["q"]), f"{where}.k")
         if "dims" in h:
             _check_strings(h["dims"], f"{where}.dims")
-            if len(h["dims"]) != len(h["q"][0]):
+            if len(h["dims"]) != _width(h["q"]):
                 raise DataError(f"{where}.dims: expected one name per q dimension")
     for key in ("scores", "bias", "weights"):
         if key in h:
@@ -149,6 +185,19 @@ def _check_head(h: Any, n: int, where: str) -> None:
             _check_labelled(h[key], f"{where}.{key}")
 
 
+def _check_composed(c: Any, n: int, n_layers: int, where: str) -> None:
+    if not isinstance(c, Mapping) or not isinstance(c.get("note"), str):
+        raise DataError(f"{where}: expected {{'rollout', 'note'}} (and 'value_weighted')")
+    for key in ("rollout", "value_weighted"):
+        if key not in c and key == "value_weighted":
+            continue
+        layers = c.get(key)
+        if not isinstance(layers, Sequence) or len(layers) != n_layers:
+            raise DataError(f"{where}.{key}: expected one n×n matrix per layer ({n_layers})")
+        for li, m in enumerate(layers):
+            _check_grid(m, n, n, f"{where}.{key}[{li}]")
+
+
 def validate_data(data: Any) -> None:
     """Raise DataError (a ValueError) naming the first part of ``data`` the page cannot read."""
     if not isinstance(data, Mapping):
@@ -159,6 +208,9 @@ def validate_data(data: Any) -> None:
     for key in ("causal", "scale"):
         if key in data and not isinstance(data[key], bool):
             raise DataError(f"data.{key}: expected true or false")
+    encoding = data.get("encoding", {"precision": ""})
+    if not isinstance(encoding, Mapping) or not isinstance(encoding.get("precision"), str):
+        raise DataError("data.encoding: expected {'precision': str}")
     views = data.get("views")
     if not isinstance(views, Sequence) or not views:
         raise DataError("data.views: expected a non-empty list")
@@ -180,6 +232,9 @@ def validate_data(data: Any) -> None:
                 _check_head(h, len(view["tokens"]), f"{where}.layers[{li}].heads[{hi}]")
                 if is_fixed(h) and "fixed" not in view:
                     raise DataError(f"{where}.fixed: a head has only weights; say why")
+        if "composed" in view:
+            _check_composed(view["composed"], len(view["tokens"]), len(layers),
+                            f"{where}.composed")  # fmt: skip
 
 
 def _masked_softmax(s: np.ndarray, causal: bool, window: int | None) -> np.ndarray:
@@ -208,14 +263,14 @@ def head_weights(
     own ``weights`` (if given) are shown as they are; a fixed head always shows them.
     """
     if "weights" in head and (own or is_fixed(head)):
-        return np.asarray(head["weights"], dtype=np.float64)
+        return as_array(head["weights"])
     if "q" in head:
-        raw = np.asarray(head["q"], dtype=np.float64) @ np.asarray(head["k"], dtype=np.float64).T
+        raw = as_array(head["q"]) @ as_array(head["k"]).T  # (n, n)
     else:
-        raw = np.asarray(head["scores"], dtype=np.float64)  # (n, n)
+        raw = as_array(head["scores"])  # (n, n)
     s = raw / math.sqrt(head["d_k"]) if scale else raw
     if "bias" in head:
-        s = s + np.asarray(head["bias"], dtype=np.float64)
+        s = s + as_array(head["bias"])
     return _masked_softmax(s, causal, head.get("window"))
 
 

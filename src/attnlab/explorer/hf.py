@@ -35,8 +35,8 @@ import numpy as np
 import torch
 
 from attnlab.errors import DataError, UsageError
-from attnlab.explorer.build import own_scale, page_data, view_from_traces
-from attnlab.explorer.traces import LayerTrace, attnlab_traces, numpy_of
+from attnlab.explorer.build import a_model, family_name, own_scale, page_data, view_from_traces
+from attnlab.explorer.traces import LayerTrace, attnlab_traces, hf_value_norms, numpy_of
 
 __all__ = ["HFModel", "hf_compute", "hf_token_strings", "hf_traces", "load_hf"]
 
@@ -130,6 +130,7 @@ def hf_traces(model: torch.nn.Module, ids: list[int]) -> tuple[list[LayerTrace],
     """Every layer of a Hugging Face causal LM on ``ids``: the library's weights, with the
     rebuilt q and k where they reproduce them; and the reason the switches are off, if so."""
     model_type = getattr(model.config, "model_type", "?")
+    family = family_name(model_type)  # as page text spells it
     modules = _attention_modules(model, model_type)
     captured: dict[int, tuple[torch.Tensor, dict]] = {}
 
@@ -150,7 +151,7 @@ def hf_traces(model: torch.nn.Module, ids: list[int]) -> tuple[list[LayerTrace],
     weights = [numpy_of(a) for a in out.attentions]  # (h, t, t) each
     library = [LayerTrace(weights=w) for w in weights]
     if len(modules) != len(weights) or _reader(model_type, modules[0]) is None:
-        return library, (f"the explorer has no reader for the q and k of {model_type} models, so "
+        return library, (f"the explorer has no reader for the q and k of {family} models, so "
                          "the weights are the library's own")  # fmt: skip
     traces, worst = [], 0.0
     try:
@@ -160,13 +161,14 @@ def hf_traces(model: torch.nn.Module, ids: list[int]) -> tuple[list[LayerTrace],
                 q, k, scale, window = _reader(model_type, mod)(mod, x, kwargs, i)
             q, k = numpy_of(q), numpy_of(k)  # (h, t, d)
             if not (scale == 1.0 or math.isclose(scale, q.shape[-1] ** -0.5, rel_tol=1e-6)):
-                return library, f"{model_type} scales q·k by {scale:g}, not by 1/√d_k or 1"
+                return library, f"{family} scales q·k by {scale:g}, not by 1/√d_k or 1"
             worst = max(worst, float(np.abs(_rebuilt_weights(q, k, scale, window) - w).max()))
-            traces.append(LayerTrace(weights=w, q=q, k=k, scale=scale, window=window))
+            traces.append(LayerTrace(weights=w, q=q, k=k, scale=scale, window=window,
+                                     value_norms=hf_value_norms(mod, x, q.shape[0])))
     except (AttributeError, KeyError, TypeError, ValueError, RuntimeError) as err:
-        return library, f"the q and k of this {model_type} model could not be rebuilt ({err})"
+        return library, f"the q and k of this {family} model could not be rebuilt ({err})"
     if worst > MATCH_TOLERANCE:
-        return library, (f"q·k rebuilt for {model_type} differs from the library's weights by "
+        return library, (f"q·k rebuilt for {family} differs from the library's weights by "
                          f"{worst:.1e}, so the weights are the library's own")  # fmt: skip
     return traces, None
 
@@ -280,9 +282,9 @@ def hf_compute(folder: str | Path) -> Compute:
     loaded = load_hf(folder)
     how = ("converted into attnlab's model and traced" if loaded.converted else
            "weights from the library's output_attentions")  # fmt: skip
-    title = f"Attention of {loaded.folder.name} ({loaded.model_type})"
+    title = f"Attention of {loaded.folder.name} ({family_name(loaded.model_type)})"
     description = (
-        f"Where each token looks in every head of a {loaded.model_type} model loaded from "
+        f"Where each token looks in every head of {a_model(loaded.model_type)} loaded from "
         f"{loaded.folder.name} ({how}): choose a token to see its row."
     )
 

@@ -11,12 +11,18 @@ model was built) and recomputes softmax(q·kᵀ·scale + bias) when a switch
 moves. Models run on the resolved device (``auto``: CUDA when present).
 
 The probe pages (``--winograd``, ``--agreement``) train a small model on a
-synthetic language (SPEC §2) through the experiments' cached training
+synthetic language (docs/data.md) through the experiments' cached training
 (``Context.train``): sentences are concatenated into one token stream and
 the trainer draws random windows from it, as it does from the corpus.
 
-Left out: value vectors and head outputs, and mixers without weights (the
-no-context mixer is refused; the uniform mean is shown as equal scores).
+The Winograd page says, in each view's composed note and in its description,
+what block 2's rollout at the scored position puts on “animal” and “street”
+beside what block 2's own weights put there (figures computed from the page's
+own data, ``referent_figures``).
+
+Left out: value vectors and head outputs (only their norms, for the
+value-weighted view), and mixers without weights (the no-context mixer is
+refused; the uniform mean is shown as equal scores).
 """
 
 from __future__ import annotations
@@ -201,9 +207,58 @@ def _strongest(weight: np.ndarray) -> str:
     return f"block {layer + 1} head {head + 1} puts {weight[layer, head]:.2f}"
 
 
+def referent_figures(view: dict[str, Any], position: int, referent: str) -> dict[str, Any]:
+    """How the last block's rollout at ``position`` of a Winograd view reaches each candidate,
+    from the page's own data (its layers' weights and ``composed`` rollout).
+
+    With Â = 0.5·(mean over heads of the last block's weights) + 0.5·I and R the rollout
+    of the blocks before it, rollout[i, j] = Σ_k Â[i, k]·R[k, j]: the term k = j is what
+    reaches token j through its own position, the others what reaches it through
+    positions that the earlier blocks mixed it into (``via``: the largest of them).
+    """
+    tokens = view["tokens"]
+    own = np.mean([np.asarray(h["weights"]) for h in view["layers"][-1]["heads"]], axis=0)
+    rolled = np.asarray(view["composed"]["rollout"])  # (L, n, n)
+    before = rolled[-2] if len(rolled) > 1 else np.eye(len(tokens))  # R (n, n)
+    hat = 0.5 * own[position] + 0.5 * np.eye(len(tokens))[position]  # row i of Â, (n,)
+    j = tokens.index(referent)
+    paths = hat * before[:, j]  # (n,) Â[i, k]·R[k, j] for every k
+    others = np.delete(np.arange(len(tokens)), j)
+    via = int(others[np.argmax(paths[others])])
+    out: dict[str, Any] = {f"rollout {w}": float(rolled[-1, position, tokens.index(w)])
+                           for w in ("animal", "street")}  # fmt: skip
+    out.update({f"own {w}": float(own[position, tokens.index(w)]) for w in ("animal", "street")})
+    out.update(through=float(paths[others].sum()), direct=float(paths[j]),
+               via=_place(tokens, via, position), via_share=float(paths[via]))  # fmt: skip
+    return out
+
+
+def _place(tokens: list[str], k: int, position: int) -> str:
+    """``“it”``, ``“the” at position 6`` (a word said more than once), or the position itself."""
+    if k == position:
+        return "the scored position itself"
+    return f"“{tokens[k]}”" + (f" at position {k + 1}" if tokens.count(tokens[k]) > 1 else "")
+
+
+def referent_note(view: dict[str, Any], position: int, referent: str) -> str:
+    """The sentence the Winograd page adds to a view's composed note, from its own figures."""
+    f = referent_figures(view, position, referent)
+    block = len(view["layers"])
+    return (
+        f"On this sentence, block {block}'s rollout at the scored position (the last “the”) "
+        f"puts {f['rollout animal']:.2f} on “animal” and {f['rollout street']:.2f} on “street”; "
+        f"of the {f['rollout ' + referent]:.2f} on the referent “{referent}”, "
+        f"{f['through']:.2f} arrives through positions the blocks before mixed it into (most "
+        f"through {f['via']}, {f['via_share']:.2f}) and {f['direct']:.2f} through its own. "
+        f"Block {block}'s own weights (mean over heads) put {f['own animal']:.2f} on “animal” "
+        f"and {f['own street']:.2f} on “street”."
+    )
+
+
 def winograd_page(work: str | Path = "runs", progress: Progress | None = None) -> dict[str, Any]:
-    """The §3.7 Winograd pair (``… too tired …`` / ``… too wet …``) under a trained
-    two-block, four-head model of Variant B; accuracy measured on the held-out pairs."""
+    """The Winograd pair (``… too tired …`` / ``… too wet …``; docs/experiments.md,
+    "Winograd referents") under a trained two-block, four-head model of Variant B; accuracy
+    measured on the held-out pairs, and the referent's share in block 2's rollout."""
     lang = winograd_dataset("B", seed=0)
     probe = WINOGRAD_PROBE
     model, record = _train_probe("explorer winograd probe", probe, lang.vocab.size, lang.train,
@@ -211,13 +266,18 @@ def winograd_page(work: str | Path = "runs", progress: Progress | None = None) -
     logits = _last_position_logits(model, lang.held[:, : SCORE_INDEX + 1])  # (b, v)
     choice = forced_choice_accuracy(logits, lang.candidates, lang.answer)
     top1 = top1_accuracy(logits, lang.answer)
-    views, said, rows = [], [], []
+    views, said, rows, rolled = [], [], [], []
     for adj, answer in (("tired", "animal"), ("wet", "street")):
         text = WINOGRAD_TEXT.format(adj=adj)
-        views.append(checkpoint_view(model, lang.vocab, text, name=f"… too {adj} …"))
+        view = checkpoint_view(model, lang.vocab, text, name=f"… too {adj} …")
+        view["composed"]["note"] += " " + referent_note(view, SCORE_INDEX, answer)
+        views.append(view)
         p = next_word_probs(model, lang.vocab, text, ("animal", "street"))[answer]
         said.append(f"after “{adj}” P({answer}) = {p:.2f}")
         rows.append(last_row_weights(model, lang.vocab, text).mean(axis=1))  # (L, n)
+        f = referent_figures(view, SCORE_INDEX, answer)
+        rolled.append(f"{f['rollout ' + answer]:.2f} on “{answer}” after “{adj}” "
+                      f"({f['through']:.2f} of it through other positions)")  # fmt: skip
     apart = 0.5 * np.abs(rows[0] - rows[1]).sum(-1)  # (L,) total variation per block
     blocks = ", ".join(f"block {i + 1} {d:.2f}" for i, d in enumerate(apart))
     description = (
@@ -226,7 +286,8 @@ def winograd_page(work: str | Path = "runs", progress: Progress | None = None) -
         f"language (Variant B), held-out forced choice {choice:.1%} (chance 50%), top-1 "
         f"{top1:.1%}; choose the last “the”, the scored position: {'; '.join(said)}; its "
         f"weights (mean over heads) differ between the two sentences by {blocks} "
-        "(total variation)."
+        f"(total variation); composed through the blocks (rollout), block "
+        f"{probe.model.n_layer} puts {' and '.join(rolled)}."
     )
     return model_page(model, views, "Winograd referents: where “so the” looks", description)
 

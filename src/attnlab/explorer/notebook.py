@@ -7,6 +7,7 @@
     ax.show("path/to/hf-folder", "The cat sat")        # a local Hugging Face causal LM
     ax.show(model, "the cat sat", tokenizer=vocab)     # an attnlab LanguageModel in memory
     ax.show()                                          # the hand-designed heads
+    ax.show(weights=pattern, tokens=strings)           # weights from any library: (L, H, n, n)
 
 The returned ``ExplorerView`` displays itself (``_repr_html_``) as the whole
 self-contained page inside a sandboxed ``<iframe srcdoc>``: its script runs
@@ -15,12 +16,14 @@ even where a notebook does not run scripts in outputs, it needs no network
 the same page to a file.
 
 Left out: the served text box (a notebook cell is the place to type), and
-Hugging Face model objects in memory (pass their folder).
+Hugging Face model objects in memory (pass their folder, or their
+``output_attentions`` as ``weights=``).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +47,8 @@ def _folder_kind(folder: Path) -> str:
         raise DataError(f"{config} is not readable JSON: {err}") from err
     if isinstance(fields, dict) and "model_type" in fields:
         return "hf"
-    if isinstance(fields, dict) and "model" in fields and "train" in fields:
+    run = fields.get("config", fields) if isinstance(fields, dict) else None
+    if isinstance(run, dict) and "model" in run and "train" in run:  # {"hash", "config": {…}}
         return "run"
     raise DataError(f"{config} is neither an attnlab run config nor a Hugging Face one")
 
@@ -54,6 +58,8 @@ def show(
     text: str | None = None,
     *,
     tokenizer: Any = None,
+    weights: Any = None,
+    tokens: Sequence[str] | None = None,
     height: int = 900,
 ) -> ExplorerView:
     """The explorer for ``source`` on ``text``, ready to display inline in Jupyter.
@@ -63,7 +69,18 @@ def show(
     (with ``tokenizer=``: anything with ``encode``, e.g. a ``BPETokenizer`` or a
     synthetic ``Vocab``), or None for the hand-designed heads (``text``
     defaults to their Spanish sentence). Models run on the resolved device.
+
+    ``show(weights=…, tokens=…)`` shows attention weights from any library
+    (``attnlab.explorer.tensors``): shaped (L, H, n, n), (H, n, n) or (n, n),
+    NumPy or torch, with one token string per position; the switches are off
+    (no q and k were given) and the page says so.
     """
+    if weights is not None or tokens is not None:
+        if source is not None or text is not None or weights is None or tokens is None:
+            raise UsageError("show(weights=..., tokens=...) takes both, and no source or text")
+        from attnlab.explorer.tensors import weights_page
+
+        return ExplorerView(weights_page(weights, tokens), height=height)
     if source is None or source == "hand":
         return ExplorerView(hand_compute(SENTENCE if text is None else text), height=height)
     if text is None or not str(text).strip():
@@ -92,6 +109,6 @@ def show(
         description = f"Every head of an attnlab model ({describe(source.cfg)}) on this sentence."
         return ExplorerView(model_page(source, [view], title, description), height=height)
     raise UsageError(
-        f"show() takes a folder, an attnlab LanguageModel or None, not a "
+        f"show() takes a folder, an attnlab LanguageModel, None or weights=, not a "
         f"{type(source).__name__} (for a Hugging Face model, pass its folder)"
     )

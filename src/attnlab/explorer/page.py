@@ -11,8 +11,13 @@ Content-Security-Policy allows only that script (by hash) and no network
 except the page's own server, so the page works offline; exports are made in
 the page, as downloads.
 
+A large page carries its matrices in float16 (``attnlab.explorer.encoding``):
+the first script part, ``decode.js``, turns them back into numbers before
+the others read the data, and the page states the precision measured.
+
 Left out: attention to padding or special tokens, value vectors and head
-outputs (only where each token looks, not what it takes).
+outputs (only where each token looks, and, in the composed views, the norms
+of what it takes).
 """
 
 from __future__ import annotations
@@ -33,9 +38,10 @@ from attnlab.explorer.data import (  # noqa: F401 (re-exported: the page's data 
     page_weights,
     validate_data,
 )
+from attnlab.explorer.encoding import ENCODE_ABOVE, encode_page, matrix_count
 from attnlab.files import write_text
 
-SCRIPT_PARTS = ("core.js", "head.js", "grid.js", "overlay.js", "export.js", "main.js")
+SCRIPT_PARTS = ("decode.js", "core.js", "head.js", "grid.js", "overlay.js", "export.js", "main.js")
 
 
 def script_json(obj: Any) -> str:
@@ -151,8 +157,14 @@ def render_page(
     api_url: str | None = None,
     text: str = "",
     max_chars: int | None = None,
+    encode: bool | None = None,
 ) -> str:
     """The explorer for ``data`` as one HTML document (script and styles inlined).
+
+    ``encode`` puts the matrices in float16 (``attnlab.explorer.encoding``), and
+    the page states the precision; by default a page is encoded when its
+    matrices hold more than ``ENCODE_ABOVE`` numbers (about 2 MB as text), so
+    small pages keep their numbers as written.
 
     With ``api_url`` the page also has a text box (at most ``max_chars``
     characters); a typed sentence is sent as ``GET {api_url}?text=…`` and the
@@ -160,6 +172,8 @@ def render_page(
     ``text`` fills the box at first.
     """
     validate_data(data)
+    if encode or (encode is None and matrix_count(data) > ENCODE_ABOVE):
+        data = encode_page(data)
     js = page_script()
     css = _asset("explorer.css", "</style")
     title = html.escape(data["title"])
@@ -189,10 +203,10 @@ def render_page(
 """
 
 
-def write_page(data: Mapping[str, Any], path: str | Path) -> Path:
+def write_page(data: Mapping[str, Any], path: str | Path, *, encode: bool | None = None) -> Path:
     """Write the page for ``data`` to ``path`` atomically (parent folders created): a failure
-    leaves any previous file as it was. Returns the path."""
-    return write_text(Path(path), render_page(data))
+    leaves any previous file as it was. ``encode`` as in ``render_page``. Returns the path."""
+    return write_text(Path(path), render_page(data, encode=encode))
 
 
 class ExplorerView:
@@ -204,18 +218,21 @@ class ExplorerView:
     notebook's. Downloads are allowed; nothing reaches the network.
     """
 
-    def __init__(self, data: Mapping[str, Any], height: int = 900) -> None:
+    def __init__(
+        self, data: Mapping[str, Any], height: int = 900, encode: bool | None = None
+    ) -> None:
         validate_data(data)
         self.data = data
         self.height = height
+        self.encode = encode  # as in render_page: None encodes large pages only
 
     def html(self) -> str:
         """The standalone page."""
-        return render_page(self.data)
+        return render_page(self.data, encode=self.encode)
 
     def save(self, path: str | Path) -> Path:
         """Write the standalone page to ``path``."""
-        return write_page(self.data, path)
+        return write_page(self.data, path, encode=self.encode)
 
     def _repr_html_(self) -> str:
         return (

@@ -1,0 +1,114 @@
+"""Explorer data from attention weights given as a tensor, from any library.
+
+Dimension legend: ``L`` layers, ``H`` heads per layer, ``n`` tokens (query
+``i``, key ``j``).
+
+``weights_page(weights, tokens)`` reads what TransformerLens's activation
+cache (``cache["pattern", l][0]``), a PyTorch forward hook or Hugging Face's
+``output_attentions`` hold: softmax weights shaped (L, H, n, n), (H, n, n) or
+(n, n), as NumPy or torch (or a list of per-layer (H, n, n) tensors, each
+possibly with a leading batch of one, as ``output_attentions`` gives). Without
+the queries and keys behind them the switches cannot recompute anything, so
+the view is *fixed* and says why; rollout is computed from the weights, and
+value-weighted attention, which needs the values, is left out (said so).
+
+Left out: batches (one sentence at a time), and scores before the softmax
+(pass the weights the model used, masks applied).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from attnlab.errors import DataError, UsageError
+from attnlab.explorer.build import page_data
+from attnlab.explorer.composed import composed
+
+__all__ = ["ROW_SUM_TOLERANCE", "as_weights", "weights_page"]
+
+ROW_SUM_TOLERANCE = 1e-2  # |row sum − 1| accepted: bfloat16 rows sum to 1 ± a few 1e-3
+FIXED = (
+    "these weights were given as a tensor, without the queries and keys behind them, so the "
+    "causal and √d_k switches cannot recompute them"
+)
+NO_VALUES = "it needs the values, and only the weights were given"
+
+
+def _numpy(x: Any) -> np.ndarray:
+    if hasattr(x, "detach"):  # a torch tensor, on any device, in any precision
+        import torch
+
+        return x.detach().to("cpu", torch.float64).numpy()
+    return np.asarray(x, dtype=np.float64)
+
+
+def as_weights(weights: Any) -> np.ndarray:
+    """``weights`` as float64 (L, H, n, n); a UsageError or DataError in one line if it is not
+    attention weights of one sentence."""
+    try:
+        if isinstance(weights, (list, tuple)) and weights and hasattr(weights[0], "shape"):
+            layers = [_numpy(w) for w in weights]  # per layer: (H, n, n) or (1, H, n, n)
+            layers = [w[0] if w.ndim == 4 and w.shape[0] == 1 else w for w in layers]
+            a = np.stack(layers)
+        else:
+            a = _numpy(weights)
+    except (TypeError, ValueError) as err:
+        raise UsageError(f"weights must be one array of numbers (NumPy or torch): {err}") from err
+    if a.ndim not in (2, 3, 4):
+        batch = " (one sentence at a time: index the batch first)" if a.ndim == 5 else ""
+        raise UsageError(
+            f"weights must be shaped (L, H, n, n), (H, n, n) or (n, n), got {a.shape}{batch}"
+        )
+    a = a.reshape((1,) * (4 - a.ndim) + a.shape)  # (L, H, n, n)
+    if a.shape[-1] != a.shape[-2] or a.shape[-1] == 0 or 0 in a.shape:
+        raise UsageError(f"weights must end in a square (n, n) of positions, got {a.shape}")
+    if not np.isfinite(a).all():
+        raise DataError("weights must be finite: pass the softmax weights, masks applied")
+    if a.min() < 0 or a.max() > 1 + ROW_SUM_TOLERANCE:
+        raise DataError(f"weights must lie in [0, 1] (softmax weights), found {a.min():.3g} to "
+                        f"{a.max():.3g}: pass the weights, not scores")  # fmt: skip
+    sums = a.sum(axis=-1)  # (L, H, n)
+    off = np.abs(sums - 1)
+    if off.max() > ROW_SUM_TOLERANCE:
+        layer, head, row = np.unravel_index(int(np.argmax(off)), off.shape)
+        raise DataError(
+            f"weights of layer {layer + 1} head {head + 1} row {row + 1} sum to "
+            f"{sums[layer, head, row]:.4g}, not 1: pass each row's softmax weights"
+        )
+    return a
+
+
+def weights_page(
+    weights: Any, tokens: Sequence[str], *, title: str = "Attention weights given to show()"
+) -> dict[str, Any]:
+    """The page's data for attention weights given directly (see the module docstring):
+    one fixed view, its heads named ``head 1`` …, its rollout, and the causal switch on
+    exactly when every weight after its query is zero."""
+    if isinstance(tokens, str) or not isinstance(tokens, Sequence):
+        raise UsageError("tokens must be a list of strings, one per position")
+    a = as_weights(weights)  # (L, H, n, n)
+    n_layer, n_head, n, _ = a.shape
+    if len(tokens) != n:
+        raise UsageError(f"{len(tokens)} tokens given for weights over {n} positions")
+    causal = not np.triu(a, 1).any()
+    layers = [
+        {"heads": [{"name": f"head {h + 1}", "d_k": 1, "weights": np.round(a[li, h], 7).tolist()}
+                   for h in range(n_head)]}
+        for li in range(n_layer)
+    ]  # fmt: skip
+    view = {
+        "name": "given weights",
+        "tokens": [str(t) for t in tokens],
+        "layers": layers,
+        "fixed": FIXED,
+        "composed": composed(list(a), None, without_values=NO_VALUES),
+    }
+    description = (
+        f"Attention weights of {n_layer} layer(s) × {n_head} head(s) over {n} tokens, as given "
+        f"({'causal: nothing after a query gets weight' if causal else 'not causal'}): "
+        "choose a token to see its row."
+    )
+    return page_data(title, description, [view], causal=causal, scale=True)
