@@ -70,19 +70,19 @@ def page_data(text: str) -> dict:
     return json.loads(raw.group(1))
 
 
-WORDS = ("the", "a", "king", "queen", "rose", "sword", "night", "crown", "river", "speaks", "and",
-         "of", "to", "my", "lord", "who", "said", "that", "it", "was", "dark", "when", "she")  # fmt: skip
+WORDS = "the a king queen rose sword night crown river speaks and of to my lord who said".split()
 
 
-def long_page(n: int = 128, n_head: int = 12, n_layer: int = 2, d_k: int = 64, *, composed: bool = False,
-              seed: int = 0) -> dict:  # fmt: skip
+def long_page(
+    n: int = 128, n_head: int = 12, n_layer: int = 2, d_k: int = 64, *, composed: bool = False
+) -> dict:
     """A page of one n-token sentence (BPE-like tokens with leading spaces) and a model of
     n_layer × n_head heads with random q and k (n, d_k), causal. With ``composed``, the view
     carries rollout and value-weighted matrices (L, n, n) made here from the heads' weights:
     the page only draws them, so any row-stochastic matrices serve."""
     from attnlab.explorer.data import head_weights
 
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(0)
     tokens = [("" if i == 0 else " ") + WORDS[int(rng.integers(len(WORDS)))] for i in range(n)]
     where = rng.normal(size=(n, d_k))  # (n, d): a random code of each position
     layers = []
@@ -110,8 +110,10 @@ def long_page(n: int = 128, n_head: int = 12, n_layer: int = 2, d_k: int = 64, *
             rollout.append(r)
             v = a * rng.uniform(0.2, 2.0, size=n)[None, :]
             value.append(v / v.sum(axis=1, keepdims=True))
-        view["composed"] = {"rollout": np.round(rollout, 5).tolist(),
-                            "value_weighted": np.round(value, 5).tolist(),
-                            "note": "Block 2 reads the referent through block 1: rollout 0.42 on ‘queen’."}  # fmt: skip
+        view["composed"] = {
+            "rollout": np.round(rollout, 5).tolist(),
+            "value_weighted": np.round(value, 5).tolist(),
+            "note": "Block 2 reads the referent through block 1: rollout 0.42 on ‘queen’.",
+        }
     return {"title": "A long sentence", "description": "128 tokens, random q and k", "causal": True,
             "views": [view]}  # fmt: skip

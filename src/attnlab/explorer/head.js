@@ -192,13 +192,13 @@ function renderInside() {
   const div = state.scale ? Math.sqrt(h.d_k) : 1;
   const named = h.dims && h.dims.length <= 16 ? h.dims : null; // names that fit above the strips
   let products = null;
-  let top = 0;
+  let top = null;
   if (h.q) {
     const q = el("p", { class: "vec", "data-testid": "inside-q" }, `q(“${shown(tokens[i])}”) = `);
     q.append(el("code", {}, h.q[i].length <= 16 ? vectorText(h.q[i], h.dims) : `${h.q[i].length} numbers (hover the strips)`));
     parts.push(q);
     products = h.k.map((kj) => kj.map((x, m) => x * h.q[i][m])); // (n, d): q∘k_j, summing to q·k_j
-    top = maxAbs([h.q[i], ...h.k]);
+    top = { q: maxAbs([h.q[i]]), k: maxAbs(h.k) }; // q and k each on its own scale
     parts.push(el("p", { class: "note" }, "Strips: each of the d numbers of a vector as a cell, blue positive, red "
       + "negative; q∘k multiplies q and k cell by cell, and its cells add up to q·k. Hover a cell for its number."));
   } else {
@@ -209,20 +209,20 @@ function renderInside() {
   const exps = steps.map((s) => (s === -Infinity ? 0 : Math.exp(s - max)));
   const total = exps.reduce((a, b) => a + b, 0);
   const table = el("table", { class: "small inside", "data-testid": "inside-table" });
-  const top_ = el("tr");
+  const headRow = el("tr");
   const divLabel = state.scale ? `÷ √${h.d_k} (= ${fmtSig(div)})` : "÷ 1 (switch off)";
   const heads = ["key", h.q ? "k" : null, h.q ? "q∘k" : null, "q·k", divLabel, h.bias ? "+ bias" : null, "exp(s − max)", "weight"];
-  top_.append(...heads.filter((x) => x !== null).map((x) => el("th", { scope: "col" }, x)));
+  headRow.append(...heads.filter((x) => x !== null).map((x) => el("th", { scope: "col" }, x)));
   const thead = el("thead");
-  thead.append(top_);
+  thead.append(headRow);
   if (h.q) {
     const qRow = el("tr", { class: "q-row" });
     const qStrip = el("td", { class: "strips" });
     if (named) qStrip.append(dimsHeader(named));
-    qStrip.append(strip(h.q[i], top, `q(“${shown(tokens[i])}”)`, h.dims, "q-strip"));
+    qStrip.append(strip(h.q[i], top.q, `q(“${shown(tokens[i])}”)`, h.dims, "q-strip"));
     const qCell = el("td", { class: "strips" });
     if (named) qCell.append(dimsHeader(named));
-    qRow.append(el("th", { scope: "row" }, `q(“${shown(tokens[i])}”)`), qStrip, qCell, el("td", { colspan: heads.filter((x) => x).length - 3 }));
+    qRow.append(el("th", { scope: "row", class: "q-head" }, `q of “${shown(tokens[i])}”`), qStrip, qCell, el("td", { colspan: heads.filter((x) => x).length - 3 }));
     thead.append(qRow);
   }
   table.append(thead);
@@ -235,7 +235,7 @@ function renderInside() {
     tr.append(tokenLabel("th", { scope: "row" }, t));
     if (h.q) {
       const k = el("td", { class: "strips" });
-      k.append(strip(h.k[j], top, `k(“${shown(t)}”)`, h.dims, "k-strip"));
+      k.append(strip(h.k[j], top.k, `k(“${shown(t)}”)`, h.dims, "k-strip"));
       const qk = el("td", { class: "strips" });
       qk.append(strip(products[j], prodTop, `q∘k(“${shown(t)}”)`, h.dims, "qk-strip"));
       tr.append(k, qk);

@@ -138,7 +138,7 @@ function paintStripes(ws, colours) {
       ctx.globalAlpha = 1;
       return;
     }
-    const stripe = (cell - 1 - (ws.length - 1)) / ws.length;
+    const stripe = Math.floor((cell - 1 - (ws.length - 1)) / ws.length); // whole px: crisp gaps
     ws.forEach((w, k) => {
       ctx.fillStyle = colours[k];
       w.forEach((row, i) =>
