@@ -157,7 +157,7 @@ def test_layer_head_and_view_selectors(page, tmp_path) -> None:
     np.testing.assert_allclose(matrix(page), expected, atol=1e-12)
 
 
-@pytest.mark.parametrize("mode", ["head", "grid", "overlay"])
+@pytest.mark.parametrize("mode", ["head", "grid", "overlay", "text"])
 def test_phone_width_has_no_horizontal_overflow(browser, server, mode: str) -> None:
     pg = browser.new_page(viewport={"width": 390, "height": 844})
     pg.goto(f"{server.url}#view={mode}")
@@ -240,3 +240,30 @@ def test_over_long_url_gets_a_message_the_page_shows(page) -> None:
         assert error.text_content().startswith("the request URL is 18")
         assert "the limit is 16384: send a shorter sentence" in error.text_content()
     page.errors.clear()  # Chromium logs the 414 answer as a failed resource
+
+
+def test_zero_rows_are_said_hidden_only_where_they_are(page, hand_url) -> None:
+    page.goto(hand_url)
+    page.click('[data-testid="head-weights"] summary')
+    captions = page.locator('[data-testid="matrices"] caption')
+    assert captions.all_text_contents() == [
+        "X: features of each word",
+        "W_Q (rows not shown are zero: 2 of 5)",  # agreement: noun and subject ask for nothing
+        "W_K (rows not shown are zero: 1 of 5)",
+    ]
+    shown = page.locator('[data-testid="matrices"] table').nth(1).locator("th[scope=row]")
+    assert shown.all_text_contents() == ["adjective", "feminine", "masculine"]
+    page.get_by_test_id("head-select").select_option(label="2: previous word")
+    assert captions.nth(1).text_content() == "W_Q"  # its 16 rows are all used: nothing hidden
+
+
+def test_page_states_how_its_weights_are_stored(page, tmp_path) -> None:
+    head = {"name": "h", "d_k": 1, "scores": [[0, 0], [0, 0]]}
+    view = {"name": "v", "tokens": ["a", "b"], "layers": [{"heads": [head]}]}
+    data = {"title": "t", "description": "d", "views": [view]}
+    page.goto(write_page(data, tmp_path / "plain.html").as_uri())
+    assert page.get_by_test_id("encoding").is_hidden()
+    data["encoding"] = {"precision": "float16 (about 3 significant digits)"}
+    page.goto(write_page(data, tmp_path / "fp16.html").as_uri())
+    said = page.get_by_test_id("encoding").text_content()
+    assert said == "Weights stored as float16 (about 3 significant digits)."

@@ -155,15 +155,18 @@ def _has_colour_bar(image: Image.Image, least: int) -> bool:
     return False
 
 
-@pytest.mark.parametrize("frag, shown", [("#token=100", "head-map"), ("#view=grid", "grid")])
+@pytest.mark.parametrize("frag, shown", [
+    ("#token=100", "head-map"), ("#view=grid", "grid"), ("#view=text&token=100", "text-view"),
+    ("#view=composed&layer=2&token=100", "composed-raw,composed-rollout,composed-value"),
+])  # fmt: skip
 def test_png_export_is_twice_the_screen_with_a_colour_bar(page, url, frag: str, shown: str) -> None:
     page.goto(url + frag)
-    on_screen = page.get_by_test_id(shown).bounding_box()["width"]
+    on_screen = sum(page.get_by_test_id(t).bounding_box()["width"] for t in shown.split(","))
     image = _download_png(page)
     assert image.width >= 2 * on_screen
     assert _has_colour_bar(image, least=2 * 180)
     assert not _has_colour_bar(Image.new("RGB", (600, 50), "white"), least=100)  # it can fail
-    image.save(_artifact(f"explorer-long-export-{shown}.png"))
+    image.save(_artifact(f"explorer-long-export-{shown.split(',')[0]}.png"))
 
 
 def _pixel_red(page, testid: str, i: int, j: int) -> int:
@@ -232,6 +235,8 @@ def test_crowded_lines_show_one_query_and_stripes_separate_at_full_size(page, ur
     assert set(numbers(page, "line", "data-i")) == {50}
     assert set(numbers(page, "line", "data-head")) == set(range(HEADS))
     assert "strongest head" in page.get_by_test_id("stripes-note").text_content()
+    image = _download_png(page)  # the picture of the overlay: 2× the map at least
+    assert image.width >= 2 * page.get_by_test_id("overlay-map").bounding_box()["width"]
     page.get_by_test_id("zoom").select_option("full")
     cell = float(page.get_by_test_id("overlay-map").get_attribute("data-cell"))
     assert cell >= 3 * HEADS + 1  # 2-px stripes and 1-px gaps

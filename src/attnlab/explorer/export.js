@@ -99,13 +99,14 @@ function wrapText(ctx, text, width) {
 }
 
 // a white picture of width × height px plus the title's lines above, drawn at 2× (less only
-// where a side would pass 16,000 px); ctx works in the picture's px, `top` is below the title
+// past 16,000 px a side or 40 million pixels, as a full-size overlay of a long sentence can
+// be); ctx works in the picture's px, `top` is below the title
 function picture(width, height, caption) {
   const scratch = el("canvas").getContext("2d");
   scratch.font = `600 16px ${FONT}`;
   const lines = wrapText(scratch, caption, width - 24);
   const top = 14 + 22 * lines.length;
-  const scale = Math.min(EXPORT_SCALE, 16000 / Math.max(width, height + top));
+  const scale = Math.min(EXPORT_SCALE, 16000 / Math.max(width, height + top), Math.sqrt(4e7 / (width * (height + top))));
   const canvas = el("canvas", { width: Math.ceil(width * scale), height: Math.ceil((height + top) * scale) });
   const ctx = canvas.getContext("2d");
   ctx.scale(scale, scale);
@@ -132,6 +133,8 @@ function drawMap(ctx, x0, y0, tokens, cell, paint, focus) {
   ctx.fillStyle = INK;
   ctx.textBaseline = "middle";
   for (const i of labelIndices(tokens.length, cell, focus)) {
+    ctx.font = i === focus ? `700 11px ${FONT}` : `11px ${FONT}`;
+    ctx.fillStyle = i === focus ? "#1e40af" : INK;
     const text = fitText(ctx, shown(tokens[i]), LABEL_W - 8);
     ctx.textAlign = "right";
     ctx.fillText(text, x0 + LABEL_W - 4, y0 + LABEL_W + (i + 0.5) * cell);
@@ -204,7 +207,11 @@ function gridPicture() {
     const y = top + 20 + li * (tile + 8);
     ctx.fillStyle = INK;
     ctx.fillText(`layer ${li + 1}`, 12, y + tile / 2);
-    layer.heads.forEach((h, hi) => ctx.drawImage(heatmapCanvas(weightsOf(h)), 70 + hi * (tile + 8), y, tile, tile));
+    layer.heads.forEach((h, hi) => {
+      ctx.drawImage(heatmapCanvas(weightsOf(h)), 70 + hi * (tile + 8), y, tile, tile);
+      ctx.strokeStyle = "#d1d5db";
+      ctx.strokeRect(70 + hi * (tile + 8) - 0.5, y - 0.5, tile + 1, tile + 1);
+    });
   });
   drawBar(ctx, 12, top + 20 + layers.length * (tile + 8) + 4);
   return canvas;
@@ -280,24 +287,26 @@ function composedPicture() {
   return canvas;
 }
 
-// the sentence, each token on its shade, in lines of at most 960 px
+// the sentence, each token on its shade, in lines as wide as the page's (600 px at least)
 function textPicture() {
   const tokens = view().tokens;
   const i = focusIndex();
   const w = i === null ? tokens.map(() => 0) : weightsOf(head())[i];
-  const width = 1000;
+  const onScreen = byTestId("text-view") ? byTestId("text-view").getBoundingClientRect().width : 0;
+  const width = Math.max(600, Math.ceil(onScreen) + 24);
   const scratch = el("canvas").getContext("2d");
   scratch.font = `16px ${FONT}`;
   const placed = [];
   let x = 12;
   let row = 0;
   tokens.forEach((t, j) => {
-    const text = shown(t).replace(/·/g, " ");
-    const wide = scratch.measureText(text).width;
-    if (t.startsWith("\n") || (x + wide > width - 12 && x > 12)) {
+    let text = inText(t).replace(/[\n\t]/g, " ");
+    if (t.startsWith("\n") || (x + scratch.measureText(text).width > width - 12 && x > 12)) {
       x = 12;
       row += 1;
     }
+    if (x === 12) text = text.trimStart(); // a line does not start with a space
+    const wide = scratch.measureText(text).width;
     placed.push({ text, x, row, wide, j });
     x += wide;
   });
