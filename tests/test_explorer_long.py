@@ -206,11 +206,23 @@ def test_composed_mode_draws_raw_rollout_and_value_weighted(page, url, data) -> 
     page.screenshot(path=str(_artifact("explorer-long-composed.png")))
 
 
-def test_composed_mode_is_off_without_composed_data(page, tmp_path) -> None:
+def test_composed_mode_is_off_without_composed_data_and_value_weighted_is_optional(
+    page, tmp_path
+) -> None:
     page.goto(write_page(long_page(12, 2, 2), tmp_path / "plain.html").as_uri() + "#view=composed")
     button = page.get_by_test_id("mode-composed")
     assert button.is_disabled() and "without composed attention" in button.get_attribute("title")
     assert page.get_by_test_id("mode-head").get_attribute("aria-pressed") == "true"
+    data = long_page(12, 2, 2, composed=True)  # value-weighted is optional: the note says why
+    del data["views"][0]["composed"]["value_weighted"]
+    data["views"][0]["composed"]["note"] = "Value-weighted attention is not shown: no values."
+    page.goto(write_page(data, tmp_path / "rollout.html").as_uri() + "#view=composed&layer=2")
+    assert page.get_by_test_id("composed-rollout").is_visible()
+    assert page.get_by_test_id("composed-value").count() == 0
+    assert page.get_by_test_id("composed-note").text_content().endswith("not shown: no values.")
+    with page.expect_download() as info:
+        page.get_by_test_id("export-png").click()
+    assert Path(info.value.path()).stat().st_size > 1000
 
 
 def test_text_view_shades_each_token_by_the_chosen_row(page, url, data) -> None:

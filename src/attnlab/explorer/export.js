@@ -67,8 +67,9 @@ function exportJSON() {
     }),
   };
   if (state.mode === "composed" && view().composed) {
-    body.composed = { layer: state.layer + 1, rollout: view().composed.rollout[state.layer],
-      value_weighted: view().composed.value_weighted[state.layer] };
+    const c = view().composed;
+    body.composed = { layer: state.layer + 1, rollout: c.rollout[state.layer] };
+    if (c.value_weighted) body.composed.value_weighted = c.value_weighted[state.layer];
   }
   download(new Blob([JSON.stringify(body)], { type: "application/json" }), exportName("json"));
 }
@@ -266,8 +267,9 @@ function composedPicture() {
   const side = LABEL_W + tokens.length * cell;
   const ws = layerHeads().map(weightsOf);
   const raw = ws[0].map((row, i) => row.map((_, j) => ws.reduce((a, w) => a + w[i][j], 0) / ws.length));
-  const maps = [["raw, head-averaged", raw], ["rollout", c.rollout[state.layer]], ["value-weighted", c.value_weighted[state.layer]]];
-  const width = 3 * (side + 16) + 16;
+  const maps = [["raw, head-averaged", raw], ["rollout", c.rollout[state.layer]]];
+  if (c.value_weighted) maps.push(["value-weighted", c.value_weighted[state.layer]]); // optional: the note says why not
+  const width = Math.max(maps.length * (side + 16) + 16, 600);
   const scratch = el("canvas").getContext("2d");
   scratch.font = `13px ${FONT}`;
   const note = wrapText(scratch, c.note || "", width - 24);

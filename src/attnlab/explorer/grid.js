@@ -227,8 +227,10 @@ function renderComposed() {
   const maps = [
     ["composed-raw", `Raw: layer ${state.layer + 1}'s weights, averaged over its heads`, raw],
     ["composed-rollout", `Rollout: layers 1–${state.layer + 1} multiplied through, identity added`, c.rollout[state.layer]],
-    ["composed-value", `Value-weighted: weight × ‖value written‖, layer ${state.layer + 1}`, c.value_weighted[state.layer]],
-  ].map(([testid, caption, w]) => {
+    // value-weighted is optional (no value vectors: a raw attention tensor; the note says why)
+    c.value_weighted ? ["composed-value", `Value-weighted: weight × ‖value written‖, layer ${state.layer + 1}`,
+      c.value_weighted[state.layer]] : null,
+  ].filter((m) => m !== null).map(([testid, caption, w]) => {
     const figure = el("figure", { class: "composed-map" });
     figure.append(el("figcaption", {}, caption), labelledMap({
       tokens, cell, testid, focus: state.row, paint: paintWeights(w), describe: (i, j) => fmt(w[i][j], 4), choose: selectRow,
