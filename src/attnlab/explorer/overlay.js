@@ -157,7 +157,7 @@ function renderOverlayMatrix() {
   const hs = shownHeads();
   const ws = hs.map((hi) => weightsOf(layerHeads()[hi]));
   const box = byTestId("overlay-matrix-box");
-  const width = Math.max(360, (box.parentNode.clientWidth || 1200) - OVERLAY.width - 24);
+  const width = Math.max(360, box.clientWidth || 600); // the room the lines leave it
   const fit = cellFor(tokens.length, width);
   const cell = state.zoom === "full" ? Math.max(fit, overlayCell(hs.length)) : fit;
   const map = labelledMap({
