@@ -63,11 +63,18 @@ def matrix(pg) -> np.ndarray:
 
 
 def page_data(text: str) -> dict:
-    """The data dict embedded in a page's HTML."""
+    """The data dict embedded in a page's HTML, as the page's script reads it: where the page
+    carries its matrices encoded (compact pages of large models), decoded."""
+    import importlib.util
     import json
 
     raw = re.search(r'<script type="application/json" id="attnlab-data">(.*?)</script>', text, re.S)
-    return json.loads(raw.group(1))
+    data = json.loads(raw.group(1))
+    if importlib.util.find_spec("attnlab.explorer.encoding") is None:  # pages of plain numbers
+        return data
+    from attnlab.explorer.encoding import decode_data
+
+    return decode_data(data)
 
 
 WORDS = "the a king queen rose sword night crown river speaks and of to my lord who said".split()

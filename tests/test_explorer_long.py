@@ -16,6 +16,7 @@ from explorer_support import (  # noqa: F401 (fixtures)
     browser_marks,
     long_page,
     numbers,
+    page_data,
 )
 from PIL import Image
 
@@ -28,13 +29,20 @@ WIDE = {"width": 1280, "height": 900}
 
 
 @pytest.fixture(scope="module")
-def data() -> dict:
-    return long_page(N, HEADS, LAYERS, composed=True)
+def long_file(tmp_path_factory) -> Path:
+    data = long_page(N, HEADS, LAYERS, composed=True)
+    return write_page(data, tmp_path_factory.mktemp("long") / "long.html")
 
 
 @pytest.fixture(scope="module")
-def url(data, tmp_path_factory) -> str:
-    return write_page(data, tmp_path_factory.mktemp("long") / "long.html").as_uri()
+def data(long_file) -> dict:
+    """The numbers the page holds (a page this large may store them at a lower precision)."""
+    return page_data(long_file.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def url(long_file) -> str:
+    return long_file.as_uri()
 
 
 @pytest.fixture

@@ -225,11 +225,10 @@ function renderComposed() {
   const width = Math.max(300, (box.clientWidth || 1200) / 3 - 12);
   const cell = cellFor(n, width);
   const maps = [
-    ["composed-raw", `Raw: layer ${state.layer + 1}'s weights, averaged over its heads`, raw],
-    ["composed-rollout", `Rollout: layers 1–${state.layer + 1} multiplied through, identity added`, c.rollout[state.layer]],
+    ["composed-raw", `Raw: layer ${state.layer + 1}, mean over heads`, raw],
+    ["composed-rollout", `Rollout: layers 1–${state.layer + 1}`, c.rollout[state.layer]],
     // value-weighted is optional (no value vectors: a raw attention tensor; the note says why)
-    c.value_weighted ? ["composed-value", `Value-weighted: weight × ‖value written‖, layer ${state.layer + 1}`,
-      c.value_weighted[state.layer]] : null,
+    c.value_weighted ? ["composed-value", `Value-weighted: layer ${state.layer + 1}`, c.value_weighted[state.layer]] : null,
   ].filter((m) => m !== null).map(([testid, caption, w]) => {
     const figure = el("figure", { class: "composed-map" });
     figure.append(el("figcaption", {}, caption), labelledMap({

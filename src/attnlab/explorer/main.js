@@ -29,9 +29,10 @@ function addChrome() {
   text.append(el("div", { class: "panel", "data-testid": "text-body" }));
   const composed = el("section", { "data-testid": "panel-composed", hidden: "" });
   composed.append(
-    el("p", { class: "note" }, "Attention composed across layers. Rollout (Abnar & Zuidema, 2020): each layer's "
-      + "head-averaged weights plus the residual identity, rows renormalised, multiplied through the layers up to "
-      + "this one. Value-weighted (Kobayashi et al., 2020): each weight times the norm of what its value writes."),
+    el("p", { class: "note" }, "The chosen layer's raw weights (averaged over its heads) beside two readings "
+      + "across layers: attention rollout (Abnar & Zuidema, 2020), multiplied through the layers up to this one, "
+      + "and value-weighted attention (Kobayashi et al., 2020), each weight times the size of what its value "
+      + "writes. One colour scale for the three."),
     el("div", { "data-testid": "composed-body" }),
   );
   byTestId("panel-overlay").after(text, composed);
