@@ -163,8 +163,13 @@ def test_phone_width_has_no_horizontal_overflow(browser, server, mode: str) -> N
     pg.goto(f"{server.url}#view={mode}")
     pg.get_by_test_id("text").fill("x" * 150 + " la gata")  # a very long word
     pg.get_by_test_id("submit").click()
-    pg.locator('[data-testid="word"][title]').wait_for()  # the new sentence's shortened word
-    pg.get_by_role("button", name="gata", exact=True).click()
+    if mode == "text":  # the sentence is the text to click
+        pg.wait_for_function("document.querySelector('[data-testid=text-view]')"
+                             ".textContent.endsWith('x la gata')")  # fmt: skip
+        pg.locator('[data-testid="text-token"]').last.click()
+    else:
+        pg.locator('[data-testid="word"][title]').wait_for()  # the new sentence's shortened word
+        pg.get_by_role("button", name="gata", exact=True).click()
     if mode == "head":
         pg.click('[data-testid="head-weights"] summary')  # open the W_Q / W_K tables too
     assert pg.evaluate("document.documentElement.scrollWidth") <= 390
@@ -267,3 +272,14 @@ def test_page_states_how_its_weights_are_stored(page, tmp_path) -> None:
     page.goto(write_page(data, tmp_path / "fp16.html").as_uri())
     said = page.get_by_test_id("encoding").text_content()
     assert said == "Weights stored as float16 (about 3 significant digits)."
+
+
+def test_text_view_reads_as_the_sentence_and_shades_the_chosen_row(page, hand_url) -> None:
+    page.goto(hand_url + "#view=text&token=9")
+    text = page.get_by_test_id("text-view").text_content()
+    assert text == "La gata que perseguía al ratón estaba muy cansada"  # words set apart
+    expected = head_weights(_head("agreement"), causal=False, scale=True)[8]
+    np.testing.assert_allclose(numbers(page, "text-token"), expected, atol=1e-12)
+    gata = page.locator('[data-testid="text-token"]').nth(1)
+    assert gata.get_attribute("title") == "weight 0.8041" and "dark" in gata.get_attribute("class")
+    assert page.get_by_test_id("words").is_hidden()  # the text is where a token is chosen

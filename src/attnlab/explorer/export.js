@@ -302,7 +302,7 @@ function textPicture() {
   let x = 12;
   let row = 0;
   tokens.forEach((t, j) => {
-    let text = inText(t).replace(/[\n\t]/g, " ");
+    let text = (j && wordTokens(tokens) ? " " : "") + inText(t).replace(/[\n\t]/g, " ");
     if (t.startsWith("\n") || (x + scratch.measureText(text).width > width - 12 && x > 12)) {
       x = 12;
       row += 1;

@@ -158,6 +158,8 @@ function renderGrid() {
 
 // --- the sentence itself, each token shaded by the chosen query's weight on it --------------
 const inText = (t) => t.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, (c) => shown(c)); // spaces, tabs, newlines kept
+// word-level tokens (no token carries its own space, as BPE tokens do) are set apart by spaces
+const wordTokens = (tokens) => !tokens.some((t, i) => i > 0 && /^\s|\s$/.test(t));
 let textSpans = [];
 let textTokens = null;
 let textTitle = null;
@@ -179,7 +181,8 @@ function renderText() {
       return span;
     });
     const para = el("p", { class: "text-view", "data-testid": "text-view" });
-    para.append(...textSpans);
+    const gap = wordTokens(textTokens) ? " " : "";
+    textSpans.forEach((span, j) => para.append(...(j && gap ? [gap, span] : [span])));
     textTitle = el("p", { class: "note", "data-testid": "text-title" });
     box.replaceChildren(textTitle, el("div", { class: "bar-slot" }), para);
   }

@@ -83,6 +83,7 @@ function renderWords() {
       }),
     );
   }
+  byTestId("words").hidden = state.mode === "text"; // the text itself is chosen from there
   byTestId("words").querySelectorAll("button").forEach((button, i) => {
     button.setAttribute("aria-pressed", String(state.row === i));
   });
