@@ -271,3 +271,17 @@ def test_crowded_lines_show_one_query_and_stripes_separate_at_full_size(page, ur
     assert all(tuple(rgb[3 * k + 2]) == background for k in range(HEADS))  # the gaps
     assert sum(tuple(rgb[3 * k]) != background for k in range(HEADS)) >= HEADS // 2  # the stripes
     page.screenshot(path=str(_artifact("explorer-long-overlay.png")))
+
+
+def test_hovering_a_map_label_previews_its_token(page, url, data) -> None:
+    page.goto(url + "#token=100")
+    label = page.locator('[data-testid="head-map"] .map-left .map-label').nth(3)
+    i = int(label.get_attribute("data-index"))
+    label.hover()
+    assert _shown(data, i) in page.get_by_test_id("row-title").text_content()
+    top = sorted(_weights(data, 0, 0)[i], reverse=True)[:16]  # the 16 heaviest, in order
+    np.testing.assert_allclose(numbers(page, "row-bar"), top, atol=1e-12)
+    box = page.locator('[data-testid="head-map"] .map-row').bounding_box()
+    cell = float(page.get_by_test_id("head-map").get_attribute("data-cell"))
+    canvas = page.locator('[data-testid="head-map"] canvas').bounding_box()
+    assert box["y"] == pytest.approx(canvas["y"] + i * cell, abs=0.5)  # its row outlined

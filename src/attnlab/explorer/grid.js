@@ -41,6 +41,8 @@ function labelledMap({ tokens, cell, paint, describe, choose, testid, focus = nu
     col.style.left = `${i * cell + cell / 2}px`;
     const row = tokenLabel("span", attrs, tokens[i]);
     row.style.top = `${i * cell + cell / 2}px`;
+    hoverable(col, i, "key"); // a label previews its token, as the table's headers do
+    hoverable(row, i, "query");
     top.append(col);
     left.append(row);
   }
