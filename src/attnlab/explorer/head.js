@@ -19,7 +19,9 @@ function bars(testid, tokens, values) {
     fill.style.width = `${(100 * values[j]).toFixed(1)}%`;
     const bar = el("span", { class: "bar" });
     bar.append(fill);
-    item.append(tokenLabel("span", { class: "tok" }, token), bar, el("span", { class: "val" }, fmt(values[j], 3)));
+    const tok = tokenLabel("span", { class: "tok" }, token);
+    if (tokens.length > TABLE_MAX) tok.append(el("small", { class: "pos" }, ` ${j + 1}`)); // which of the repeats
+    item.append(tok, bar, el("span", { class: "val" }, fmt(values[j], 3)));
     return item;
   });
 }
@@ -39,7 +41,8 @@ function renderBars() {
   }
   const w = weightsOf(h);
   const most = tokens.length > TABLE_MAX ? ` (the ${TOP_BARS} heaviest of ${tokens.length})` : "";
-  byTestId("row-title").textContent = `“${shown(tokens[i])}” attends to${most}:`;
+  const at = tokens.length > TABLE_MAX ? ` (token ${i + 1})` : "";
+  byTestId("row-title").textContent = `“${shown(tokens[i])}”${at} attends to${most}:`;
   eff.textContent = `effective tokens ${fmtNum(effective(w[i]))}`;
   if (!isFixed(h)) {
     const other = computeWeights(h, state.causal, !state.scale)[i];
@@ -47,7 +50,7 @@ function renderBars() {
   }
   eff.dataset.value = String(effective(w[i]));
   byTestId("row").replaceChildren(...bars("row-bar", tokens, w[i]));
-  byTestId("col-title").textContent = `What attends to “${shown(tokens[i])}”${most}:`;
+  byTestId("col-title").textContent = `What attends to “${shown(tokens[i])}”${at}${most}:`;
   byTestId("col").replaceChildren(...bars("col-bar", tokens, w.map((r) => r[i])));
 }
 
