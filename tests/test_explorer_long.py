@@ -285,3 +285,12 @@ def test_hovering_a_map_label_previews_its_token(page, url, data) -> None:
     cell = float(page.get_by_test_id("head-map").get_attribute("data-cell"))
     canvas = page.locator('[data-testid="head-map"] canvas').bounding_box()
     assert box["y"] == pytest.approx(canvas["y"] + i * cell, abs=0.5)  # its row outlined
+
+
+@pytest.mark.parametrize("d_k", [128, 256])
+def test_inside_head_fits_at_wide_heads(page, tmp_path, d_k: int) -> None:
+    url = write_page(long_page(24, 2, 1, d_k=d_k), tmp_path / "wide.html").as_uri()
+    page.goto(url + "#token=24")
+    for testid in ("inside-qk", "inside-scaled", "inside-weight"):
+        assert max(b["right"] for b in _boxes(page, f'[data-testid="{testid}"]')) <= WIDE["width"]
+    assert page.evaluate("document.documentElement.scrollWidth") <= WIDE["width"]

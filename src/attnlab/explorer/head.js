@@ -151,7 +151,7 @@ function vectorText(values, dims) {
 // a vector as a strip of d cells: blue positive, red negative, white 0, as strong as |x| / top;
 // its numbers on hover. The cells narrow with d so that a strip stays within STRIP_PX.
 const STRIP_PX = 240;
-const stripCell = (d) => Math.max(2, Math.min(24, Math.floor(STRIP_PX / d)));
+const stripCell = (d) => Math.max(1, Math.min(24, Math.floor(STRIP_PX / d)));
 function strip(values, top, what, dims, testid) {
   const cell = stripCell(values.length);
   const canvas = el("canvas", { width: values.length * cell, height: 14, class: "strip", "data-testid": testid });
