@@ -138,7 +138,6 @@ const BLUE = [37, 99, 235];
 const RED = [220, 38, 38];
 const mix = (t, rgb) => WHITE.map((c, k) => Math.round(c + t * (rgb[k] - c)));
 const rgbText = (rgb) => `rgb(${rgb.join(", ")})`;
-const hexRGB = (hex) => [1, 3, 5].map((k) => Number.parseInt(hex.slice(k, k + 2), 16));
 const TICKS = { linear: [0, 0.25, 0.5, 0.75, 1], power: [0, 0.05, 0.25, 0.5, 1], log: [0.001, 0.01, 0.1, 1] };
 
 // the colour bar of a map: shade against weight, its ticks placed by the colour scale

@@ -123,12 +123,13 @@ function renderGrid() {
     layer.heads.forEach((h, hi) => {
       const button = el("button", {
         type: "button", class: "thumb", "data-testid": "thumb", "data-layer": li, "data-head": hi,
-        title: `layer ${li + 1}, ${h.name}: open it large`,
+        "aria-label": `layer ${li + 1}, ${h.name}: open it large`, // no title: the hover shows the numbers
       });
       if (li === state.layer && hi === state.head) button.classList.add("current");
       const w = weightsOf(h);
       const map = heatmapCanvas(w);
       map.setAttribute("data-testid", "thumb-map");
+      map.setAttribute("aria-hidden", "true");
       const frame = el("span", { class: "thumb-frame" });
       frame.append(map);
       if (state.row !== null) {
