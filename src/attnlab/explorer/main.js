@@ -39,6 +39,7 @@ function addChrome() {
   byTestId("description").after(el("p", { class: "note", "data-testid": "encoding", hidden: "" }));
 }
 addChrome();
+
 function fillSelect(select, labels, selected) {
   select.replaceChildren(...labels.map((label, i) => el("option", { value: i }, label)));
   select.value = String(selected);

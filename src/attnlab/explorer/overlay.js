@@ -114,10 +114,10 @@ function drawOverlayLines() {
 
 // the matrix of several heads: each cell split into one stripe per shown head, a 1-px gap
 // between stripes and between cells, each stripe's opacity the head's weight (under the
-// colour scale). The cells are wide enough for stripes of at least 2 px.
+// colour scale). overlayCell is the least cell that holds 2-px stripes; cells too small
+// for that (a long sentence fitted to the page) show the strongest head alone, in its colour.
 const overlayCell = (heads) => Math.max(4, heads * 3 + 1);
 
-// cells too small for that show the strongest head alone, in its colour
 const stripesFit = (heads, cell) => cell >= overlayCell(heads);
 
 function paintStripes(ws, colours) {
@@ -129,7 +129,7 @@ function paintStripes(ws, colours) {
       for (let i = 0; i < n; i++) {
         for (let j = 0; j < n; j++) {
           let best = 0;
-          ws.forEach((w, k) => (w[i][j] > ws[best][i][j] ? (best = k) : null));
+          for (let k = 1; k < ws.length; k++) if (ws[k][i][j] > ws[best][i][j]) best = k;
           ctx.fillStyle = colours[best];
           ctx.globalAlpha = level(ws[best][i][j]);
           ctx.fillRect(j * cell, i * cell, cell, cell);
