@@ -6,6 +6,7 @@
 
 const TABLE_MAX = 20; // longer sentences get a map instead of a table of numbers
 const TOP_BARS = 16; // a long sentence's bars: only the heaviest
+
 // the token the panels show: the hovered or focused one, else the chosen one
 const focusIndex = () => (state.hover ? state.hover.index : state.row);
 
@@ -87,6 +88,9 @@ function renderMatrix() {
   matrixCells = [];
   matrixMap = null;
   table.hidden = tokens.length > TABLE_MAX;
+  table.closest("section").querySelector("h2").textContent = table.hidden
+    ? "All rows (shading = weight; hover a cell for its weight, a label for its token; click a row to choose it)"
+    : "All rows (shading = weight; hover a token for its row and column)";
   if (table.hidden) {
     table.replaceChildren();
     const cell = cellFor(tokens.length, table.parentNode.clientWidth || 800);
