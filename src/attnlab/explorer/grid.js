@@ -133,12 +133,13 @@ function renderGrid() {
       const frame = el("span", { class: "thumb-frame" });
       frame.append(map);
       if (state.row !== null) {
-        const mark = el("span", { class: "thumb-row", "data-testid": "thumb-row" });
-        mark.style.top = `${(100 * state.row) / n}%`;
-        mark.style.height = `max(2px, ${100 / n}%)`;
-        const col = el("span", { class: "thumb-col" });
-        col.style.left = `${(100 * state.row) / n}%`;
-        col.style.width = `max(2px, ${100 / n}%)`;
+        // a box around the row and column; with cells under ~3 px, a line through their middle
+        const thin = n > 40;
+        const mark = el("span", { class: thin ? "thumb-row thin" : "thumb-row", "data-testid": "thumb-row" });
+        const col = el("span", { class: thin ? "thumb-col thin" : "thumb-col" });
+        const at = thin ? `calc(${(100 * (state.row + 0.5)) / n}% - 0.5px)` : `${(100 * state.row) / n}%`;
+        mark.style.top = col.style.left = at;
+        mark.style.height = col.style.width = thin ? "1px" : `${100 / n}%`;
         frame.append(mark, col);
       }
       map.addEventListener("mousemove", (event) => {
