@@ -164,8 +164,7 @@ def test_phone_width_has_no_horizontal_overflow(browser, server, mode: str) -> N
     pg.get_by_test_id("text").fill("x" * 150 + " la gata")  # a very long word
     pg.get_by_test_id("submit").click()
     if mode == "text":  # the sentence is the text to click
-        pg.wait_for_function("document.querySelector('[data-testid=text-view]')"
-                             ".textContent.endsWith('x la gata')")  # fmt: skip
+        pg.locator('[data-testid="text-token"]', has_text="x" * 150).wait_for()  # the new text
         pg.locator('[data-testid="text-token"]').last.click()
     else:
         pg.locator('[data-testid="word"][title]').wait_for()  # the new sentence's shortened word
