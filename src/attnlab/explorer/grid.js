@@ -246,7 +246,13 @@ function renderComposed() {
   const row = el("div", { class: "composed-row" });
   row.append(...maps);
   const own = atStart() ? "" : " Rollout and value-weighted are the model's, at the page's starting switches.";
+  const rollout = "attention rollout (Abnar & Zuidema, 2020), multiplied through the layers up to this one";
+  const value = "value-weighted attention (Kobayashi et al., 2020), each weight times the size of what its value writes";
+  const intro = c.value_weighted
+    ? `The chosen layer's raw weights (averaged over its heads) beside two readings across layers: ${rollout}, and ${value}. One colour scale for the three.`
+    : `The chosen layer's raw weights (averaged over its heads) beside ${rollout}, on one colour scale.`;
   box.replaceChildren(
+    el("p", { class: "note" }, intro),
     el("p", { class: "note composed-note", "data-testid": "composed-note" }, c.note || ""),
     colourBar(),
     row,

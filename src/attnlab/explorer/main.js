@@ -28,13 +28,7 @@ function addChrome() {
   const text = el("section", { "data-testid": "panel-text", hidden: "" });
   text.append(el("div", { class: "panel", "data-testid": "text-body" }));
   const composed = el("section", { "data-testid": "panel-composed", hidden: "" });
-  composed.append(
-    el("p", { class: "note" }, "The chosen layer's raw weights (averaged over its heads) beside two readings "
-      + "across layers: attention rollout (Abnar & Zuidema, 2020), multiplied through the layers up to this one, "
-      + "and value-weighted attention (Kobayashi et al., 2020), each weight times the size of what its value "
-      + "writes. One colour scale for the three."),
-    el("div", { "data-testid": "composed-body" }),
-  );
+  composed.append(el("div", { "data-testid": "composed-body" }));
   byTestId("panel-overlay").after(text, composed);
   byTestId("description").after(el("p", { class: "note", "data-testid": "encoding", hidden: "" }));
 }
