@@ -67,10 +67,11 @@ def _boxes(page, selector: str) -> list[dict]:
 
 
 def _no_overlap(boxes: list[dict], axis: str) -> bool:
-    """True when no two boxes overlap along ``axis`` ("x" or "y"), in DOM order."""
-    start, size = ("left", "width") if axis == "x" else ("top", "height")
-    spans = sorted((b[start], b[start] + b[size]) for b in boxes)
-    return all(end <= start + 0.5 for (_, end), (start, _) in zip(spans, spans[1:], strict=False))
+    """True when no two boxes overlap along ``axis`` ("x" or "y"): sorted along it, each ends
+    before the next begins (half a pixel of rounding allowed)."""
+    lo, size = ("left", "width") if axis == "x" else ("top", "height")
+    spans = sorted((b[lo], b[lo] + b[size]) for b in boxes)
+    return all(a_end <= b_lo + 0.5 for (_, a_end), (b_lo, _) in zip(spans, spans[1:], strict=False))
 
 
 @pytest.mark.parametrize("frag, testid", [
