@@ -63,8 +63,64 @@ def matrix(pg) -> np.ndarray:
 
 
 def page_data(text: str) -> dict:
-    """The data dict embedded in a page's HTML."""
+    """The data dict embedded in a page's HTML, as the page's script reads it: where the page
+    carries its matrices encoded (compact pages of large models), decoded."""
+    import importlib.util
     import json
 
     raw = re.search(r'<script type="application/json" id="attnlab-data">(.*?)</script>', text, re.S)
-    return json.loads(raw.group(1))
+    data = json.loads(raw.group(1))
+    if importlib.util.find_spec("attnlab.explorer.encoding") is None:  # pages of plain numbers
+        return data
+    from attnlab.explorer.encoding import decode_data
+
+    return decode_data(data)
+
+
+WORDS = "the a king queen rose sword night crown river speaks and of to my lord who said".split()
+
+
+def long_page(
+    n: int = 128, n_head: int = 12, n_layer: int = 2, d_k: int = 64, *, composed: bool = False
+) -> dict:
+    """A page of one n-token sentence (BPE-like tokens with leading spaces) and a model of
+    n_layer × n_head heads with random q and k (n, d_k), causal. With ``composed``, the view
+    carries rollout and value-weighted matrices (L, n, n) made here from the heads' weights:
+    the page only draws them, so any row-stochastic matrices serve."""
+    from attnlab.explorer.data import head_weights
+
+    rng = np.random.default_rng(0)
+    tokens = [("" if i == 0 else " ") + WORDS[int(rng.integers(len(WORDS)))] for i in range(n)]
+    where = rng.normal(size=(n, d_k))  # (n, d): a random code of each position
+    layers = []
+    for _ in range(n_layer):
+        heads = []
+        for h in range(n_head):
+            q = rng.normal(size=(n, d_k)) * (0.3 + 0.1 * h)  # (n, d): some heads peaked, some flat
+            k = rng.normal(size=(n, d_k))
+            if h % 3 == 1:  # a previous-token head: q_i matches the code of position i - 1
+                q[1:] += where[:-1]
+                k += where
+            elif h % 3 == 2:  # a head that rests on the first token
+                k[0] += 2 * q.mean(axis=0) / (q.mean(axis=0) ** 2).mean()
+            heads.append({"name": f"head {h + 1}", "d_k": d_k, "q": q.round(4).tolist(),
+                          "k": k.round(4).tolist()})  # fmt: skip
+        layers.append({"heads": heads})
+    view = {"name": "long", "tokens": tokens, "layers": layers}
+    if composed:
+        mean = [np.mean([head_weights(h, causal=True, scale=True) for h in layer["heads"]], axis=0)
+                for layer in layers]  # fmt: skip
+        rollout, value, r = [], [], np.eye(n)
+        for a in mean:
+            step = a + np.eye(n)
+            r = (step / step.sum(axis=1, keepdims=True)) @ r
+            rollout.append(r)
+            v = a * rng.uniform(0.2, 2.0, size=n)[None, :]
+            value.append(v / v.sum(axis=1, keepdims=True))
+        view["composed"] = {
+            "rollout": np.round(rollout, 5).tolist(),
+            "value_weighted": np.round(value, 5).tolist(),
+            "note": "Block 2 reads the referent through block 1: rollout 0.42 on ‘queen’.",
+        }
+    return {"title": "A long sentence", "description": "128 tokens, random q and k", "causal": True,
+            "views": [view]}  # fmt: skip

@@ -157,14 +157,18 @@ def test_layer_head_and_view_selectors(page, tmp_path) -> None:
     np.testing.assert_allclose(matrix(page), expected, atol=1e-12)
 
 
-@pytest.mark.parametrize("mode", ["head", "grid", "overlay"])
+@pytest.mark.parametrize("mode", ["head", "grid", "overlay", "text"])
 def test_phone_width_has_no_horizontal_overflow(browser, server, mode: str) -> None:
     pg = browser.new_page(viewport={"width": 390, "height": 844})
     pg.goto(f"{server.url}#view={mode}")
     pg.get_by_test_id("text").fill("x" * 150 + " la gata")  # a very long word
     pg.get_by_test_id("submit").click()
-    pg.locator('[data-testid="word"][title]').wait_for()  # the new sentence's shortened word
-    pg.get_by_role("button", name="gata", exact=True).click()
+    if mode == "text":  # the sentence is the text to click
+        pg.locator('[data-testid="text-token"]', has_text="x" * 150).wait_for()  # the new text
+        pg.locator('[data-testid="text-token"]').last.click()
+    else:
+        pg.locator('[data-testid="word"][title]').wait_for()  # the new sentence's shortened word
+        pg.get_by_role("button", name="gata", exact=True).click()
     if mode == "head":
         pg.click('[data-testid="head-weights"] summary')  # open the W_Q / W_K tables too
     assert pg.evaluate("document.documentElement.scrollWidth") <= 390
@@ -240,3 +244,41 @@ def test_over_long_url_gets_a_message_the_page_shows(page) -> None:
         assert error.text_content().startswith("the request URL is 18")
         assert "the limit is 16384: send a shorter sentence" in error.text_content()
     page.errors.clear()  # Chromium logs the 414 answer as a failed resource
+
+
+def test_zero_rows_are_said_hidden_only_where_they_are(page, hand_url) -> None:
+    page.goto(hand_url)
+    page.click('[data-testid="head-weights"] summary')
+    captions = page.locator('[data-testid="matrices"] caption')
+    assert captions.all_text_contents() == [
+        "X: features of each word",
+        "W_Q (rows not shown are zero: 2 of 5)",  # agreement: noun and subject ask for nothing
+        "W_K (rows not shown are zero: 1 of 5)",
+    ]
+    shown = page.locator('[data-testid="matrices"] table').nth(1).locator("th[scope=row]")
+    assert shown.all_text_contents() == ["adjective", "feminine", "masculine"]
+    page.get_by_test_id("head-select").select_option(label="2: previous word")
+    assert captions.nth(1).text_content() == "W_Q"  # its 16 rows are all used: nothing hidden
+
+
+def test_page_states_how_its_weights_are_stored(page, tmp_path) -> None:
+    head = {"name": "h", "d_k": 1, "scores": [[0, 0], [0, 0]]}
+    view = {"name": "v", "tokens": ["a", "b"], "layers": [{"heads": [head]}]}
+    data = {"title": "t", "description": "d", "views": [view]}
+    page.goto(write_page(data, tmp_path / "plain.html").as_uri())
+    assert page.get_by_test_id("encoding").is_hidden()
+    data["encoding"] = {"precision": "float16 (about 3 significant digits)"}
+    page.goto(write_page(data, tmp_path / "fp16.html").as_uri())
+    said = page.get_by_test_id("encoding").text_content()
+    assert said == "Weights stored as float16 (about 3 significant digits)."
+
+
+def test_text_view_reads_as_the_sentence_and_shades_the_chosen_row(page, hand_url) -> None:
+    page.goto(hand_url + "#view=text&token=9")
+    text = page.get_by_test_id("text-view").text_content()
+    assert text == "La gata que perseguía al ratón estaba muy cansada"  # words set apart
+    expected = head_weights(_head("agreement"), causal=False, scale=True)[8]
+    np.testing.assert_allclose(numbers(page, "text-token"), expected, atol=1e-12)
+    gata = page.locator('[data-testid="text-token"]').nth(1)
+    assert gata.get_attribute("title") == "weight 0.8041" and "dark" in gata.get_attribute("class")
+    assert page.get_by_test_id("words").is_hidden()  # the text is where a token is chosen

@@ -9,7 +9,9 @@ const readJSON = (id) => JSON.parse(document.getElementById(id).textContent);
 const config = readJSON("attnlab-config");
 let data = readJSON("attnlab-data");
 
-const MODES = ["head", "grid", "overlay"];
+const MODES = ["head", "grid", "overlay", "text", "composed"];
+const COLOUR_SCALES = { linear: "linear", power: "power (√w)", log: "log (0.001 … 1)" };
+const ZOOMS = { fit: "fit the page", full: "full size (scroll)" };
 const state = {
   mode: "head", // one head | all heads in a grid | the heads of a layer overlaid
   view: 0, // which sentence (data.views)
@@ -20,6 +22,8 @@ const state = {
   causal: !!data.causal,
   scale: data.scale !== false,
   hidden: new Set(), // heads switched off in the overlay
+  colours: "linear", // how a weight maps to a shade: COLOUR_SCALES
+  zoom: "fit", // matrices fitted to the page, or at full size in a scroll box: ZOOMS
   text: config.text || "", // the served page's sentence
 };
 
@@ -119,6 +123,60 @@ const PALETTE = [
 ];
 const headColour = (h) => PALETTE[h % PALETTE.length];
 
+// --- shades: a weight → a level in [0, 1] under the chosen colour scale → a colour ----------
+// linear shows where most of the weight goes; power (√w) and log lift the small weights that
+// a long sentence spreads its attention over (log: white at 0.001 or less).
+const LOG_FLOOR = 1e-3;
+function level(w, scale = state.colours) {
+  if (!(w > 0)) return 0;
+  if (scale === "power") return Math.sqrt(Math.min(1, w));
+  if (scale === "log") return w <= LOG_FLOOR ? 0 : Math.min(1, 1 + Math.log10(w) / 3);
+  return Math.min(1, w);
+}
+const WHITE = [255, 255, 255];
+const BLUE = [37, 99, 235];
+const RED = [220, 38, 38];
+const mix = (t, rgb) => WHITE.map((c, k) => Math.round(c + t * (rgb[k] - c)));
+const rgbText = (rgb) => `rgb(${rgb.join(", ")})`;
+const TICKS = { linear: [0, 0.25, 0.5, 0.75, 1], power: [0, 0.05, 0.25, 0.5, 1], log: [0.001, 0.01, 0.1, 1] };
+
+// the colour bar of a map: shade against weight, its ticks placed by the colour scale
+function colourBar(rgb = BLUE, label = "weight") {
+  const box = el("div", { class: "colour-bar", "data-testid": "colour-bar", "data-scale": state.colours });
+  const width = 160;
+  const canvas = el("canvas", { width, height: 1, "aria-hidden": "true" });
+  const ctx = canvas.getContext("2d");
+  for (let x = 0; x < width; x++) {
+    ctx.fillStyle = rgbText(mix(x / (width - 1), rgb));
+    ctx.fillRect(x, 0, 1, 1);
+  }
+  const ticks = el("div", { class: "ticks" });
+  for (const t of TICKS[state.colours]) {
+    const tick = el("span", {}, String(t));
+    tick.style.left = `${(100 * level(t)).toFixed(1)}%`;
+    ticks.append(tick);
+  }
+  const bar = el("div", { class: "bar-box" });
+  bar.append(canvas, ticks);
+  box.append(el("span", { class: "bar-label" }, `${label} (${COLOUR_SCALES[state.colours]})`), bar);
+  return box;
+}
+
+// one floating line of text beside the pointer: the numbers under it (maps, strips)
+let tipNode = null;
+function tip(event, text) {
+  if (!tipNode) {
+    tipNode = el("div", { class: "tip", "data-testid": "tooltip", role: "status" });
+    document.body.append(tipNode);
+  }
+  tipNode.hidden = text === null;
+  if (text === null) return;
+  tipNode.textContent = text;
+  const x = Math.min(event.clientX + 14, window.innerWidth - tipNode.offsetWidth - 6);
+  tipNode.style.left = `${Math.max(4, x)}px`;
+  tipNode.style.top = `${event.clientY + 18}px`;
+}
+
 // --- the page state in the URL (#view=grid&layer=2&head=3&token=5&causal=1&scale=0) --------
 function stateParams() {
   const p = new URLSearchParams();
@@ -129,6 +187,8 @@ function stateParams() {
   if (state.row !== null) p.set("token", String(state.row + 1));
   p.set("causal", state.causal ? "1" : "0");
   p.set("scale", state.scale ? "1" : "0");
+  if (state.colours !== "linear") p.set("colours", state.colours);
+  if (state.zoom !== "fit") p.set("zoom", state.zoom);
   if (state.hidden.size) p.set("off", [...state.hidden].sort((a, b) => a - b).map((h) => h + 1).join(","));
   if (config.api && state.text) p.set("text", state.text);
   return p;
@@ -156,6 +216,8 @@ function readURL(hash) {
   state.layer = index("layer", view().layers.length) ?? 0;
   state.head = index("head", layerHeads().length) ?? 0;
   state.row = index("token", view().tokens.length);
+  state.colours = Object.hasOwn(COLOUR_SCALES, p.get("colours") || "") ? p.get("colours") : "linear";
+  state.zoom = Object.hasOwn(ZOOMS, p.get("zoom") || "") ? p.get("zoom") : "fit";
   if (p.has("causal")) state.causal = p.get("causal") === "1";
   if (p.has("scale")) state.scale = p.get("scale") === "1";
   state.hidden = new Set(

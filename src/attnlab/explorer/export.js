@@ -1,6 +1,7 @@
 // attnlab attention explorer, part 5: download the current view as a PNG picture, or its
 // weights as CSV or JSON (under the switches as they are now). Files are made in the page;
-// nothing is sent anywhere.
+// nothing is sent anywhere. Pictures are drawn at twice their size whatever the screen's
+// pixel ratio, with the title wrapped (never squeezed) and a colour bar.
 
 function download(blob, name) {
   const url = URL.createObjectURL(blob);
@@ -17,13 +18,16 @@ function exportName(ext) {
     head: `layer${state.layer + 1}-head${state.head + 1}`,
     grid: "all-heads",
     overlay: `layer${state.layer + 1}-overlaid`,
+    text: `layer${state.layer + 1}-head${state.head + 1}-text`,
+    composed: `layer${state.layer + 1}-composed`,
   }[state.mode];
   return `attention-${what}.${ext}`;
 }
 
 // the heads the current view shows: one, the shown heads of the layer, or all
 function exportedHeads() {
-  if (state.mode === "head") return [{ layer: state.layer, head: state.head }];
+  if (state.mode === "head" || state.mode === "text") return [{ layer: state.layer, head: state.head }];
+  if (state.mode === "composed") return layerHeads().map((_, h) => ({ layer: state.layer, head: h }));
   if (state.mode === "overlay") return shownHeads().map((h) => ({ layer: state.layer, head: h }));
   return view().layers.flatMap((layer, li) => layer.heads.map((_, hi) => ({ layer: li, head: hi })));
 }
@@ -62,89 +66,273 @@ function exportJSON() {
       return { layer: layer + 1, head: hi + 1, name: h.name, weights: weightsOf(h) };
     }),
   };
+  if (state.mode === "composed" && view().composed) {
+    const c = view().composed;
+    body.composed = { layer: state.layer + 1, rollout: c.rollout[state.layer] };
+    if (c.value_weighted) body.composed.value_weighted = c.value_weighted[state.layer];
+  }
   download(new Blob([JSON.stringify(body)], { type: "application/json" }), exportName("json"));
 }
 
-const TITLE_PX = 34;
+const EXPORT_SCALE = 2;
+const FONT = "system-ui, sans-serif";
+const INK = "#1d2330";
 
-function titled(width, height, caption) {
-  const canvas = el("canvas", { width: Math.ceil(width), height: Math.ceil(height + TITLE_PX) });
+// words of `text` in lines of at most `width` px (a word longer than a line is cut)
+function wrapText(ctx, text, width) {
+  const lines = [];
+  let line = "";
+  for (const word of text.split(" ")) {
+    const next = line ? `${line} ${word}` : word;
+    if (ctx.measureText(next).width <= width || !line) line = next;
+    else {
+      lines.push(line);
+      line = word;
+    }
+    while (ctx.measureText(line).width > width && line.length > 1) {
+      let cut = line.length - 1;
+      while (cut > 1 && ctx.measureText(line.slice(0, cut)).width > width) cut--;
+      lines.push(line.slice(0, cut));
+      line = line.slice(cut);
+    }
+  }
+  return line ? [...lines, line] : lines;
+}
+
+// a white picture of width × height px plus the title's lines above, drawn at 2× (less only
+// past 16,000 px a side or 40 million pixels, as a full-size overlay of a long sentence can
+// be); ctx works in the picture's px, `top` is below the title
+function picture(width, height, caption) {
+  const scratch = el("canvas").getContext("2d");
+  scratch.font = `600 16px ${FONT}`;
+  const lines = wrapText(scratch, caption, width - 24);
+  const top = 14 + 22 * lines.length;
+  const scale = Math.min(EXPORT_SCALE, 16000 / Math.max(width, height + top), Math.sqrt(4e7 / (width * (height + top))));
+  const canvas = el("canvas", { width: Math.ceil(width * scale), height: Math.ceil((height + top) * scale) });
   const ctx = canvas.getContext("2d");
+  ctx.scale(scale, scale);
   ctx.fillStyle = "#ffffff";
-  ctx.fillRect(0, 0, canvas.width, canvas.height);
-  ctx.fillStyle = "#1d2330";
-  ctx.font = "600 14px system-ui, sans-serif";
+  ctx.fillRect(0, 0, width, height + top);
+  ctx.fillStyle = INK;
+  ctx.font = scratch.font;
   ctx.textBaseline = "middle";
-  ctx.fillText(caption, 10, TITLE_PX / 2, canvas.width - 20);
-  return { canvas, ctx };
+  lines.forEach((line, k) => ctx.fillText(line, 12, 18 + 22 * k));
+  return { canvas, ctx, top };
+}
+
+// `text` cut with an ellipsis to fit `width` px in the context's font
+function fitText(ctx, text, width) {
+  if (ctx.measureText(text).width <= width) return text;
+  let cut = text.length;
+  while (cut > 1 && ctx.measureText(`${text.slice(0, cut)}…`).width > width) cut--;
+  return `${text.slice(0, cut)}…`;
+}
+
+// a labelled map at (x0, y0): the same thinned labels as on the page; returns its side in px
+function drawMap(ctx, x0, y0, tokens, cell, paint, focus) {
+  ctx.font = `11px ${FONT}`;
+  ctx.fillStyle = INK;
+  ctx.textBaseline = "middle";
+  for (const i of labelIndices(tokens.length, cell, focus)) {
+    ctx.font = i === focus ? `700 11px ${FONT}` : `11px ${FONT}`;
+    ctx.fillStyle = i === focus ? "#1e40af" : INK;
+    const text = fitText(ctx, shown(tokens[i]), LABEL_W - 8);
+    ctx.textAlign = "right";
+    ctx.fillText(text, x0 + LABEL_W - 4, y0 + LABEL_W + (i + 0.5) * cell);
+    ctx.save();
+    ctx.translate(x0 + LABEL_W + (i + 0.5) * cell, y0 + LABEL_W - 4);
+    ctx.rotate(-Math.PI / 2);
+    ctx.textAlign = "left";
+    ctx.fillText(text, 0, 0);
+    ctx.restore();
+  }
+  ctx.save();
+  ctx.translate(x0 + LABEL_W, y0 + LABEL_W);
+  paint(ctx, cell);
+  ctx.restore();
+  ctx.strokeStyle = "#d1d5db";
+  ctx.strokeRect(x0 + LABEL_W, y0 + LABEL_W, tokens.length * cell, tokens.length * cell);
+  return LABEL_W + tokens.length * cell;
+}
+
+// the colour bar (as on the page) at (x, y), 240 × 44 px
+const BAR_H = 44;
+function drawBar(ctx, x, y, rgb = BLUE, label = "weight") {
+  const width = 200;
+  for (let k = 0; k < width; k++) {
+    ctx.fillStyle = rgbText(mix(k / (width - 1), rgb));
+    ctx.fillRect(x + k, y + 16, 1, 10);
+  }
+  ctx.strokeStyle = "#9ca3af";
+  ctx.strokeRect(x, y + 16, width, 10);
+  ctx.fillStyle = INK;
+  ctx.font = `12px ${FONT}`;
+  ctx.textBaseline = "middle";
+  ctx.textAlign = "left";
+  ctx.fillText(`${label} (${COLOUR_SCALES[state.colours]})`, x, y + 7);
+  ctx.font = `11px ${FONT}`;
+  ctx.textAlign = "center";
+  for (const t of TICKS[state.colours]) ctx.fillText(String(t), x + level(t) * width, y + 36);
+  ctx.textAlign = "left";
 }
 
 const switchesText = () => `${state.causal ? "causal" : "no mask"}, ${state.scale ? "÷√d_k" : "no ÷√d_k"}`;
+const mapCell = (testid) => {
+  const shownMap = byTestId(testid);
+  return shownMap ? Number(shownMap.dataset.cell) : cellFor(view().tokens.length, 800);
+};
 
-function gridPicture() {
-  const layers = view().layers;
-  const tile = 96;
-  const gap = 22;
-  const cols = Math.max(...layers.map((l) => l.heads.length));
-  const { canvas, ctx } = titled(cols * (tile + 8) + 60, layers.length * (tile + gap), `${data.title}: all heads (${switchesText()})`);
-  ctx.imageSmoothingEnabled = false;
-  ctx.font = "12px system-ui, sans-serif";
-  layers.forEach((layer, li) =>
-    layer.heads.forEach((h, hi) => {
-      const x = 50 + hi * (tile + 8);
-      const y = TITLE_PX + li * (tile + gap) + gap - 6;
-      ctx.fillStyle = "#1d2330";
-      ctx.fillText(`L${li + 1} H${hi + 1}`, x, y - 8);
-      ctx.drawImage(heatmapCanvas(weightsOf(h)), x, y, tile, tile);
-    }),
-  );
+function headPicture() {
+  const tokens = view().tokens;
+  const cell = tokens.length > TABLE_MAX ? mapCell("head-map") : MAX_CELL;
+  const side = LABEL_W + tokens.length * cell;
+  const caption = `${data.title}: layer ${state.layer + 1}, ${head().name} (${switchesText()})`;
+  const { canvas, ctx, top } = picture(Math.max(side + 24, 420), side + BAR_H + 24, caption);
+  drawMap(ctx, 12, top, tokens, cell, paintWeights(weightsOf(head())), state.row);
+  drawBar(ctx, 12, top + side + 12);
   return canvas;
 }
 
-function headPicture(heads, colours, caption) {
-  const tokens = view().tokens;
-  const cell = cellSize(tokens.length);
-  const size = 110 + tokens.length * cell;
-  const { canvas, ctx } = titled(size + 20, size + 10, caption);
-  drawStripes(ctx, 10, TITLE_PX, tokens, heads, colours, cell);
+function gridPicture() {
+  const layers = view().layers;
+  const tile = Math.max(96, Math.min(160, view().tokens.length));
+  const cols = Math.max(...layers.map((l) => l.heads.length));
+  const width = 76 + cols * (tile + 8);
+  const { canvas, ctx, top } = picture(width, 20 + layers.length * (tile + 8) + BAR_H + 12,
+    `${data.title}: all heads, one row per layer (${switchesText()})`);
+  ctx.imageSmoothingEnabled = false;
+  ctx.font = `12px ${FONT}`;
+  ctx.fillStyle = INK;
+  for (let hi = 0; hi < cols; hi++) ctx.fillText(`H${hi + 1}`, 70 + hi * (tile + 8) + tile / 2 - 8, top + 8);
+  layers.forEach((layer, li) => {
+    const y = top + 20 + li * (tile + 8);
+    ctx.fillStyle = INK;
+    ctx.fillText(`layer ${li + 1}`, 12, y + tile / 2);
+    layer.heads.forEach((h, hi) => {
+      ctx.drawImage(heatmapCanvas(weightsOf(h)), 70 + hi * (tile + 8), y, tile, tile);
+      ctx.strokeStyle = "#d1d5db";
+      ctx.strokeRect(70 + hi * (tile + 8) - 0.5, y - 0.5, tile + 1, tile + 1);
+    });
+  });
+  drawBar(ctx, 12, top + 20 + layers.length * (tile + 8) + 4);
   return canvas;
 }
 
 function overlayPicture() {
   const tokens = view().tokens;
   const hs = shownHeads();
-  const cell = cellSize(tokens.length);
-  const matrix = 110 + tokens.length * cell;
-  const linesHeight = tokens.length * ROW_PX + 2 * OVERLAY.pad;
+  const cell = mapCell("overlay-map");
+  const side = LABEL_W + tokens.length * cell;
+  const linesHeight = tokens.length * rowPx() + 2 * OVERLAY.pad;
+  const legend = hs.map((h) => `H${h + 1} ${layerHeads()[h].name}`);
   const caption = `${data.title}: layer ${state.layer + 1}, heads ${hs.map((h) => h + 1).join(", ")} (${switchesText()})`;
-  const { canvas, ctx } = titled(OVERLAY.width + matrix + 30, Math.max(linesHeight, matrix) + 10, caption);
-  ctx.font = "13px system-ui, sans-serif";
+  const { canvas, ctx, top } = picture(OVERLAY.width + side + 36, Math.max(linesHeight, side) + 24 * legend.length + BAR_H + 24, caption);
+  ctx.font = `13px ${FONT}`;
   ctx.textBaseline = "middle";
   for (const line of overlayLines().lines) {
     ctx.strokeStyle = headColour(line.head);
     ctx.globalAlpha = Math.min(1, line.w);
     ctx.lineWidth = 2;
     ctx.beginPath();
-    ctx.moveTo(OVERLAY.left + 6, TITLE_PX + rowY(line.i));
-    ctx.lineTo(OVERLAY.right - 6, TITLE_PX + rowY(line.j));
+    ctx.moveTo(OVERLAY.left + 6, top + rowY(line.i));
+    ctx.lineTo(OVERLAY.right - 6, top + rowY(line.j));
     ctx.stroke();
   }
   ctx.globalAlpha = 1;
-  ctx.fillStyle = "#1d2330";
+  ctx.fillStyle = INK;
   tokens.forEach((t, i) => {
     ctx.textAlign = "right";
-    ctx.fillText(shown(t), OVERLAY.left, TITLE_PX + rowY(i), OVERLAY.left - 4);
+    ctx.fillText(fitText(ctx, shown(t), OVERLAY.left - 8), OVERLAY.left, top + rowY(i));
     ctx.textAlign = "left";
-    ctx.fillText(shown(t), OVERLAY.right, TITLE_PX + rowY(i), OVERLAY.width - OVERLAY.right - 4);
+    ctx.fillText(fitText(ctx, shown(t), OVERLAY.width - OVERLAY.right - 8), OVERLAY.right, top + rowY(i));
   });
-  drawStripes(ctx, OVERLAY.width + 20, TITLE_PX, tokens, hs.map((h) => weightsOf(layerHeads()[h])), hs.map(headColour), cell);
+  drawMap(ctx, OVERLAY.width + 24, top, tokens, cell, paintStripes(hs.map((h) => weightsOf(layerHeads()[h])), hs.map(headColour)), state.row);
+  let y = top + Math.max(linesHeight, side) + 12;
+  ctx.font = `13px ${FONT}`;
+  legend.forEach((text, k) => {
+    ctx.fillStyle = headColour(hs[k]);
+    ctx.fillRect(12, y + 24 * k + 4, 14, 14);
+    ctx.fillStyle = INK;
+    ctx.fillText(text, 32, y + 24 * k + 11);
+  });
+  y += 24 * legend.length;
+  drawBar(ctx, 12, y, [75, 85, 99], "stripe opacity = weight");
+  return canvas;
+}
+
+function composedPicture() {
+  const tokens = view().tokens;
+  const c = view().composed;
+  const cell = mapCell("composed-raw");
+  const side = LABEL_W + tokens.length * cell;
+  const ws = layerHeads().map(weightsOf);
+  const raw = ws[0].map((row, i) => row.map((_, j) => ws.reduce((a, w) => a + w[i][j], 0) / ws.length));
+  const maps = [["raw, head-averaged", raw], ["rollout", c.rollout[state.layer]]];
+  if (c.value_weighted) maps.push(["value-weighted", c.value_weighted[state.layer]]); // optional: the note says why not
+  const width = Math.max(maps.length * (side + 16) + 16, 600);
+  const scratch = el("canvas").getContext("2d");
+  scratch.font = `13px ${FONT}`;
+  const note = wrapText(scratch, c.note || "", width - 24);
+  const caption = `${data.title}: layer ${state.layer + 1}, attention composed across layers (${switchesText()})`;
+  const { canvas, ctx, top } = picture(width, side + 24 + BAR_H + 18 * note.length + 24, caption);
+  maps.forEach(([name, w], k) => {
+    ctx.font = `600 13px ${FONT}`;
+    ctx.fillStyle = INK;
+    ctx.textAlign = "left";
+    ctx.fillText(name, 12 + k * (side + 16) + LABEL_W, top + 8);
+    drawMap(ctx, 12 + k * (side + 16), top + 20, tokens, cell, paintWeights(w), state.row);
+  });
+  drawBar(ctx, 12, top + 24 + side);
+  ctx.font = `13px ${FONT}`;
+  ctx.fillStyle = INK;
+  note.forEach((line, k) => ctx.fillText(line, 12, top + 24 + side + BAR_H + 12 + 18 * k));
+  return canvas;
+}
+
+// the sentence, each token on its shade, in lines as wide as the page's (600 px at least)
+function textPicture() {
+  const tokens = view().tokens;
+  const i = focusIndex();
+  const w = i === null ? tokens.map(() => 0) : weightsOf(head())[i];
+  const onScreen = byTestId("text-view") ? byTestId("text-view").getBoundingClientRect().width : 0;
+  const width = Math.max(600, Math.ceil(onScreen) + 24);
+  const scratch = el("canvas").getContext("2d");
+  scratch.font = `16px ${FONT}`;
+  const placed = [];
+  let x = 12;
+  let row = 0;
+  tokens.forEach((t, j) => {
+    let text = (j && wordTokens(tokens) ? " " : "") + inText(t).replace(/[\n\t]/g, " ");
+    if (t.startsWith("\n") || (x + scratch.measureText(text).width > width - 12 && x > 12)) {
+      x = 12;
+      row += 1;
+    }
+    if (x === 12) text = text.trimStart(); // a line does not start with a space
+    const wide = scratch.measureText(text).width;
+    placed.push({ text, x, row, wide, j });
+    x += wide;
+  });
+  const who = i === null ? "no token chosen" : `shaded by the weights of “${shown(tokens[i])}”`;
+  const { canvas, ctx, top } = picture(width, 28 * (row + 1) + BAR_H + 24, `${data.title}: layer ${state.layer + 1}, ${head().name}, ${who}`);
+  ctx.font = scratch.font;
+  ctx.textBaseline = "middle";
+  for (const p of placed) {
+    ctx.fillStyle = rgbText(mix(level(w[p.j]), BLUE));
+    ctx.fillRect(p.x, top + 28 * p.row, p.wide, 24);
+    ctx.fillStyle = level(w[p.j]) > 0.55 ? "#ffffff" : INK;
+    ctx.fillText(p.text, p.x, top + 28 * p.row + 12);
+    if (p.j === i) {
+      ctx.strokeStyle = "#f59e0b";
+      ctx.lineWidth = 2;
+      ctx.strokeRect(p.x, top + 28 * p.row, p.wide, 24);
+    }
+  }
+  drawBar(ctx, 12, top + 28 * (row + 1) + 8);
   return canvas;
 }
 
 function exportPNG() {
-  let canvas;
-  if (state.mode === "grid") canvas = gridPicture();
-  else if (state.mode === "overlay") canvas = overlayPicture();
-  else canvas = headPicture([weightsOf(head())], ["#2563eb"], `${data.title}: layer ${state.layer + 1}, ${head().name} (${switchesText()})`);
+  const draw = { head: headPicture, grid: gridPicture, overlay: overlayPicture, text: textPicture, composed: composedPicture };
+  const canvas = draw[state.mode]();
   canvas.toBlob((blob) => download(blob, exportName("png")), "image/png");
 }

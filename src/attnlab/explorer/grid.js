@@ -1,10 +1,91 @@
-// attnlab attention explorer, part 3: every head of every layer at once, as a grid of small
-// maps (one pixel per query-key pair, scaled up); a click opens that head large.
+// attnlab attention explorer, part 3: maps. A labelled map (cells on a canvas, token labels
+// thinned so they never overlap, hover for the numbers), every head of every layer as a
+// layers × heads grid, the sentence shaded in place by one query's weights (CircuitsVis's
+// text view), and attention composed across layers (rollout, value-weighted) beside the raw.
 
-const WHITE = [255, 255, 255];
-const BLUE = [37, 99, 235];
+const LABEL_PX = 14; // one label's line: with thinner cells only every k-th label is shown
+const LABEL_W = 96; // the room for the row labels (and the column labels' height), px
+const MAX_CELL = 28;
+const FULL_CELL = 16; // "full size": every label shown
 
-// an n×n canvas of weights: white for 0, blue for 1 (the colour is linear in the weight)
+// the labels shown along an axis of n cells: every step-th, and the focused one (its
+// neighbours closer than a step left out, so that no two labels overlap)
+function labelIndices(n, cell, focus) {
+  const step = Math.max(1, Math.ceil(LABEL_PX / cell));
+  const keep = [];
+  for (let i = 0; i < n; i += step) if (focus === null || Math.abs(i - focus) >= step) keep.push(i);
+  if (focus !== null) keep.push(focus);
+  return keep.sort((a, b) => a - b);
+}
+
+// the cell size for n tokens in `width` px (room for the labels taken off), by the zoom
+function cellFor(n, width, least = 2) {
+  const fit = Math.max(least, Math.min(MAX_CELL, Math.floor((width - LABEL_W - 8) / n)));
+  return state.zoom === "full" ? Math.max(fit, FULL_CELL) : fit;
+}
+
+// an n×n map with token labels on both axes. paint(ctx, cell) draws the cells; describe(i, j)
+// is the hover text of a cell; choose(i) runs on a click. The returned node's mark(i) outlines
+// row i (orange) and column i (green).
+function labelledMap({ tokens, cell, paint, describe, choose, testid, focus = null }) {
+  const n = tokens.length;
+  const size = n * cell;
+  const box = el("div", { class: "map", "data-testid": testid, "data-cell": cell });
+  const top = el("div", { class: "map-top", "aria-hidden": "true" });
+  const left = el("div", { class: "map-left", "aria-hidden": "true" });
+  top.style.width = `${size}px`;
+  left.style.height = `${size}px`;
+  for (const i of labelIndices(n, cell, focus)) {
+    const attrs = { class: i === focus ? "map-label focus" : "map-label", "data-testid": "axis-label", "data-index": i };
+    const col = tokenLabel("span", attrs, tokens[i]);
+    col.style.left = `${i * cell + cell / 2}px`;
+    const row = tokenLabel("span", attrs, tokens[i]);
+    row.style.top = `${i * cell + cell / 2}px`;
+    hoverable(col, i, "key"); // a label previews its token, as the table's headers do
+    hoverable(row, i, "query");
+    top.append(col);
+    left.append(row);
+  }
+  const canvas = el("canvas", { width: size, height: size, role: "img", "aria-label": "attention map" });
+  paint(canvas.getContext("2d"), cell);
+  const body = el("div", { class: "map-body" });
+  const rowMark = el("div", { class: "map-row", hidden: "" });
+  const colMark = el("div", { class: "map-col", hidden: "" });
+  body.append(canvas, rowMark, colMark);
+  box.append(el("div"), top, left, body);
+  const at = (event) => {
+    const r = canvas.getBoundingClientRect();
+    const j = Math.floor(((event.clientX - r.left) / r.width) * n);
+    const i = Math.floor(((event.clientY - r.top) / r.height) * n);
+    return i >= 0 && i < n && j >= 0 && j < n ? [i, j] : null;
+  };
+  canvas.addEventListener("mousemove", (event) => {
+    const ij = at(event);
+    tip(event, ij ? `“${shown(tokens[ij[0]])}” → “${shown(tokens[ij[1]])}”: ${describe(...ij)}` : null);
+  });
+  canvas.addEventListener("mouseleave", (event) => tip(event, null));
+  if (choose) canvas.addEventListener("click", (event) => at(event) && choose(at(event)[0]));
+  box.mark = (i) => {
+    rowMark.hidden = colMark.hidden = i === null;
+    if (i === null) return;
+    rowMark.style.top = `${i * cell}px`;
+    rowMark.style.height = colMark.style.width = `${cell}px`;
+    colMark.style.left = `${i * cell}px`;
+  };
+  box.mark(focus);
+  return box;
+}
+
+// paints a weight matrix, one cell per query-key pair, in the chosen colour scale
+const paintWeights = (w, rgb = BLUE) => (ctx, cell) =>
+  w.forEach((row, i) =>
+    row.forEach((x, j) => {
+      ctx.fillStyle = rgbText(mix(level(x), rgb));
+      ctx.fillRect(j * cell, i * cell, cell, cell);
+    }),
+  );
+
+// an n×n canvas of weights, one pixel per pair (scaled up by CSS): white 0, blue 1
 function heatmapCanvas(w, rgb = BLUE) {
   const n = w.length;
   const canvas = el("canvas", { width: n, height: n });
@@ -12,9 +93,7 @@ function heatmapCanvas(w, rgb = BLUE) {
   const image = ctx.createImageData(n, n);
   w.forEach((row, i) =>
     row.forEach((x, j) => {
-      const at = 4 * (i * n + j);
-      for (let c = 0; c < 3; c++) image.data[at + c] = Math.round(WHITE[c] + x * (rgb[c] - WHITE[c]));
-      image.data[at + 3] = 255;
+      image.data.set([...mix(level(x), rgb), 255], 4 * (i * n + j));
     }),
   );
   ctx.putImageData(image, 0, 0);
@@ -30,28 +109,153 @@ function openHead(layer, h) {
   byTestId("mode-head").focus();
 }
 
+// the grid: one row per layer, one column per head; the chosen token's row (orange) and
+// column (green) outlined in every map; hover a map for the tokens and the weight
 function renderGrid() {
   const grid = byTestId("grid");
+  const tokens = view().tokens;
+  const n = tokens.length;
   const layers = view().layers;
-  const most = Math.max(...layers.map((l) => l.heads.length));
-  grid.style.setProperty("--cols", String(most));
-  const cells = [];
-  layers.forEach((layer, li) => {
-    cells.push(el("div", { class: "grid-layer", style: `grid-column: 1 / -1` }, `layer ${li + 1}`));
+  grid.style.setProperty("--cols", String(Math.max(...layers.map((l) => l.heads.length))));
+  const rows = layers.map((layer, li) => {
+    const row = el("div", { class: "grid-row", "data-testid": "grid-row", "data-layer": li });
+    row.append(el("div", { class: "grid-layer" }, `layer ${li + 1}`));
     layer.heads.forEach((h, hi) => {
-      const label = `L${li + 1} H${hi + 1}`;
       const button = el("button", {
         type: "button", class: "thumb", "data-testid": "thumb", "data-layer": li, "data-head": hi,
-        title: `layer ${li + 1}, ${h.name}: open it large`,
+        "aria-label": `layer ${li + 1}, ${h.name}: open it large`, // no title: the hover shows the numbers
       });
       if (li === state.layer && hi === state.head) button.classList.add("current");
-      const map = heatmapCanvas(weightsOf(h));
+      const w = weightsOf(h);
+      const map = heatmapCanvas(w);
       map.setAttribute("data-testid", "thumb-map");
       map.setAttribute("aria-hidden", "true");
-      button.append(map, el("span", { class: "thumb-label" }, label));
+      const frame = el("span", { class: "thumb-frame" });
+      frame.append(map);
+      if (state.row !== null) {
+        // a box around the row and column; with cells under ~3 px, a line through their middle
+        const thin = n > 40;
+        const mark = el("span", { class: thin ? "thumb-row thin" : "thumb-row", "data-testid": "thumb-row" });
+        const col = el("span", { class: thin ? "thumb-col thin" : "thumb-col" });
+        const at = thin ? `calc(${(100 * (state.row + 0.5)) / n}% - 0.5px)` : `${(100 * state.row) / n}%`;
+        mark.style.top = col.style.left = at;
+        mark.style.height = col.style.width = thin ? "1px" : `${100 / n}%`;
+        frame.append(mark, col);
+      }
+      map.addEventListener("mousemove", (event) => {
+        const r = map.getBoundingClientRect();
+        const j = Math.min(n - 1, Math.floor(((event.clientX - r.left) / r.width) * n));
+        const i = Math.min(n - 1, Math.floor(((event.clientY - r.top) / r.height) * n));
+        tip(event, `L${li + 1} H${hi + 1} ${h.name}: “${shown(tokens[i])}” → “${shown(tokens[j])}” ${fmt(w[i][j], 3)}`);
+      });
+      map.addEventListener("mouseleave", (event) => tip(event, null));
+      button.append(frame, el("span", { class: "thumb-label" }, `H${hi + 1}`));
       button.addEventListener("click", () => openHead(li, hi));
-      cells.push(button);
+      row.append(button);
     });
+    return row;
   });
-  grid.replaceChildren(...cells);
+  const chosen = state.row === null ? "Choose a token above: its row and column are outlined in every map."
+    : `“${shown(tokens[state.row])}” (token ${state.row + 1}): its row (what it attends to) outlined in orange, its column (what attends to it) in green.`;
+  grid.replaceChildren(el("p", { class: "note", "data-testid": "grid-chosen" }, chosen), colourBar(), ...rows);
+}
+
+// --- the sentence itself, each token shaded by the chosen query's weight on it --------------
+const inText = (t) => t.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, (c) => shown(c)); // spaces, tabs, newlines kept
+// word-level tokens (no token carries its own space, as BPE tokens do) are set apart by spaces
+const wordTokens = (tokens) => !tokens.some((t, i) => i > 0 && /^\s|\s$/.test(t));
+let textSpans = [];
+let textTokens = null;
+let textTitle = null;
+
+function renderText() {
+  const box = byTestId("text-body");
+  if (textTokens !== view().tokens || !box.contains(textSpans[0] || null)) {
+    textTokens = view().tokens;
+    textSpans = textTokens.map((t, j) => {
+      const span = el("span", { class: "text-token", "data-testid": "text-token", "data-index": j, tabindex: 0 }, inText(t));
+      span.addEventListener("click", () => selectRow(j));
+      span.addEventListener("keydown", (event) => {
+        if (event.key === "Enter" || event.key === " ") {
+          event.preventDefault();
+          selectRow(j);
+        }
+      });
+      hoverable(span, j, "query");
+      return span;
+    });
+    const para = el("p", { class: "text-view", "data-testid": "text-view" });
+    const gap = wordTokens(textTokens) ? " " : "";
+    textSpans.forEach((span, j) => para.append(...(j && gap ? [gap, span] : [span])));
+    textTitle = el("p", { class: "note", "data-testid": "text-title" });
+    box.replaceChildren(textTitle, el("div", { class: "bar-slot" }), para);
+  }
+  box.querySelector(".bar-slot").replaceChildren(colourBar()); // the colour scale may have changed
+  shadeText();
+}
+
+// recolour the spans in place (a hover never replaces the element under the pointer)
+function shadeText() {
+  const i = focusIndex();
+  const h = head();
+  const w = i === null ? null : weightsOf(h)[i];
+  textTitle.textContent = i === null
+    ? "Choose or hover a token: the text is then shaded by how much it attends to each token."
+    : `Shaded by how much “${shown(view().tokens[i])}” attends to each token (layer ${state.layer + 1}, ${h.name}); hover to preview another.`;
+  textSpans.forEach((span, j) => {
+    const x = w ? w[j] : 0;
+    const t = level(x);
+    span.style.backgroundColor = t > 0 ? rgbText(mix(t, BLUE)) : "";
+    span.classList.toggle("dark", t > 0.55);
+    span.classList.toggle("query", j === i);
+    span.dataset.weight = String(x);
+    span.title = w ? `weight ${fmt(x, 4)}` : "";
+  });
+}
+
+// --- attention composed across layers: raw (head-averaged) | rollout | value-weighted -----
+const composedReason = () => view().fixed
+  ? `no composed attention for this view: ${view().fixed}`
+  : "this page was made without composed attention (rollout and value-weighted weights)";
+
+function renderComposed() {
+  const box = byTestId("composed-body");
+  const c = view().composed;
+  if (!c) {
+    box.replaceChildren(el("p", { class: "fixed" }, composedReason()));
+    return;
+  }
+  const tokens = view().tokens;
+  const n = tokens.length;
+  const ws = layerHeads().map(weightsOf);
+  const raw = ws[0].map((row, i) => row.map((_, j) => ws.reduce((a, w) => a + w[i][j], 0) / ws.length));
+  const width = Math.max(300, (box.clientWidth || 1200) / 3 - 12);
+  const cell = cellFor(n, width);
+  const maps = [
+    ["composed-raw", `Raw: layer ${state.layer + 1}, mean over heads`, raw],
+    ["composed-rollout", `Rollout: layers 1–${state.layer + 1}`, c.rollout[state.layer]],
+    // value-weighted is optional (no value vectors: a raw attention tensor; the note says why)
+    c.value_weighted ? ["composed-value", `Value-weighted: layer ${state.layer + 1}`, c.value_weighted[state.layer]] : null,
+  ].filter((m) => m !== null).map(([testid, caption, w]) => {
+    const figure = el("figure", { class: "composed-map" });
+    figure.append(el("figcaption", {}, caption), labelledMap({
+      tokens, cell, testid, focus: state.row, paint: paintWeights(w), describe: (i, j) => fmt(w[i][j], 4), choose: selectRow,
+    }));
+    return figure;
+  });
+  const row = el("div", { class: "composed-row" });
+  row.append(...maps);
+  const own = atStart() ? "" : " Rollout and value-weighted are the model's, at the page's starting switches.";
+  const rollout = "attention rollout (Abnar & Zuidema, 2020), multiplied through the layers up to this one";
+  const value = "value-weighted attention (Kobayashi et al., 2020), each weight times the size of what its value writes";
+  const intro = c.value_weighted
+    ? `The chosen layer's raw weights (averaged over its heads) beside two readings across layers: ${rollout}, and ${value}. One colour scale for the three.`
+    : `The chosen layer's raw weights (averaged over its heads) beside ${rollout}, on one colour scale.`;
+  box.replaceChildren(
+    el("p", { class: "note" }, intro),
+    el("p", { class: "note composed-note", "data-testid": "composed-note" }, c.note || ""),
+    colourBar(),
+    row,
+    el("p", { class: "note" }, `Rows are queries, columns keys; each row sums to 1.${own}`),
+  );
 }

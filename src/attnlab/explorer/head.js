@@ -1,18 +1,28 @@
 // attnlab attention explorer, part 2: one head. The chosen (or hovered) token's row — what
-// it attends to — and column — what attends to it —, the full matrix, and inside the head:
-// the token's q against every key, q·k, the √d_k division, the softmax, as numbers.
+// it attends to — and column — what attends to it —, the full matrix (a table of numbers for
+// short sentences, a labelled map for long ones), and inside the head: the token's q and
+// every key as colour strips with q∘k beside them (bertviz's neuron view), then q·k, the √d_k
+// division, the softmax and the weight as numbers.
+
+const TABLE_MAX = 20; // longer sentences get a map instead of a table of numbers
+const TOP_BARS = 16; // a long sentence's bars: only the heaviest
 
 // the token the panels show: the hovered or focused one, else the chosen one
 const focusIndex = () => (state.hover ? state.hover.index : state.row);
 
 function bars(testid, tokens, values) {
-  return tokens.map((token, j) => {
+  let order = tokens.map((_, j) => j);
+  if (tokens.length > TABLE_MAX) order = order.sort((a, b) => values[b] - values[a]).slice(0, TOP_BARS);
+  return order.map((j) => {
+    const token = tokens[j];
     const item = el("li", { "data-testid": testid, "data-index": j, "data-weight": values[j] });
     const fill = el("span", { class: "fill" });
     fill.style.width = `${(100 * values[j]).toFixed(1)}%`;
     const bar = el("span", { class: "bar" });
     bar.append(fill);
-    item.append(tokenLabel("span", { class: "tok" }, token), bar, el("span", { class: "val" }, fmt(values[j], 3)));
+    const tok = tokenLabel("span", { class: "tok" }, token);
+    if (tokens.length > TABLE_MAX) tok.append(el("small", { class: "pos" }, ` ${j + 1}`)); // which of the repeats
+    item.append(tok, bar, el("span", { class: "val" }, fmt(values[j], 3)));
     return item;
   });
 }
@@ -31,7 +41,9 @@ function renderBars() {
     return;
   }
   const w = weightsOf(h);
-  byTestId("row-title").textContent = `“${shown(tokens[i])}” attends to:`;
+  const most = tokens.length > TABLE_MAX ? ` (the ${TOP_BARS} heaviest of ${tokens.length})` : "";
+  const at = tokens.length > TABLE_MAX ? ` (token ${i + 1})` : "";
+  byTestId("row-title").textContent = `“${shown(tokens[i])}”${at} attends to${most}:`;
   eff.textContent = `effective tokens ${fmtNum(effective(w[i]))}`;
   if (!isFixed(h)) {
     const other = computeWeights(h, state.causal, !state.scale)[i];
@@ -39,7 +51,7 @@ function renderBars() {
   }
   eff.dataset.value = String(effective(w[i]));
   byTestId("row").replaceChildren(...bars("row-bar", tokens, w[i]));
-  byTestId("col-title").textContent = `What attends to “${shown(tokens[i])}”:`;
+  byTestId("col-title").textContent = `What attends to “${shown(tokens[i])}”${at}${most}:`;
   byTestId("col").replaceChildren(...bars("col-bar", tokens, w.map((r) => r[i])));
 }
 
@@ -62,9 +74,32 @@ function hoverable(node, index, side) {
 }
 
 let matrixCells = []; // matrixCells[i][j]: the <td> of query i, key j
+let matrixMap = null; // the labelled map that stands for the table in a long sentence
+
 function renderMatrix() {
   const tokens = view().tokens;
   const w = weightsOf(head());
+  const table = byTestId("matrix");
+  let box = byTestId("matrix-map");
+  if (!box) {
+    box = el("div", { "data-testid": "matrix-map" });
+    table.after(box);
+  }
+  matrixCells = [];
+  matrixMap = null;
+  table.hidden = tokens.length > TABLE_MAX;
+  table.closest("section").querySelector("h2").textContent = table.hidden
+    ? "All rows (shading = weight; hover a cell for its weight, a label for its token; click a row to choose it)"
+    : "All rows (shading = weight; hover a token for its row and column)";
+  if (table.hidden) {
+    table.replaceChildren();
+    const cell = cellFor(tokens.length, table.parentNode.clientWidth || 800);
+    matrixMap = labelledMap({ tokens, cell, testid: "head-map", focus: state.row, paint: paintWeights(w),
+      describe: (i, j) => fmt(w[i][j], 4), choose: selectRow });
+    box.replaceChildren(colourBar(), matrixMap);
+    return;
+  }
+  box.replaceChildren();
   const headRow = el("tr");
   headRow.append(el("th", { scope: "col", class: "corner" }, "query \\ key"));
   tokens.forEach((t, j) => {
@@ -73,7 +108,6 @@ function renderMatrix() {
     headRow.append(th);
   });
   headRow.append(el("th", { scope: "col", title: "effective tokens = exp(entropy of the row)" }, "eff."));
-  matrixCells = [];
   const rows = tokens.map((token, i) => {
     const tr = el("tr", { "data-testid": "matrix-row", "data-row": i });
     if (state.row === i) tr.classList.add("selected");
@@ -83,8 +117,8 @@ function renderMatrix() {
     matrixCells.push(
       w[i].map((x, j) => {
         const td = el("td", { "data-testid": "cell", "data-i": i, "data-j": j, "data-weight": x }, fmt(x, 2));
-        td.style.backgroundColor = `rgba(37, 99, 235, ${x.toFixed(3)})`;
-        if (x > 0.5) td.classList.add("dark");
+        td.style.backgroundColor = rgbText(mix(level(x), BLUE));
+        if (level(x) > 0.5) td.classList.add("dark");
         tr.append(td);
         return td;
       }),
@@ -98,12 +132,13 @@ function renderMatrix() {
   thead.append(headRow);
   const tbody = el("tbody");
   tbody.append(...rows);
-  byTestId("matrix").replaceChildren(thead, tbody);
+  table.replaceChildren(thead, tbody);
 }
 
 // outline the focused token's row (what it attends to) and column (what attends to it)
 function highlightMatrix() {
   const i = focusIndex();
+  if (matrixMap) matrixMap.mark(i);
   matrixCells.forEach((row, r) =>
     row.forEach((td, c) => {
       td.classList.toggle("hl-row", r === i);
@@ -116,6 +151,36 @@ function vectorText(values, dims) {
   const parts = values.map((x, m) => (dims ? `${dims[m]} ${fmtSig(x)}` : fmtSig(x)));
   return `[${parts.join(", ")}]`;
 }
+
+// a vector as a strip of d cells: blue positive, red negative, white 0, as strong as |x| / top;
+// its numbers on hover. The cells narrow with d so that a strip stays within STRIP_PX.
+const STRIP_PX = 240;
+const stripCell = (d) => Math.max(1, Math.min(24, Math.floor(STRIP_PX / d)));
+function strip(values, top, what, dims, testid) {
+  const cell = stripCell(values.length);
+  const canvas = el("canvas", { width: values.length * cell, height: 14, class: "strip", "data-testid": testid });
+  const ctx = canvas.getContext("2d");
+  values.forEach((x, m) => {
+    ctx.fillStyle = rgbText(mix(Math.min(1, Math.abs(x) / (top || 1)), x < 0 ? RED : BLUE));
+    ctx.fillRect(m * cell, 0, cell > 5 ? cell - 1 : cell, 14);
+  });
+  canvas.addEventListener("mousemove", (event) => {
+    const m = Math.min(values.length - 1, Math.floor(event.offsetX / cell));
+    tip(event, `${what}, ${dims ? dims[m] : `dimension ${m + 1}`}: ${fmtSig(values[m])}`);
+  });
+  canvas.addEventListener("mouseleave", (event) => tip(event, null));
+  return canvas;
+}
+
+// the names of a head's dimensions above its strips (named features of the hand-made heads)
+function dimsHeader(dims) {
+  const row = el("span", { class: "dims" });
+  row.style.gridTemplateColumns = `repeat(${dims.length}, ${stripCell(dims.length)}px)`;
+  row.append(...dims.map((name) => el("span", { title: name }, name)));
+  return row;
+}
+
+const maxAbs = (rows) => rows.reduce((a, r) => r.reduce((b, x) => Math.max(b, Math.abs(x)), a), 0);
 
 function renderInside() {
   const box = byTestId("inside-body");
@@ -132,10 +197,17 @@ function renderInside() {
   }
   const parts = [];
   const div = state.scale ? Math.sqrt(h.d_k) : 1;
+  const named = h.dims && h.dims.length <= 16 ? h.dims : null; // names that fit above the strips
+  let products = null;
+  let top = null;
   if (h.q) {
     const q = el("p", { class: "vec", "data-testid": "inside-q" }, `q(“${shown(tokens[i])}”) = `);
-    q.append(el("code", {}, vectorText(h.q[i], h.dims)));
+    q.append(el("code", {}, h.q[i].length <= 16 ? vectorText(h.q[i], h.dims) : `${h.q[i].length} numbers (hover the strips)`));
     parts.push(q);
+    products = h.k.map((kj) => kj.map((x, m) => x * h.q[i][m])); // (n, d): q∘k_j, summing to q·k_j
+    top = { q: maxAbs([h.q[i]]), k: maxAbs(h.k) }; // q and k each on its own scale
+    parts.push(el("p", { class: "note" }, "Strips: each of the d numbers of a vector as a cell, blue positive, red "
+      + "negative; q∘k multiplies q and k cell by cell, and its cells add up to q·k. Hover a cell for its number."));
   } else {
     parts.push(el("p", {}, "This head has no q and k: its scores are given directly."));
   }
@@ -144,26 +216,50 @@ function renderInside() {
   const exps = steps.map((s) => (s === -Infinity ? 0 : Math.exp(s - max)));
   const total = exps.reduce((a, b) => a + b, 0);
   const table = el("table", { class: "small inside", "data-testid": "inside-table" });
-  const top = el("tr");
+  const headRow = el("tr");
   const divLabel = state.scale ? `÷ √${h.d_k} (= ${fmtSig(div)})` : "÷ 1 (switch off)";
-  const heads = ["key", h.q ? "k" : null, "q·k", divLabel, h.bias ? "+ bias" : null, "exp(s − max)", "weight"];
-  top.append(...heads.filter((x) => x !== null).map((x) => el("th", { scope: "col" }, x)));
-  table.append(top);
+  const heads = ["key", h.q ? "k" : null, h.q ? "q∘k" : null, "q·k", divLabel, h.bias ? "+ bias" : null, "exp(s − max)", "weight"];
+  headRow.append(...heads.filter((x) => x !== null).map((x) => el("th", { scope: "col" }, x)));
+  const thead = el("thead");
+  thead.append(headRow);
+  if (h.q) {
+    const qRow = el("tr", { class: "q-row" });
+    const qStrip = el("td", { class: "strips" });
+    if (named) qStrip.append(dimsHeader(named));
+    qStrip.append(strip(h.q[i], top.q, `q(“${shown(tokens[i])}”)`, h.dims, "q-strip"));
+    const qCell = el("td", { class: "strips" });
+    if (named) qCell.append(dimsHeader(named));
+    qRow.append(el("th", { scope: "row", class: "q-head" }, `q of “${shown(tokens[i])}”`), qStrip, qCell, el("td", { colspan: heads.filter((x) => x).length - 3 }));
+    thead.append(qRow);
+  }
+  table.append(thead);
+  const prodTop = products ? maxAbs(products) : 0;
+  const body = el("tbody");
   tokens.forEach((t, j) => {
     const tr = el("tr", { "data-testid": "inside-row", "data-j": j });
     const raw = rawScores(h)[i][j];
     const masked = steps[j] === -Infinity;
     tr.append(tokenLabel("th", { scope: "row" }, t));
-    if (h.q) tr.append(el("td", { class: "vec" }, vectorText(h.k[j], h.dims)));
+    if (h.q) {
+      const k = el("td", { class: "strips" });
+      k.append(strip(h.k[j], top.k, `k(“${shown(t)}”)`, h.dims, "k-strip"));
+      const qk = el("td", { class: "strips" });
+      qk.append(strip(products[j], prodTop, `q∘k(“${shown(t)}”)`, h.dims, "qk-strip"));
+      tr.append(k, qk);
+    }
     tr.append(el("td", { "data-testid": "inside-qk", "data-value": raw }, fmtSig(raw)));
     tr.append(el("td", { "data-testid": "inside-scaled", "data-value": raw / div }, masked ? "masked" : fmtSig(raw / div)));
     if (h.bias) tr.append(el("td", {}, masked ? "" : fmtSig(h.bias[i][j])));
     tr.append(el("td", {}, masked ? "0" : fmtSig(exps[j])));
-    tr.append(el("td", { "data-testid": "inside-weight", "data-value": exps[j] / total }, fmt(exps[j] / total, 4)));
+    const weight = el("td", { "data-testid": "inside-weight", "data-value": exps[j] / total, class: "weight" }, fmt(exps[j] / total, 4));
+    weight.style.backgroundColor = rgbText(mix(level(exps[j] / total), BLUE));
+    if (level(exps[j] / total) > 0.5) weight.classList.add("dark");
+    tr.append(weight);
     if (masked) tr.classList.add("masked");
-    table.append(tr);
+    body.append(tr);
   });
-  const box2 = el("div", { class: "scroll" });
+  table.append(body);
+  const box2 = el("div", { class: "scroll inside-box" });
   box2.append(table);
   parts.push(box2);
   const sum = `Σ exp = ${fmtSig(total)}; weight = exp(s − max) / Σ exp, where s = q·k ${state.scale ? `÷ √${h.d_k}` : ""}` +
@@ -178,9 +274,13 @@ function renderInside() {
   box.replaceChildren(...parts);
 }
 
-function labelledTable(title, m) {
+// a small labelled matrix; with dropZero its all-zero rows are left out, and the title says so
+function labelledTable(title, m, dropZero = false) {
+  const keep = m.rows.map((_, i) => i).filter((i) => !dropZero || m.values[i].some((x) => x !== 0));
+  const omitted = m.rows.length - keep.length;
+  m = { rows: keep.map((i) => m.rows[i]), cols: m.cols, values: keep.map((i) => m.values[i]) };
   const table = el("table", { class: "small" });
-  table.append(el("caption", {}, title));
+  table.append(el("caption", {}, omitted ? `${title} (rows not shown are zero: ${omitted} of ${omitted + keep.length})` : title));
   const top = el("tr");
   top.append(el("th", {}), ...m.cols.map((c) => el("th", { scope: "col" }, c)));
   table.append(top);
@@ -198,8 +298,8 @@ function renderHandMatrices() {
   const h = head();
   const parts = [];
   if (h.features) parts.push(labelledTable("X: features of each word", h.features));
-  if (h.w_q) parts.push(labelledTable("W_Q (rows not shown are zero)", h.w_q));
-  if (h.w_k) parts.push(labelledTable("W_K (rows not shown are zero)", h.w_k));
+  if (h.w_q) parts.push(labelledTable("W_Q", h.w_q, true));
+  if (h.w_k) parts.push(labelledTable("W_K", h.w_k, true));
   byTestId("matrices").replaceChildren(...parts);
   byTestId("head-weights").hidden = parts.length === 0;
 }

@@ -1,6 +1,39 @@
 // attnlab attention explorer, part 6: the controls, what a change redraws, the served page's
 // text box, and the start (state from the URL, if any).
 
+// the parts of the page beyond the three first views, added once at the start: two more
+// modes (the text shaded in place; attention composed across layers), the colour scale and
+// zoom controls, and the line that says how the weights were stored
+function addChrome() {
+  const modes = document.querySelector(".modes");
+  modes.append(
+    el("button", { type: "button", "data-testid": "mode-text" }, "Text shaded"),
+    el("button", { type: "button", "data-testid": "mode-composed" }, "Composed across layers"),
+  );
+  const choice = (testid, label, options, key) => {
+    const select = el("select", { "data-testid": testid });
+    select.append(...Object.entries(options).map(([value, text]) => el("option", { value }, text)));
+    const wrap = el("label", {}, label);
+    wrap.append(select);
+    select.addEventListener("change", () => {
+      state[key] = select.value;
+      render();
+    });
+    return wrap;
+  };
+  byTestId("layer-control").before(
+    choice("colour-scale", "Colours ", COLOUR_SCALES, "colours"),
+    choice("zoom", "Matrices ", ZOOMS, "zoom"),
+  );
+  const text = el("section", { "data-testid": "panel-text", hidden: "" });
+  text.append(el("div", { class: "panel", "data-testid": "text-body" }));
+  const composed = el("section", { "data-testid": "panel-composed", hidden: "" });
+  composed.append(el("div", { "data-testid": "composed-body" }));
+  byTestId("panel-overlay").after(text, composed);
+  byTestId("description").after(el("p", { class: "note", "data-testid": "encoding", hidden: "" }));
+}
+addChrome();
+
 function fillSelect(select, labels, selected) {
   select.replaceChildren(...labels.map((label, i) => el("option", { value: i }, label)));
   select.value = String(selected);
@@ -13,7 +46,12 @@ function renderControls() {
   fillSelect(byTestId("layer-select"), view().layers.map((_, i) => `layer ${i + 1}`), state.layer);
   fillSelect(byTestId("head-select"), layerHeads().map((h, i) => `${i + 1}: ${h.name}`), state.head);
   byTestId("layer-control").hidden = state.mode === "grid";
-  byTestId("head-control").hidden = state.mode !== "head";
+  byTestId("head-control").hidden = !["head", "text"].includes(state.mode);
+  byTestId("colour-scale").value = state.colours;
+  byTestId("zoom").value = state.zoom;
+  const composed = byTestId("mode-composed");
+  composed.disabled = !view().composed;
+  composed.title = view().composed ? "raw weights, rollout and value-weighted side by side" : composedReason();
   const fixed = isFixed(head());
   for (const id of ["causal", "scale"]) byTestId(id).disabled = fixed;
   byTestId("causal").checked = state.causal;
@@ -30,6 +68,7 @@ let shownTokens = null;
 function renderWords() {
   if (shownTokens !== view().tokens) {
     shownTokens = view().tokens;
+    byTestId("words").classList.toggle("compact", view().tokens.length > CROWDED);
     byTestId("words").replaceChildren(
       ...view().tokens.map((token, i) => {
         const button = tokenLabel("button", { type: "button", "data-testid": "word", "data-index": i }, token);
@@ -39,6 +78,7 @@ function renderWords() {
       }),
     );
   }
+  byTestId("words").hidden = state.mode === "text"; // the text itself is chosen from there
   byTestId("words").querySelectorAll("button").forEach((button, i) => {
     button.setAttribute("aria-pressed", String(state.row === i));
   });
@@ -62,14 +102,18 @@ function render() {
   byTestId("title").textContent = data.title;
   byTestId("description").textContent = data.description;
   document.title = data.title;
+  const stored = byTestId("encoding");
+  stored.hidden = !(data.encoding && data.encoding.precision);
+  stored.textContent = stored.hidden ? "" : `Weights stored as ${data.encoding.precision}.`;
+  if (state.mode === "composed" && !view().composed) state.mode = "head";
   renderControls();
   renderWords();
   renderFormula();
-  if (state.mode === "head") renderHead();
-  else if (state.mode === "grid") renderGrid();
-  else renderOverlay();
+  tip(null, null);
+  ({ head: renderHead, grid: renderGrid, overlay: renderOverlay, text: renderText, composed: renderComposed })[state.mode]();
   writeURL();
   document.body.dataset.mode = state.mode;
+  document.body.dataset.zoom = state.zoom;
 }
 
 // a hover changes only what shows the hovered token, never the element under the pointer
@@ -80,6 +124,8 @@ function onHover() {
     renderInside();
   } else if (state.mode === "overlay") {
     drawOverlayLines();
+  } else if (state.mode === "text") {
+    shadeText();
   }
 }
 

@@ -1,11 +1,13 @@
 // attnlab attention explorer, part 4: the heads of one layer overlaid, each in its own colour
 // and each switchable: lines from a left column of tokens (queries) to a right column (keys),
-// and the matrix with each cell split into one stripe per head.
+// and the matrix with each cell split into one stripe per head, a gap between stripes. A long
+// sentence's line view shows one query's lines only (the chosen or hovered one, else the last).
 
 const SVG_NS = "http://www.w3.org/2000/svg"; // an XML namespace name, not a fetched address
 const MIN_LINE = 0.02; // lines below this weight are left out unless a token is hovered
 const MAX_LINES = 6000; // the heaviest lines are kept when there are more (long sentences)
-const ROW_PX = 22;
+const CROWDED = 40; // above this many tokens, the lines of one query only
+const rowPx = () => (view().tokens.length > CROWDED ? 16 : 22);
 
 function svgEl(tag, attrs, text) {
   const node = document.createElementNS(SVG_NS, tag);
@@ -34,9 +36,11 @@ function renderOverlaySwitches() {
   byTestId("overlay-heads").replaceChildren(...items);
 }
 
-// which lines to draw: all of a hovered or chosen token's, else the heavier ones
+// which lines to draw: all of a hovered or chosen token's, else the heavier ones (in a long
+// sentence: the last token's)
 function overlayLines() {
-  const focus = state.hover || (state.row !== null ? { index: state.row, side: "query" } : null);
+  let focus = state.hover || (state.row !== null ? { index: state.row, side: "query" } : null);
+  if (!focus && view().tokens.length > CROWDED) focus = { index: view().tokens.length - 1, side: "query" };
   const lines = [];
   for (const hi of shownHeads()) {
     const w = weightsOf(layerHeads()[hi]);
@@ -55,13 +59,13 @@ function overlayLines() {
 
 const OVERLAY = { width: 520, left: 200, right: 320, pad: 14 };
 
-const rowY = (i) => OVERLAY.pad + (i + 0.5) * ROW_PX;
+const rowY = (i) => OVERLAY.pad + (i + 0.5) * rowPx();
 let overlaySvg = null; // the <svg> of the lines view: its token labels stay, its lines are redrawn
 
 // the two token columns; hovering or focusing a label shows only its lines
 function renderOverlayLines() {
   const tokens = view().tokens;
-  const height = tokens.length * ROW_PX + 2 * OVERLAY.pad;
+  const height = tokens.length * rowPx() + 2 * OVERLAY.pad;
   overlaySvg = svgEl("svg", {
     "data-testid": "lines", width: OVERLAY.width, height, viewBox: `0 0 ${OVERLAY.width} ${height}`,
     "aria-label": "Lines from each query (left) to the keys it attends to (right)",
@@ -85,7 +89,10 @@ function renderOverlayLines() {
       overlaySvg.append(text);
     }
   });
-  byTestId("lines-box").replaceChildren(overlaySvg);
+  const crowded = tokens.length > CROWDED
+    ? `${tokens.length} tokens: only one query's lines are drawn — the chosen or hovered token's, else the last one's.`
+    : "Lines of weight 0.02 or more; hover or choose a token for all of its lines.";
+  byTestId("lines-box").replaceChildren(el("p", { class: "note", "data-testid": "lines-note" }, crowded), overlaySvg);
   drawOverlayLines();
 }
 
@@ -105,56 +112,67 @@ function drawOverlayLines() {
   });
 }
 
-// the matrix of several heads: each cell split into one stripe per shown head, its colour
-// as strong as the head's weight; token labels along both axes
-function drawStripes(ctx, x0, y0, tokens, heads, colours, cell) {
-  const n = tokens.length;
-  const margin = 110;
-  ctx.fillStyle = "#ffffff";
-  ctx.fillRect(x0, y0, margin + n * cell, margin + n * cell);
-  ctx.font = "12px system-ui, sans-serif";
-  ctx.fillStyle = "#1d2330";
-  ctx.textBaseline = "middle";
-  const label = (t) => { const s = shown(t); return s.length > 14 ? `${s.slice(0, 13)}…` : s; };
-  tokens.forEach((t, i) => {
-    ctx.textAlign = "right";
-    ctx.fillText(label(t), x0 + margin - 6, y0 + margin + (i + 0.5) * cell);
-    ctx.save();
-    ctx.translate(x0 + margin + (i + 0.5) * cell, y0 + margin - 6);
-    ctx.rotate(-Math.PI / 2);
-    ctx.textAlign = "left";
-    ctx.fillText(label(t), 0, 0);
-    ctx.restore();
-  });
-  heads.forEach((w, k) => {
-    const stripe = cell / heads.length;
-    ctx.fillStyle = colours[k];
-    w.forEach((row, i) =>
-      row.forEach((x, j) => {
-        ctx.globalAlpha = Math.min(1, x);
-        ctx.fillRect(x0 + margin + j * cell + k * stripe, y0 + margin + i * cell, stripe, cell);
-      }),
-    );
-  });
-  ctx.globalAlpha = 1;
-  ctx.strokeStyle = "#e5e7eb";
-  ctx.strokeRect(x0 + margin, y0 + margin, n * cell, n * cell);
-  return margin + n * cell;
-}
+// the matrix of several heads: each cell split into one stripe per shown head, a 1-px gap
+// between stripes and between cells, each stripe's opacity the head's weight (under the
+// colour scale). overlayCell is the least cell that holds 2-px stripes; cells too small
+// for that (a long sentence fitted to the page) show the strongest head alone, in its colour.
+const overlayCell = (heads) => Math.max(4, heads * 3 + 1);
 
-const cellSize = (n) => Math.max(4, Math.min(28, Math.floor(420 / n)));
+const stripesFit = (heads, cell) => cell >= overlayCell(heads);
+
+function paintStripes(ws, colours) {
+  return (ctx, cell) => {
+    const n = ws.length ? ws[0].length : 0;
+    ctx.fillStyle = "#f8fafc";
+    ctx.fillRect(0, 0, n * cell, n * cell);
+    if (!stripesFit(ws.length, cell)) {
+      for (let i = 0; i < n; i++) {
+        for (let j = 0; j < n; j++) {
+          let best = 0;
+          for (let k = 1; k < ws.length; k++) if (ws[k][i][j] > ws[best][i][j]) best = k;
+          ctx.fillStyle = colours[best];
+          ctx.globalAlpha = level(ws[best][i][j]);
+          ctx.fillRect(j * cell, i * cell, cell, cell);
+        }
+      }
+      ctx.globalAlpha = 1;
+      return;
+    }
+    const stripe = Math.floor((cell - 1 - (ws.length - 1)) / ws.length); // whole px: crisp gaps
+    ws.forEach((w, k) => {
+      ctx.fillStyle = colours[k];
+      w.forEach((row, i) =>
+        row.forEach((x, j) => {
+          ctx.globalAlpha = level(x);
+          ctx.fillRect(j * cell + k * (stripe + 1), i * cell, stripe, cell - 1);
+        }),
+      );
+    });
+    ctx.globalAlpha = 1;
+  };
+}
 
 function renderOverlayMatrix() {
   const tokens = view().tokens;
-  const cell = cellSize(tokens.length);
-  const size = 110 + tokens.length * cell;
-  const canvas = el("canvas", { width: size, height: size, "data-testid": "overlay-matrix", role: "img",
-    "aria-label": "The matrix of the shown heads, one coloured stripe per head in each cell" });
   const hs = shownHeads();
-  drawStripes(canvas.getContext("2d"), 0, 0, tokens, hs.map((hi) => weightsOf(layerHeads()[hi])), hs.map(headColour), cell);
-  byTestId("overlay-matrix-box").replaceChildren(canvas);
+  const ws = hs.map((hi) => weightsOf(layerHeads()[hi]));
+  const box = byTestId("overlay-matrix-box");
+  const width = Math.max(360, box.clientWidth || 600); // the room the lines leave it
+  const fit = cellFor(tokens.length, width);
+  const cell = state.zoom === "full" ? Math.max(fit, overlayCell(hs.length)) : fit;
+  const map = labelledMap({
+    tokens, cell, testid: "overlay-map", focus: state.row, paint: paintStripes(ws, hs.map(headColour)), choose: selectRow,
+    describe: (i, j) => hs.map((hi, k) => `H${hi + 1} ${fmt(ws[k][i][j], 3)}`).join(", "),
+  });
+  const canvas = map.querySelector("canvas");
+  canvas.setAttribute("data-testid", "overlay-matrix");
+  canvas.setAttribute("aria-label", "The matrix of the shown heads, one coloured stripe per head in each cell");
+  const how = stripesFit(hs.length, cell) ? "Each cell: one stripe per shown head, as opaque as its weight."
+    : `Cells too small for ${hs.length} stripes: each shows its strongest head, as opaque as its weight `
+      + "(choose Matrices: full size for one stripe per head).";
+  box.replaceChildren(el("p", { class: "note", "data-testid": "stripes-note" }, how),
+    colourBar([75, 85, 99], "opacity = weight"), map);
 }
-
 function renderOverlay() {
   renderOverlaySwitches();
   renderOverlayLines();
