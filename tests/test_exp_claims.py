@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from attnlab.experiments.claims import (
+from attnlab.lab.claims import (
     MIN_SEEDS,
     Margins,
     Part,

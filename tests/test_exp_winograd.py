@@ -11,10 +11,10 @@ import torch
 
 from attnlab.data.synthetic import winograd_dataset
 from attnlab.experiments import winograd
-from attnlab.experiments.base import Context
-from attnlab.experiments.claims import evaluate
-from attnlab.experiments.registry import run_experiment
+from attnlab.lab.claims import evaluate
+from attnlab.lab.runner import Runner
 from attnlab.nn.model import LanguageModel
+from attnlab.suite import run_experiment
 
 DATA_B = winograd_dataset("B", 0)
 SMALL = winograd.Settings(d_model=16)
@@ -130,7 +130,7 @@ def test_attention_rows_bad_input(sentence, match):
 
 
 def test_micro_run_table_figure_and_cache(tmp_path):
-    ctx = Context(work=tmp_path / "work")
+    ctx = Runner(tmp_path / "work")
     env = run_experiment("winograd", "micro", ctx, out=tmp_path / "out")
     record = env["record"]
     assert set(record["variants"]) == {"A", "B"}

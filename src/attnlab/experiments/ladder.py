@@ -30,8 +30,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from attnlab.experiments.base import Context, fmt_ms, markdown_table, mean_std, settings_dict
-from attnlab.experiments.claims import (
+from attnlab.lab.claims import (
     CLEAR,
     NEGLIGIBLE,
     Claim,
@@ -41,7 +40,10 @@ from attnlab.experiments.claims import (
     claim,
     per_seed,
 )
-from attnlab.experiments.runner import Results, RunSpec, seeded
+from attnlab.lab.context import Context
+from attnlab.lab.registry import Experiment
+from attnlab.lab.runner import Results, RunSpec, seeded
+from attnlab.lab.tables import fmt_ms, markdown_table, mean_std, settings_dict
 from attnlab.nn.config import ModelConfig
 from attnlab.train.config import DataConfig, RunConfig, TrainConfig
 
@@ -356,3 +358,8 @@ __all__ = [
     "TITLE", "analyse", "base_config", "figure", "plan", "row_config", "row_name", "table",
     "train_config",
 ]
+
+EXPERIMENT = Experiment(
+    name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
+    analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
+)

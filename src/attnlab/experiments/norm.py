@@ -30,9 +30,11 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from attnlab.experiments.base import Context, fmt_ms, markdown_table, mean_std, settings_dict
-from attnlab.experiments.claims import FAR, NEGLIGIBLE, Claim, Margins, Part, Records, claim
-from attnlab.experiments.runner import Results, RunSpec, seeded
+from attnlab.lab.claims import FAR, NEGLIGIBLE, Claim, Margins, Part, Records, claim
+from attnlab.lab.context import Context
+from attnlab.lab.registry import Experiment
+from attnlab.lab.runner import Results, RunSpec, seeded
+from attnlab.lab.tables import fmt_ms, markdown_table, mean_std, settings_dict
 from attnlab.nn.config import ModelConfig
 from attnlab.nn.model import LanguageModel
 from attnlab.train.config import DataConfig, RunConfig, TrainConfig
@@ -286,3 +288,8 @@ CLAIMS: list[Claim] = [
           _ratio(("pre", False), ("pre", True), lambda r: NEGLIGIBLE - abs(r - 1),
                  f"|held-out ppl pre/no warmup ÷ pre/warmup − 1| ≤ {NEGLIGIBLE:g}")),
 ]
+
+EXPERIMENT = Experiment(
+    name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
+    analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
+)

@@ -28,9 +28,10 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from attnlab.experiments.base import markdown_table
-from attnlab.experiments.claims import Claim, Margins, Part, Records, Skip, claim
-from attnlab.experiments.runner import Results, RunSpec
+from attnlab.lab.claims import Claim, Margins, Part, Records, Skip, claim
+from attnlab.lab.registry import Experiment
+from attnlab.lab.runner import Results, RunSpec
+from attnlab.lab.tables import markdown_table
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -237,3 +238,8 @@ CLAIMS: list[Claim] = [
           "the MLP holds two thirds of a block's parameters", NAME,
           _mlp_share("default"), _mlp_share("GPT-2 small"), trained=False),
 ]
+
+EXPERIMENT = Experiment(
+    name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
+    analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
+)

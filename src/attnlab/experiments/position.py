@@ -38,9 +38,11 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from attnlab.data.perplexity import perplexity
-from attnlab.experiments.base import Context, fmt_ms, markdown_table, mean_std, settings_dict
-from attnlab.experiments.claims import Claim, Margins, Part, Records, Skip, claim, per_seed
-from attnlab.experiments.runner import Results, RunSpec, seeded
+from attnlab.lab.claims import Claim, Margins, Part, Records, Skip, claim, per_seed
+from attnlab.lab.context import Context
+from attnlab.lab.registry import Experiment
+from attnlab.lab.runner import Results, RunSpec, seeded
+from attnlab.lab.tables import fmt_ms, markdown_table, mean_std, settings_dict
 from attnlab.nn.attention import attention
 from attnlab.nn.config import POSITIONS, ModelConfig
 from attnlab.nn.mixers import MultiHeadAttention
@@ -370,3 +372,8 @@ __all__ = [
     "Settings", "TITLE", "analyse", "figure", "model_config", "permutation_check", "plan", "table",
     "train_config",
 ]
+
+EXPERIMENT = Experiment(
+    name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
+    analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
+)

@@ -41,8 +41,7 @@ import numpy as np
 import torch
 
 from attnlab.experiments import sqrt_dk_stats as stats
-from attnlab.experiments.base import Context, fmt_ms, markdown_table, mean_std, settings_dict
-from attnlab.experiments.claims import (
+from attnlab.lab.claims import (
     CLEAR,
     NEGLIGIBLE,
     Claim,
@@ -52,7 +51,10 @@ from attnlab.experiments.claims import (
     Skip,
     claim,
 )
-from attnlab.experiments.runner import Results, RunSpec, seeded
+from attnlab.lab.context import Context
+from attnlab.lab.registry import Experiment
+from attnlab.lab.runner import Results, RunSpec, seeded
+from attnlab.lab.tables import fmt_ms, markdown_table, mean_std, settings_dict
 from attnlab.nn.config import ModelConfig
 from attnlab.train.config import DataConfig, RunConfig, TrainConfig
 from attnlab.train.runtime import build_model
@@ -412,3 +414,8 @@ __all__ = [
     "analyse", "default_config", "figure", "gaps", "plan", "settings_runs", "short_config",
     "stats_windows", "table",
 ]
+
+EXPERIMENT = Experiment(
+    name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
+    analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
+)

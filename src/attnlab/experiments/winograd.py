@@ -80,16 +80,7 @@ from attnlab.data.synthetic import (
     winograd_dataset,
 )
 from attnlab.errors import UsageError
-from attnlab.experiments.base import (
-    Context,
-    SentenceStream,
-    fmt_ms,
-    markdown_table,
-    mean_std,
-    model_device,
-    settings_dict,
-)
-from attnlab.experiments.claims import (
+from attnlab.lab.claims import (
     CLEAR,
     NEGLIGIBLE,
     WELL_ABOVE,
@@ -99,7 +90,10 @@ from attnlab.experiments.claims import (
     Records,
     claim,
 )
-from attnlab.experiments.runner import Results, RunSpec, seeded
+from attnlab.lab.context import Context, SentenceStream, model_device
+from attnlab.lab.registry import Experiment
+from attnlab.lab.runner import Results, RunSpec, seeded
+from attnlab.lab.tables import fmt_ms, markdown_table, mean_std, settings_dict
 from attnlab.nn.config import ModelConfig
 from attnlab.train.config import DataConfig, RunConfig, TrainConfig
 
@@ -450,3 +444,8 @@ CLAIMS: list[Claim] = [
           _attention_part(1, lambda d: d - CLEAR,
                           f"the same difference for block 2 > {CLEAR:g}")),
 ]
+
+EXPERIMENT = Experiment(
+    name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
+    analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
+)

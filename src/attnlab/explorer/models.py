@@ -157,9 +157,9 @@ def _train_probe(
     label: str, probe: Probe, vocab_size: int, train_rows: np.ndarray, held_rows: np.ndarray,
     work: Path, progress: Progress | None,
 ) -> tuple[torch.nn.Module, dict[str, Any]]:  # fmt: skip
-    from attnlab.experiments.base import Context
+    from attnlab.lab.context import Context
 
-    ctx = Context(work=Path(work), progress=progress)
+    ctx = Context.local(Path(work), progress=progress)
     cfg = probe.model.replace(vocab_size=vocab_size)
     stream = _Stream(train=train_rows.ravel(), held=held_rows.ravel())
     threads = torch.get_num_threads()

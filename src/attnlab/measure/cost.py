@@ -199,7 +199,7 @@ def _run_child(spec: dict, timeout_s: float | None) -> dict:
         p for p in (src, os.environ.get("PYTHONPATH", "")) if p))
     with tempfile.TemporaryDirectory() as tmp:
         result = Path(tmp) / "record.json"
-        command = [sys.executable, "-m", "attnlab.experiments.cost_measure", json.dumps(spec),
+        command = [sys.executable, "-m", "attnlab.measure.cost", json.dumps(spec),
                    str(result)]
         start = time.perf_counter()
         try:
@@ -441,7 +441,7 @@ def size_text(nbytes: float | None) -> str:
 
 
 def _child_main(argv: Sequence[str]) -> int:
-    """Entry of the measuring subprocess (``python -m attnlab.experiments.cost_measure``)."""
+    """Entry of the measuring subprocess (``python -m attnlab.measure.cost``)."""
     spec, out = json.loads(argv[0]), Path(argv[1])
     write_json(out, _run_measurement(spec), fsync=False)  # a temporary hand-over file
     return 0
