@@ -371,6 +371,8 @@ def reproduce(
         return None
 
     wanted = suite.wanted(None if report_only else extra_seeds, skip)  # report only: any round
+    if wanted:
+        suite.emit({"kind": "suite", "event": "plan", "experiments": list(wanted)})
     plans = suite.plan(wanted)
     t0 = time.perf_counter()
     suite.train(plans)

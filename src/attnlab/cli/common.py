@@ -54,6 +54,8 @@ def suite_line(info: dict[str, Any]) -> str:
     >>> suite_line({"event": "train", "runs": 4, "pending": 0, "workers": 1})
     'training: all 4 planned runs finished earlier'
     """
+    if info.get("event") == "plan":
+        return f"planning the runs of {len(info['experiments'])} experiment(s)"
     if info.get("event") == "train":
         if not info["pending"]:
             return f"training: all {info['runs']} planned runs finished earlier"

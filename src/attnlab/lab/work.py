@@ -11,18 +11,18 @@ Same bits on every path. A CPU matmul sums in an order that depends on how many
 threads split it, so two thread counts give weights that differ in the last
 bits (measured: the four norm runs of the micro profile, trained in the main
 process on two threads, ended with other weights than on the pool's one-thread
-workers). So a CPU run always trains on ``CPU_THREADS`` (one) thread, and the
-caller's thread count is restored afterwards (an analysis in the same process
-keeps its own). ``attnlab train`` uses the same count by default
-(``--threads`` changes it, and with it the last bits). On CUDA the count is
-left alone: the CPU threads do not take part in the arithmetic.
+workers). So a CPU run always trains on ``attnlab.train.runtime.CPU_THREADS``
+(one) thread (``training_threads``), and the caller's thread count is restored
+afterwards (an analysis in the same process keeps its own). ``attnlab train``
+uses the same count by default (``--threads`` changes it, and with it the last
+bits). On CUDA the count is left alone: the CPU threads do not take part in the
+arithmetic.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,23 +32,6 @@ from attnlab.train.rundir import DIVERGED, RESULT
 log = logging.getLogger(__name__)
 
 Progress = Callable[[dict], None]  # receives progress dicts (the trainer's, + "run": label)
-CPU_THREADS = 1  # every CPU training run, on every path (see the module docstring)
-
-
-@contextlib.contextmanager
-def training_threads(device: str, threads: int = CPU_THREADS) -> Iterator[None]:
-    """Within the block, torch uses ``threads`` threads when ``device`` is the CPU."""
-    import torch
-
-    if device != "cpu":
-        yield
-        return
-    before = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def finished(spec: RunSpec, work: Path) -> dict | None:
@@ -79,6 +62,7 @@ def train_spec(spec: RunSpec, work: Path, *, data: Any = None,
     interruption raises ``TrainingInterrupted`` after the checkpoint is written.
     """
     from attnlab.train import trainer
+    from attnlab.train.runtime import training_threads
 
     done = finished(spec, work)
     if done is not None:
