@@ -1,4 +1,5 @@
-"""Cost of attention (SPEC §3.5): naive vs SDPA vs attnlab's memory-efficient kernel.
+"""Cost of attention: naive vs SDPA vs attnlab's memory-efficient kernel
+(docs/experiments.md, "Cost of attention").
 
 Runs ``attnlab.measure.cost.sweep`` and prints the Markdown table with the
 fitted log-log exponents of every kind side by side, then the goals below

@@ -1,4 +1,4 @@
-"""attnlab.measure.cost: the §3.5 measurements in a micro setting.
+"""attnlab.measure.cost: the cost-of-attention measurements in a micro setting.
 
 The layer's three kernels agree; a real subprocess sweep at n in {16, 32}
 gives records and a table; a tiny memory limit gives an OUT OF MEMORY row;

@@ -1,4 +1,5 @@
-"""The ladder (SPEC §3.1): row configs and parameter counts by hand, a micro run, every claim."""
+"""The ladder (docs/experiments.md, "The ladder"): row configs and parameter counts by
+hand, a micro run, every claim."""
 
 from __future__ import annotations
 

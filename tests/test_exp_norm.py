@@ -1,4 +1,5 @@
-"""Pre-norm vs post-norm (SPEC §3.3): configs, gradient norms at init, a micro run, the claims."""
+"""Pre-norm vs post-norm (docs/experiments.md, "Pre-norm or post-norm"): configs,
+gradient norms at init, a micro run, the claims."""
 
 from __future__ import annotations
 

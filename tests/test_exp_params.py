@@ -1,4 +1,5 @@
-"""The parameter experiment (SPEC §3.6): hand-computed counts, the GPT-2 small table, claims."""
+"""The parameter experiment (docs/experiments.md, "Where the parameters are"):
+hand-computed counts, the GPT-2 small table, claims."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Position (SPEC §3.4): configs, permutation equivariance, untrained table rows after a
+"""Position (docs/experiments.md, "Position"): configs, permutation equivariance,
+untrained table rows after a
 micro run, and every claim decided both ways on synthetic records."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Why divide by √d_k (SPEC §3.2): the analytic numbers, attention statistics, a micro run,
+"""Why divide by √d_k (docs/experiments.md, "Why divide by √d_k"): the analytic
+numbers, attention statistics, a micro run,
 and both claims decided both ways on synthetic records."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Winograd referents (SPEC §3.7): configs, scoring, attention rows, a micro run, the claims."""
+"""Winograd referents (docs/experiments.md, "Winograd referents"): configs, scoring,
+attention rows, a micro run, the claims."""
 
 from __future__ import annotations
 

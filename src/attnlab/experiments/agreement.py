@@ -1,4 +1,5 @@
-"""Verb agreement (SPEC §3.8, the curriculum's seed ``I work , you work , he ___``).
+"""Verb agreement (docs/experiments.md, "Agreement"; the curriculum's seed
+``I work , you work , he ___``).
 
 Dimension legend: ``n`` sentences, ``L`` blocks, ``h`` heads per block, ``t``
 query positions, ``s`` key positions, ``V`` vocabulary.
@@ -259,7 +260,7 @@ def figure(record: dict[str, Any]) -> Figure:
     return fig
 
 
-# -- claims (SPEC §3.8) ----------------------------------------------------------
+# -- claims (docs/experiments.md, "Claims and verdicts") -------------------------
 
 
 def _accuracy(records: Records) -> Margins:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 NAME = "cost"
-TITLE = "The cost of attention (§3.5)"
+TITLE = "The cost of attention"
 NEEDS_CORPUS = False
 
 

@@ -1,4 +1,5 @@
-"""The ladder (SPEC §3.1): from a mean to a transformer block, one measured step at a time.
+"""The ladder: from a mean to a transformer block, one measured step at a time
+(docs/experiments.md, "The ladder").
 
 Ten models, each a ``ModelConfig`` that changes one thing from the row above,
 all trained with the same budget on Tiny Shakespeare (BPE-1024); every row ends
@@ -15,9 +16,10 @@ in an untied linear layer with bias to the vocabulary:
  9. + LayerNorm, pre-norm, before each sublayer and at the end (3 · 2d parameters);
 10. two blocks.
 
-Per row: parameters, train and held-out perplexity (SPEC §2; mean ± std over
+Per row: parameters, train and held-out perplexity (docs/data.md; mean ± std over
 seeds), and the change from the row above (row 7's "above" is row 5, row 8's is
-row 6). The claims of SPEC §3.8 that these numbers decide are in ``CLAIMS``.
+row 6). The claims (docs/experiments.md, "Claims and verdicts") these numbers
+decide are in ``CLAIMS``.
 
 Left out: dropout and weight tying (both off in every row), learning-rate
 schedules (constant AdamW rate), and any tuning per row — one budget for all.
@@ -285,7 +287,7 @@ def figure(record: dict) -> Figure:
     return fig
 
 
-# -- claims (SPEC §3.8) ----------------------------------------------------------
+# -- claims (docs/experiments.md, "Claims and verdicts") -------------------------
 # Each margin compares rows trained with the same seed. "Several times worse" is at least
 # twice; "barely", "no better" and "clearly" are the claims module's NEGLIGIBLE and CLEAR.
 

@@ -1,4 +1,5 @@
-"""Pre-norm or post-norm (SPEC §3.3): twelve blocks at a high rate, with and without warmup.
+"""Pre-norm or post-norm: twelve blocks at a high rate, with and without warmup
+(docs/experiments.md, "Pre-norm or post-norm").
 
 Dimension legend: ``b`` batch, ``t`` positions, ``L`` blocks.
 
@@ -255,7 +256,7 @@ def figure(record: dict) -> Figure:
     return fig
 
 
-# -- claims (SPEC §3.8) ----------------------------------------------------------
+# -- claims (docs/experiments.md, "Claims and verdicts") -------------------------
 # "Far worse", "matches" and "hardly matters" are the claims module's FAR (1.2×) and
 # NEGLIGIBLE (5%); each seed compares the cells trained with that seed.
 

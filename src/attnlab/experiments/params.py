@@ -1,4 +1,5 @@
-"""Where the parameters are (SPEC §3.6): a per-block breakdown and GPT-2 small's count.
+"""Where the parameters are: a per-block breakdown and GPT-2 small's count
+(docs/experiments.md, "Where the parameters are").
 
 Two models are counted part by part with ``attnlab.nn.params.breakdown``:
 attnlab's default model (width 128, one block, four heads, BPE-1024) and GPT-2
@@ -43,7 +44,7 @@ log = logging.getLogger(__name__)
 NAME = "params"
 TITLE = "Where the parameters are"
 NEEDS_CORPUS = False
-GPT2_SMALL_TOTAL = 124_439_808  # SPEC §1
+GPT2_SMALL_TOTAL = 124_439_808  # docs/model.md
 PARTS = ("attention", "mlp", "norms")
 
 

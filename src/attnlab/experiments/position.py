@@ -1,4 +1,5 @@
-"""Position (SPEC §3.4): five schemes trained on 64 tokens, evaluated on 64, 128 and 256.
+"""Position: five schemes trained on 64 tokens, evaluated on 64, 128 and 256
+(docs/experiments.md, "Position").
 
 Dimension legend: ``b`` batch, ``t`` positions, ``c`` model width, ``h`` heads.
 
@@ -8,7 +9,7 @@ only ``position`` changed: learned absolute (GPT-2), sinusoidal (Vaswani et al.
 control: a causal model can still tell positions apart by how many tokens it
 sees). All train with a 64-token context; held-out perplexity is then measured
 over the *whole* held-out split in non-overlapping windows of 64, 128 and 256
-tokens (SPEC §2). The learned table has 256 rows (``n_pos``), so positions
+tokens (docs/data.md). The learned table has 256 rows (``n_pos``), so positions
 64..255 exist but keep their untrained N(0, 1) initial vectors (they get no
 gradient; only AdamW's decoupled weight decay shrinks them, by (1 − lr·wd)^steps
 ≈ 0.97 over the full run — a test checks exactly that).
@@ -258,7 +259,7 @@ def figure(record: dict) -> Figure:
     return fig
 
 
-# -- claims (SPEC §3.8) ----------------------------------------------------------
+# -- claims (docs/experiments.md, "Claims and verdicts") -------------------------
 # One scale for the words, on r(n) = ppl at n / ppl at the trained length, per seed:
 # "gets better": r < 1; "degrades gently": 1 < r(4×) ≤ GENTLE; "fails to extrapolate": r(4×) >
 # GENTLE (the complement of gentle, so no ratio is both); "falls off a cliff": already at 2×,

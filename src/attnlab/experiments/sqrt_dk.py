@@ -1,4 +1,5 @@
-"""Why divide by √d_k (SPEC §3.2): the variance argument, then training with and without.
+"""Why divide by √d_k: the variance argument, then training with and without
+(docs/experiments.md, "Why divide by √d_k").
 
 Dimension legend: ``d`` (= d_k) query/key width, ``b`` windows, ``t`` positions.
 
@@ -339,7 +340,7 @@ def figure(record: dict) -> Figure:
     return fig
 
 
-# -- claims (SPEC §3.8) ----------------------------------------------------------
+# -- claims (docs/experiments.md, "Claims and verdicts") -------------------------
 # "No difference" and "a large one" are the claims module's NEGLIGIBLE (5%) and CLEAR (10%)
 # on the gap; each seed's gap compares the scaled and unscaled runs of that seed.
 

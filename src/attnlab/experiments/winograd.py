@@ -1,4 +1,5 @@
-"""A question with a right answer (SPEC §3.7): Winograd referents, after Levesque et al. 2012.
+"""A question with a right answer: Winograd referents, after Levesque et al. 2012
+(docs/experiments.md, "Winograd referents").
 
 Dimension legend: ``n`` sentences, ``h`` heads, ``t`` query positions, ``s``
 key positions, ``V`` vocabulary.

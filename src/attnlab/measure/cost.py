@@ -1,4 +1,5 @@
-"""The cost of attention (SPEC §3.5): time and peak memory of one layer against n.
+"""The cost of attention: time and peak memory of one layer against n
+(docs/experiments.md, "Cost of attention").
 
 One attention layer — width 512, 8 heads, batch 1, float32, causal, with its
 q/k/v/o projections (``nn.Linear``) — is run forward at n = 128 … 16,384 for

@@ -179,7 +179,7 @@ def evaluate(
     batch_size: int = 64,
     precision: str = "fp32",
 ) -> dict[str, float]:
-    """Train and held-out perplexity (SPEC §2): the whole held-out split, and a fixed
+    """Train and held-out perplexity (docs/data.md): the whole held-out split, and a fixed
     slice of the train split of the same size, in non-overlapping windows."""
     device = next(model.parameters()).device
     amp = autocast(device, precision)
