@@ -64,10 +64,10 @@ from attnlab.lab.seeds import (
     skipped_note,
     triggers,
 )
+from attnlab.train.progress import Progress
 
 log = logging.getLogger(__name__)
 
-Progress = Callable[[dict], None]
 
 
 @dataclass(frozen=True)

@@ -42,12 +42,12 @@ from attnlab.explorer.build import page_data, view_from_traces
 from attnlab.explorer.traces import attnlab_traces
 from attnlab.nn.config import ModelConfig
 from attnlab.train.config import TrainConfig
+from attnlab.train.progress import Progress
 from attnlab.train.runtime import load_trained, resolve_device
 
 log = logging.getLogger(__name__)
 
 Compute = Callable[[str], dict[str, Any]]
-Progress = Callable[[dict], None]
 
 WINOGRAD_TEXT = "the animal did not cross the street because it was too {adj} , so the"
 AGREEMENT_TEXT = "I work , you work , he"

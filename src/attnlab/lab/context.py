@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from attnlab.lab.executors import LocalPool, Progress
+from attnlab.lab.executors import LocalPool
 from attnlab.lab.runner import Runner, RunSpec
+from attnlab.train.progress import Progress
 
 
 @dataclass(frozen=True)

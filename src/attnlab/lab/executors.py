@@ -37,17 +37,16 @@ import multiprocessing as mp
 import os
 import queue
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from attnlab.errors import UsageError, one_line
 from attnlab.lab.spec import RunSpec
+from attnlab.train.progress import Progress
 
 log = logging.getLogger(__name__)
 
-Progress = Callable[[dict], None]
 POLL_S = 0.5  # how often the parent looks at the workers when no message arrives
 STOP_GRACE_S = 2.0  # after an interruption: time for workers that got it to stop alone
 STOP_WAIT_S = 10.0  # then, after SIGTERM: time to write their checkpoints before a kill

@@ -39,8 +39,9 @@ from pathlib import Path
 from typing import Any
 
 from attnlab.lab import work as worker_side
-from attnlab.lab.executors import Executor, Job, LocalPool, Progress
+from attnlab.lab.executors import Executor, Job, LocalPool
 from attnlab.lab.spec import RunSpec, run_key, seeded, train_cost
+from attnlab.train.progress import Progress
 from attnlab.train.rundir import DIVERGED
 
 log = logging.getLogger(__name__)
@@ -155,12 +156,16 @@ class Runner:
         """
         specs = specs if resolved else self.resolve_all(specs)
         pending = self.pending(specs)
+        status: dict[str, str] = {}
         if pending and self.slots(len(pending)) > 1:
-            self.executor.run(pending, self.job)
+            status = self.executor.run(pending, self.job)
         if not strict:
             return Results({s.label: rec for s in specs if (rec := self.finished(s))})
         for spec in pending:
             if self.finished(spec) is None:
+                if spec.label in status:
+                    log.info("%s: %s on the %s executor; training it here, in order",
+                             spec.label, status[spec.label], self.executor.name)
                 self.train_one(spec)
         return Results({s.label: self.finished(s) or self.train_one(s) for s in specs})
 

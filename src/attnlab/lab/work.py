@@ -22,16 +22,16 @@ arithmetic.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from attnlab.errors import first_line
 from attnlab.lab.spec import RunSpec, run_key
+from attnlab.train.progress import Progress
 from attnlab.train.rundir import DIVERGED, RESULT
 
 log = logging.getLogger(__name__)
 
-Progress = Callable[[dict], None]  # receives progress dicts (the trainer's, + "run": label)
 
 
 def finished(spec: RunSpec, work: Path) -> dict | None:
@@ -82,6 +82,6 @@ def train_spec(spec: RunSpec, work: Path, *, data: Any = None,
         if not spec.may_diverge:
             raise
         log.warning("%s diverged: %s", spec.label, err)
-        return finished(spec, work) or {"diverged": True, "message": str(err).splitlines()[0],
+        return finished(spec, work) or {"diverged": True, "message": first_line(err),
                                         "run_dir": str(run_dir)}
     return {**record, "run_dir": str(run_dir)}

@@ -4,7 +4,7 @@ Dimension legend: ``b`` batch, ``t`` new positions, ``s`` all positions seen
 (cache + new), ``c`` model width, ``h`` heads, ``d`` head width.
 
 The derivation of the block, one mixer at a time:
-``NoContext``          each token alone (the bigram model);
+(``mixer="none"``     no mixer sublayer: each token alone, the bigram model;)
 ``UniformCausalMean``  the mean of every token so far: the averaging matrix,
                        lower-triangular with rows summing to one;
 ``AttentionHead``      a *learned* weighted mean: softmax(q·k/√d_k) over v;
@@ -37,16 +37,6 @@ from attnlab.nn.cache import LayerCache
 from attnlab.nn.config import ModelConfig
 from attnlab.nn.positions import alibi_bias_from_slopes, alibi_slopes, rope_rotate
 from attnlab.nn.trace import BlockTrace
-
-
-class NoContext(nn.Module):
-    """Identity: each position sees only itself (with a linear head, a bigram model)."""
-
-    def forward(self, x: Tensor, positions: Tensor, cache: LayerCache | None = None) -> Tensor:
-        return x
-
-    def trace(self, x: Tensor, positions: Tensor) -> tuple[Tensor, BlockTrace]:
-        return x, BlockTrace(x, None, None, None, 1.0, None, None, None)
 
 
 class UniformCausalMean(nn.Module):
@@ -178,9 +168,8 @@ class MultiHeadAttention(_Attention):
 
 
 def build_mixer(cfg: ModelConfig) -> nn.Module:
-    """The mixer named by ``cfg.mixer``."""
-    if cfg.mixer == "none":
-        return NoContext()
+    """The mixer named by ``cfg.mixer`` (``none`` has none: the block leaves out its mixer
+    sublayer, ``attnlab.nn.block.Block``)."""
     if cfg.mixer == "mean":
         return UniformCausalMean()
     return AttentionHead(cfg) if cfg.mixer == "head" else MultiHeadAttention(cfg)
