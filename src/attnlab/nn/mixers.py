@@ -32,7 +32,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from attnlab.nn.attention import attention, causal_mask, resolve_backend
+from attnlab.nn.attention import causal_mask, kernel
 from attnlab.nn.cache import LayerCache
 from attnlab.nn.config import ModelConfig
 from attnlab.nn.positions import alibi_bias_from_slopes, alibi_slopes, rope_rotate
@@ -72,7 +72,8 @@ class _Attention(nn.Module):
         self.divide = cfg.scale
         self.factor = 1.0 / math.sqrt(d_qk) if cfg.scale else 1.0
         self.dropout = cfg.dropout
-        self.kernel = resolve_backend(cfg.backend)
+        self.kernel = kernel(cfg.backend)  # the attention function, chosen once
+        self.readable = kernel("naive")  # trace's: the one that returns the weights
         slopes = alibi_slopes(n_head) if cfg.position == "alibi" else None
         self.register_buffer("alibi", slopes, persistent=False)  # (h,) or None
         self.register_load_state_dict_pre_hook(_fuse_separate_qkv)
@@ -94,18 +95,18 @@ class _Attention(nn.Module):
         if cache is not None:  # every key and value so far: the cached ones, then the new
             k = cache.append("k", k, dim=2)  # (b, h, s, d)
             v = cache.append("v", v, dim=2)  # (b, h, s, d_v)
-        out, _ = attention(
+        out, _ = self.kernel(
             q, k, v, causal=True, alibi_slopes=self.alibi, scale=self.divide,
-            dropout_p=self.dropout, training=self.training, backend=self.kernel,
+            dropout_p=self.dropout, training=self.training,
         )
         return _merge(out)
 
     def trace_attend(self, x: Tensor, positions: Tensor) -> tuple[Tensor, BlockTrace]:
         """``attend`` through the readable kernel, recording what it computed."""
         q, k, v = self.project(x, positions)
-        out, weights = attention(
+        out, weights = self.readable(
             q, k, v, causal=True, alibi_slopes=self.alibi, scale=self.divide,
-            dropout_p=self.dropout, training=self.training, backend="naive",
+            dropout_p=self.dropout, training=self.training,
         )
         t, s = q.shape[2], k.shape[2]
         bias = None if self.alibi is None else alibi_bias_from_slopes(self.alibi, t, s)
