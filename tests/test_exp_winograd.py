@@ -31,14 +31,14 @@ def test_quick_changes_only_the_budget():
 
 def test_model_configs():
     v = DATA_B.vocab.size
-    mean, one, two = (winograd.model_config(k, v, SMALL) for k in winograd.MODELS)
+    mean, one, two = (winograd.model_config(SMALL, k, v) for k in winograd.MODELS)
     assert (mean.mixer, mean.position, mean.residual, mean.mlp) == ("mean", "none", True, True)
     assert (one.mixer, one.n_head, one.n_layer, one.position) == ("mha", 4, 1, "learned")
     assert two == one.replace(n_layer=2)
     assert one.replace(mixer="mean", position="none") == mean  # only the mixer (and positions)
     assert mean.n_ctx == DATA_B.train.shape[1] - 1 and mean.vocab_size == v
     with pytest.raises(ValueError, match="unknown model"):
-        winograd.model_config("three blocks", v, SMALL)
+        winograd.model_config(SMALL, "three blocks", v)
 
 
 def test_sentence_stream_is_the_sentences_end_to_end():
@@ -93,7 +93,7 @@ def test_scored_logits_reads_only_the_prefix():
 
 def _model(kind: str) -> LanguageModel:
     torch.manual_seed(0)
-    return LanguageModel(winograd.model_config(kind, DATA_B.vocab.size, SMALL)).eval()
+    return LanguageModel(winograd.model_config(SMALL, kind, DATA_B.vocab.size)).eval()
 
 
 def test_attention_rows_shapes_and_rows():

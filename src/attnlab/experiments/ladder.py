@@ -45,9 +45,10 @@ from attnlab.lab.claims import (
 from attnlab.lab.context import Context
 from attnlab.lab.registry import Experiment
 from attnlab.lab.runner import Results, RunSpec, seeded
+from attnlab.lab.settings import OneBudget
 from attnlab.lab.tables import fmt_ms, markdown_table, mean_std, settings_dict
 from attnlab.nn.config import ModelConfig
-from attnlab.train.config import DataConfig, RunConfig, TrainConfig
+from attnlab.train.config import RunConfig, TrainConfig
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -60,18 +61,10 @@ NEEDS_CORPUS = True
 
 
 @dataclass(frozen=True)
-class Settings:
-    """Width, context and the one training budget every row gets."""
+class Settings(OneBudget):
+    """Width (also the single head's), context and the one training budget every row gets
+    (``OneBudget``: steps per row, a constant rate), and the overfitting pair."""
 
-    d_model: int = 128  # residual width (and the single head's width)
-    n_ctx: int = 128  # context length in training and evaluation
-    steps: int = 3000  # AdamW updates per row
-    lr: float = 1e-3  # constant AdamW learning rate
-    batch_size: int = 64  # windows per update
-    train_tokens: int | None = None  # first N training tokens only (None: the whole 90%)
-    vocab_size: int = 1024  # BPE vocabulary
-    eval_batch_size: int = 64  # windows per forward pass when measuring perplexity
-    seeds: int = 3  # training seeds per row (a claim needs at least 3 for a verdict)
     # The overfitting claim (row 10 vs row 9) needs many passes over the data. None: rows 9
     # and 10 of the ladder decide it (the spec's setting); a number: rows 9 and 10 are also
     # trained on only the first ``overfit_tokens`` training tokens for ``overfit_steps``.
@@ -156,7 +149,7 @@ def plan(settings: Settings) -> list[RunSpec]:
     for profile, rows, is_small in ((s, ROWS, False), (small, (9, 10), True)):
         if profile is None:
             continue
-        data = DataConfig(vocab_size=profile.vocab_size, train_tokens=profile.train_tokens)
+        data = profile.data_config()
         for row in rows:
             cfg = RunConfig(model=row_config(profile, row), train=train_config(profile), data=data)
             specs += seeded(row_label(row, is_small), cfg, s.seeds)

@@ -35,10 +35,11 @@ from attnlab.lab.claims import FAR, NEGLIGIBLE, Claim, Margins, Part, Records, c
 from attnlab.lab.context import Context
 from attnlab.lab.registry import Experiment
 from attnlab.lab.runner import Results, RunSpec, seeded
+from attnlab.lab.settings import OneBudget
 from attnlab.lab.tables import fmt_ms, markdown_table, mean_std, settings_dict
 from attnlab.nn.config import ModelConfig
 from attnlab.nn.model import LanguageModel
-from attnlab.train.config import DataConfig, RunConfig, TrainConfig
+from attnlab.train.config import RunConfig, TrainConfig
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -52,21 +53,14 @@ PLACEMENTS = ("pre", "post")
 
 
 @dataclass(frozen=True)
-class Settings:
-    """The deep stack and its high-rate training budget."""
+class Settings(OneBudget):
+    """The deep stack and its high-rate training budget (``OneBudget``; seeds per cell)."""
 
-    n_layer: int = 12  # blocks: depth is what makes post-norm fragile
-    d_model: int = 128  # residual width
-    n_head: int = 4  # heads of width d_model / n_head
-    n_ctx: int = 128  # context length
-    steps: int = 1000  # AdamW updates per run
     lr: float = 3e-3  # a high constant rate (after warmup)
-    batch_size: int = 64  # windows per update
+    steps: int = 1000  # AdamW updates per run
+    n_layer: int = 12  # blocks: depth is what makes post-norm fragile
+    n_head: int = 4  # heads of width d_model / n_head
     warmup_steps: int = 200  # linear warmup of the "with warmup" runs
-    train_tokens: int | None = None  # first N training tokens only (None: all)
-    vocab_size: int = 1024  # BPE vocabulary
-    eval_batch_size: int = 64  # windows per forward pass when measuring perplexity
-    seeds: int = 3  # training seeds per cell (a claim needs at least 3 for a verdict)
 
 
 PROFILES = {
@@ -141,7 +135,7 @@ def cell_label(norm: str, warmup: bool) -> str:
 def plan(settings: Settings) -> list[RunSpec]:
     """The 2×2 cells for every seed; a diverged run is a result here, not an error."""
     s = settings
-    data = DataConfig(vocab_size=s.vocab_size, train_tokens=s.train_tokens)
+    data = s.data_config()
     return [spec for norm in PLACEMENTS for warmup in (False, True)
             for spec in seeded(cell_label(norm, warmup),
                                RunConfig(model=model_config(s, norm),

@@ -43,12 +43,13 @@ from attnlab.lab.claims import Claim, Margins, Part, Records, Skip, claim, per_s
 from attnlab.lab.context import Context
 from attnlab.lab.registry import Experiment
 from attnlab.lab.runner import Results, RunSpec, seeded
+from attnlab.lab.settings import OneBudget
 from attnlab.lab.tables import fmt_ms, markdown_table, mean_std, settings_dict
 from attnlab.nn.attention import attention
 from attnlab.nn.config import POSITIONS, ModelConfig
 from attnlab.nn.mixers import MultiHeadAttention
 from attnlab.nn.positions import AdditivePositions, alibi_bias
-from attnlab.train.config import DataConfig, RunConfig, TrainConfig
+from attnlab.train.config import RunConfig, TrainConfig
 from attnlab.train.runtime import autocast
 
 if TYPE_CHECKING:
@@ -63,23 +64,16 @@ SCHEMES = ("learned", "sinusoidal", "rope", "alibi", "none")
 
 
 @dataclass(frozen=True)
-class Settings:
-    """The block, its training budget and the evaluation lengths."""
+class Settings(OneBudget):
+    """The block, its training budget (``OneBudget``: per scheme, a constant rate, and the
+    batch of every evaluation, the trainer's too) and the evaluation lengths."""
 
-    schemes: tuple[str, ...] = SCHEMES  # position schemes, one model each
     n_ctx: int = 64  # training context
+    schemes: tuple[str, ...] = SCHEMES  # position schemes, one model each
     eval_lengths: tuple[int, ...] = (64, 128, 256)  # held-out window lengths
-    d_model: int = 128  # residual width
     n_head: int = 4  # heads of the block
-    steps: int = 3000  # AdamW updates per scheme
-    lr: float = 1e-3  # constant AdamW learning rate
-    batch_size: int = 64  # windows per update
-    train_tokens: int | None = None  # first N training tokens only (None: the whole 90%)
-    vocab_size: int = 1024  # BPE vocabulary
-    eval_batch_size: int = 64  # windows per forward pass in every evaluation (trainer's too)
     perm_tokens: int = 12  # tokens in the permutation check
     perm_d_model: int = 32  # width of the attention layer in the permutation check
-    seeds: int = 3  # training seeds per scheme (a claim needs at least 3 for a verdict)
 
 
 PROFILES = {
@@ -157,7 +151,7 @@ PERMUTATION_CASES = (("none", False), ("none", True), ("learned", False),
 def plan(settings: Settings) -> list[RunSpec]:
     """Every scheme for every seed."""
     s = settings
-    data = DataConfig(vocab_size=s.vocab_size, train_tokens=s.train_tokens)
+    data = s.data_config()
     return [spec for scheme in s.schemes
             for spec in seeded(f"position {scheme}",
                                RunConfig(model=model_config(s, scheme), train=train_config(s),

@@ -144,7 +144,7 @@ QUICK_CHANGES = (
 )
 
 
-def model_config(kind: str, vocab_size: int, s: Settings) -> ModelConfig:
+def model_config(s: Settings, kind: str, vocab_size: int) -> ModelConfig:
     """The ``ModelConfig`` of ``kind`` (one of ``MODELS``); n_ctx = one sentence's inputs."""
     common = dict(vocab_size=vocab_size, n_ctx=N_CTX, d_model=s.d_model, mlp=True, norm="pre",
                   residual=True)
@@ -157,7 +157,7 @@ def model_config(kind: str, vocab_size: int, s: Settings) -> ModelConfig:
     raise ValueError(f"unknown model {kind!r}; choose one of: {', '.join(MODELS)}")
 
 
-def train_config(steps: int, s: Settings) -> TrainConfig:
+def train_config(s: Settings, steps: int) -> TrainConfig:
     """AdamW with cosine decay to lr/10, evaluated only at the end, checkpoints every quarter
     (only at the end under 100 steps, where a checkpoint costs more than redoing the run)."""
     return TrainConfig(steps=steps, lr=s.lr, decay="cosine", min_lr_ratio=0.1,
@@ -226,8 +226,8 @@ def plan(settings: Settings) -> list[RunSpec]:
         data = winograd_dataset(variant, s.data_seed)
         steps = s.steps_a if variant == "A" else s.steps_b
         for kind in MODELS:
-            cfg = RunConfig(model=model_config(kind, data.vocab.size, s),
-                            train=train_config(steps, s),
+            cfg = RunConfig(model=model_config(s, kind, data.vocab.size),
+                            train=train_config(s, steps),
                             data=DataConfig(vocab_size=data.vocab.size))
             specs += seeded(run_label(variant, kind), cfg, s.seeds, data=SentenceStream.of(data))
     return specs
