@@ -11,8 +11,8 @@ Nothing here runs an experiment or decides a claim: it renders finished
 records (``attnlab.suite`` makes them) and verdicts
 (``attnlab.lab.claims`` decides them).
 
-An *envelope* is what ``attnlab.lab.registry.analyse_and_write``
-returns. An experiment that did not run is an envelope with ``status``
+An *envelope* is what ``attnlab.suite.Suite.analyse`` writes
+(``attnlab.lab.envelope``). An experiment that did not run is an envelope with ``status``
 ``"skipped"`` or ``"failed"`` and a one-line ``reason``. Tables and figures
 are read from ``<experiments_dir>/<name>/table.md`` and ``figure.png``, where
 ``run_experiment`` writes them.
