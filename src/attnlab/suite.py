@@ -69,7 +69,6 @@ from attnlab.train.progress import Progress
 log = logging.getLogger(__name__)
 
 
-
 @dataclass(frozen=True)
 class Plan:
     """One experiment's planned runs, resolved once."""
