@@ -74,7 +74,7 @@ def plan(settings: Settings) -> list[RunSpec]:
 def analyse(settings: Settings, results: Results | None = None,
             ctx: Context | None = None) -> dict[str, Any]:
     """The sweep on the context's device, and its fitted exponents."""
-    device = str(ctx.torch_device) if ctx is not None else "cpu"
+    device = str(ctx.device) if ctx is not None else "cpu"
     records = measure.sweep(
         settings.kinds, settings.sizes, int(settings.mem_limit_gib * measure.GIB),
         settings.repeats, d_model=settings.d_model, n_head=settings.n_head,

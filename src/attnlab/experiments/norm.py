@@ -161,7 +161,7 @@ def analyse(settings: Settings, results: Results, ctx: Context) -> dict:
     data = ctx.token_data(s.vocab_size, s.train_tokens)
     grads = {
         norm: [grad_norms_at_init(model_config(s, norm), data.train, s.batch_size, seed,
-                                  ctx.torch_device) for seed in range(s.seeds)]
+                                  ctx.device) for seed in range(s.seeds)]
         for norm in PLACEMENTS
     }
     cells = {f"{norm}/{'warmup' if warmup else 'no_warmup'}": _cell(results, norm, warmup)

@@ -178,9 +178,9 @@ def analyse(settings: Settings, results: Results, ctx: Context) -> dict:
                 if n == s.n_ctx:
                     ppl[str(n)].append(r["held_ppl"])
                     continue
-                with autocast(ctx.torch_device, r.get("precision", "fp32")):  # as the trainer
+                with autocast(ctx.device, r.get("precision", "fp32")):  # as the trainer
                     ppl[str(n)].append(perplexity(model, held, n, s.eval_batch_size,
-                                                  ctx.torch_device))
+                                                  ctx.device))
         rows.append({"scheme": scheme, "params": runs[0]["params"], "ppl": ppl,
                      "train_ppl": [r["train_ppl"] for r in runs],
                      "wall_s": [r["wall_s"] for r in runs],

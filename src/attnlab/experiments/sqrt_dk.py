@@ -180,7 +180,7 @@ def _one_width(s: Settings, results: Results, ctx: Context, setting: str, d_k: i
         cfg = make(s, d_k, scale)
         runs = results.seeds(run_label(setting, d_k, scale))
         init = [stats.attention_stats(
-            initial_model(cfg, dataclasses.replace(tc, seed=k), ctx.torch_device), idx)
+            initial_model(cfg, dataclasses.replace(tc, seed=k), ctx.device), idx)
             for k in range(len(runs))]
         after = [stats.attention_stats(ctx.trained(r), idx) for r in runs]
         row["scaled" if scale else "unscaled"] = {
@@ -224,7 +224,7 @@ def analyse(settings: Settings, results: Results, ctx: Context) -> dict:
     runs = settings_runs(s)
     if runs:
         held = ctx.token_data(s.vocab_size).held
-        idx = stats_windows(held, s.stats_windows, s.n_ctx).to(ctx.torch_device)
+        idx = stats_windows(held, s.stats_windows, s.n_ctx).to(ctx.device)
         for setting, d_k, make, tc in runs:
             record["training"].append(_one_width(s, results, ctx, setting, d_k, make, tc, idx))
     return record

@@ -38,11 +38,6 @@ class Context:
         """A context on a runner with local worker processes (tests, the explorer's probes)."""
         return cls.of(Runner(Path(work), device, corpus, LocalPool(workers, device), progress))
 
-    @property
-    def torch_device(self) -> Any:
-        """The resolved ``torch.device`` models are loaded and measured on."""
-        return self.device
-
     def train(self, label: str, model: Any, train: Any, *, data_cfg: Any = None,
               data: Any = None) -> dict:
         """Train (or reuse) one run through the runner and return its record: for callers
