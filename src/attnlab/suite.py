@@ -161,7 +161,7 @@ class Suite:
             self.emit({"kind": "suite", "event": "train", **event, "runs": len(specs),
                        "pending": n_pending, "workers": self.runner.slots(n_pending)})
         try:
-            self.runner.train(specs, resolved=True, strict=False)
+            self.runner.train(specs, resolved=True, retry=False)
         except Exception as err:  # noqa: BLE001 - the experiments retry their own runs
             log.warning("the training pool stopped: %s", one_line(err))
 

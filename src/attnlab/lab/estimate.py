@@ -101,10 +101,10 @@ def _time_steps(configs: list[RunConfig]) -> list[float]:
     import torch
 
     from attnlab.nn.model import next_token_loss
-    from attnlab.train.runtime import autocast, build_model
+    from attnlab.train.runtime import CPU_THREADS, autocast, build_model
     from attnlab.train.speed import make_optimizer
 
-    torch.set_num_threads(1)  # this process is the stand-in for one worker
+    torch.set_num_threads(CPU_THREADS)  # this process is the stand-in for one worker
     states = []
     for cfg in configs:
         device = torch.device(cfg.train.device)

@@ -145,12 +145,12 @@ class Runner:
     # -- training -------------------------------------------------------------
 
     def train(self, specs: list[RunSpec], *, resolved: bool = False,
-              strict: bool = True) -> Results:
+              retry: bool = True) -> Results:
         """Train every planned run that has not finished; the records of all, by label.
 
         Runs the executor did not finish (a failure, no executor slots) are trained here
         in order, where a failure raises. ``resolved``: ``specs`` come from
-        ``resolve_all`` already. ``strict=False`` stops after the executor, leaving
+        ``resolve_all`` already. ``retry=False`` stops after the executor, leaving
         failures for a later ``train`` (a whole suite's runs at once, whose experiments
         then retry and report their own) and returns the finished records only.
         """
@@ -159,7 +159,7 @@ class Runner:
         status: dict[str, str] = {}
         if pending and self.slots(len(pending)) > 1:
             status = self.executor.run(pending, self.job)
-        if not strict:
+        if not retry:
             return Results({s.label: rec for s in specs if (rec := self.finished(s))})
         for spec in pending:
             if self.finished(spec) is None:
