@@ -66,6 +66,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from attnlab.errors import one_line
 from attnlab.files import write_json
 from attnlab.nn.attention import attention
 from attnlab.nn.memeff import memory_efficient_attention
@@ -322,7 +323,7 @@ def _oom(record: dict, error: BaseException) -> None:
     message = f"{type(error).__name__}: {error}"
     if not any(w in message.lower() for w in _OOM_WORDS):
         raise error
-    record.update(status="oom", error=message.splitlines()[0][:300], peak_bytes=None)
+    record.update(status="oom", error=one_line(error)[:300], peak_bytes=None)
 
 
 def _reset_peak_rss() -> None:
