@@ -32,11 +32,15 @@ readers that are gone (``cancel_join_thread``), so the command always ends.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import multiprocessing as mp
 import os
 import queue
+import signal
+import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -162,8 +166,9 @@ class LocalPool:
         log.info("training %d runs on %d worker processes", len(pending), n)
         status: dict[str, str] = {}
         try:
-            for p in procs:
-                p.start()
+            with _ctrl_c_held():
+                for p in procs:
+                    p.start()
             while len(status) < len(pending):
                 if not _receive(out, job, status, n) and not any(p.is_alive() for p in procs):
                     break  # every worker died without reporting: the runner retries in order
@@ -174,6 +179,21 @@ class LocalPool:
             _stop(procs, todo, out, job, status, n, grace)
             raise
         return status
+
+
+@contextlib.contextmanager
+def _ctrl_c_held() -> Iterator[None]:
+    """Hold SIGINT back while workers start: a spawned worker inherits the blocked signal
+    and takes it, once it listens, as a quiet stop (not a traceback from the middle of its
+    imports); this process gets a Ctrl-C of that moment when the block ends."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def _receive(out: Any, job: Job, status: dict[str, str], n: int) -> bool:
@@ -228,6 +248,7 @@ def worker(work: str, corpus: str | None, env: dict[str, str], todo: Any, out: A
     through ``train_spec``; a status per run to ``out``."""
     os.environ.update(env)  # before anything initialises CUDA
     try:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # see _ctrl_c_held
         from attnlab.lab.work import train_spec
         from attnlab.train.trainer import TrainingDiverged, TrainingInterrupted
 
