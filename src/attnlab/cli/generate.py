@@ -44,10 +44,12 @@ def run(args: argparse.Namespace) -> int:
 
     import torch
 
+    from attnlab.cli.explore import check_text
     from attnlab.errors import DataError, UsageError
     from attnlab.train.runtime import load_trained
 
     run_dir = Path(args.run_dir)
+    check_text(args.prompt, "--prompt", "prompt")
     if not args.prompt:
         raise UsageError("--prompt must not be empty: the model needs a first token")
     if args.tokens < 0:
@@ -74,7 +76,23 @@ def run(args: argparse.Namespace) -> int:
         )
     device = next(model.parameters()).device
     idx = torch.tensor([ids], dtype=torch.long, device=device)  # (1, T)
-    out = model.generate(idx, args.tokens, temperature=args.temperature, top_k=args.top_k,
-                         seed=args.seed, use_cache=use_cache)  # (1, T + new)
+    sofar = list(ids)  # what is generated, token by token: printed if Ctrl-C stops it
+
+    def fed(_model: object, inputs: tuple) -> None:  # each step's input ends with a new token
+        if fed.calls:
+            sofar.append(int(inputs[0][0, -1]))
+        fed.calls += 1
+
+    fed.calls = 0
+    hook = model.register_forward_pre_hook(fed)
+    try:
+        out = model.generate(idx, args.tokens, temperature=args.temperature, top_k=args.top_k,
+                             seed=args.seed, use_cache=use_cache)  # (1, T + new)
+    except KeyboardInterrupt:
+        print(tokenizer.decode(sofar), flush=True)
+        raise KeyboardInterrupt(f"interrupted after {len(sofar) - len(ids)} of {args.tokens} "
+                                "new tokens (the text so far is above)") from None
+    finally:
+        hook.remove()
     print(tokenizer.decode(out[0].tolist()))
     return 0

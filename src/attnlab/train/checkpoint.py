@@ -75,10 +75,13 @@ def save_checkpoint(
     """
     run_dir = Path(run_dir)
     final = run_dir / CHECKPOINT
+    kept = ("the previous checkpoint is kept" if (final / STATE).is_file() else
+            "the run has no checkpoint yet")  # fmt: skip
     try:
         tmp = Path(tempfile.mkdtemp(prefix=_TMP_PREFIX, dir=run_dir))
     except OSError as err:
-        raise WriteError(f"could not write checkpoint {final}: {err.strerror or err}") from err
+        raise WriteError(f"could not write checkpoint {final}: {err.strerror or err}; "
+                         f"{kept}") from err
     current = tmp
     try:
         os.chmod(tmp, 0o777 & ~current_umask())  # mkdtemp makes it private; a checkpoint is not
@@ -115,7 +118,7 @@ def save_checkpoint(
             raise
         reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
         raise WriteError(f"could not write checkpoint file {current.name} for {final}: "
-                         f"{reason}; the previous checkpoint is kept") from err
+                         f"{reason}; {kept}") from err
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
