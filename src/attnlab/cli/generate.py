@@ -62,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
     cfg, model, tokenizer, _ = load_trained(run_dir, args.device)
     if tokenizer is None:
         raise DataError(f"run {run_dir} has no tokenizer.json (trained on data given in code, "
-                        "or the file was deleted), so text cannot be encoded")
+                        "or the file was deleted), so text cannot be encoded: resuming the run "
+                        "with `attnlab train` and its config writes it again")
     if args.top_k is not None and args.top_k > cfg.model.vocab_size:
         raise UsageError(f"--top-k {args.top_k} exceeds the model's vocabulary of "
                          f"{cfg.model.vocab_size} tokens")
