@@ -176,3 +176,17 @@ def test_a_full_disk(full_disk, command) -> None:
     line = one_error_line(code, err)
     assert "could not write" in line and "File too large" in line, line
     assert after == before
+
+
+@pytest.mark.parametrize("command", ["run", "reproduce", "explore"])
+def test_a_work_folder_that_is_a_file_is_refused_before_any_work(previous, tmp_path,
+                                                                 command) -> None:
+    work = tmp_path / "runs"
+    work.write_bytes(b"x")
+    out = tmp_path / "out"
+    args = (["explore", "--winograd", "--work", work, "--out", out / "page.html"]
+            if command == "explore" else argv(command, out, work, previous["corpus"]))
+    line = one_error_line(*cli(*args)[::2])
+    assert line == f"attnlab: error: --work {work} is a file, not a folder: name a folder (or " \
+        "move the file away)"  # fmt: skip
+    assert work.read_bytes() == b"x" and not out.exists()
