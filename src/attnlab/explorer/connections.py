@@ -6,11 +6,14 @@ Kept apart from ``attnlab.explorer.server`` (the HTTP answers) so each reads in 
 
 from __future__ import annotations
 
+import logging
 import selectors
 import socket
 import threading
 import time
 from typing import Any, Protocol
+
+log = logging.getLogger(__name__)
 
 LOBBY_CAP = 512  # connections waiting for their first byte; past it the oldest is closed
 
@@ -104,7 +107,11 @@ class Lobby:
                 sock = key.fileobj
                 address, _ = self.waiting[sock]
                 self._drop(sock)
-                self.server.dispatch(sock, address)  # waits for a free worker
+                try:
+                    self.server.dispatch(sock, address)  # waits for a free worker
+                except Exception:  # no thread to be had, say: this connection goes, not the lobby
+                    log.exception("could not hand %s to a worker", address)
+                    self.server.shutdown_request(sock)
             with self.lock:
                 arrived, self.incoming = self.incoming, []
             now = time.monotonic()
