@@ -115,9 +115,10 @@ def check_finished(run_dir: Path) -> None:
     try:
         load_trained(run_dir, "cpu")
     except DataError as err:
-        raise DataError(f"run {run_dir} has finished, but its checkpoint cannot be read ({err}), "
-                        f"and eval and generate need it: delete {run_dir} to train the run "
-                        "again") from err
+        bare = err.__cause__ if isinstance(err.__cause__, DataError) else err  # before advice
+        raise DataError(f"run {run_dir} has finished, but its checkpoint cannot be read "
+                        f"({bare}), and eval and generate need it: restore the checkpoint from "
+                        f"a copy, or delete {run_dir} to train the run again") from err
 
 
 def out_of_memory(err: BaseException) -> Exception | None:
