@@ -2,6 +2,10 @@
 
     attnlab train configs/tiny.toml --set train.steps=200 --set model.position=rope
 
+Before any work the run folder is checked (a file, or a folder that cannot be
+written, is one line), a finished run's checkpoint is checked to load, and a
+new run's step is checked to fit in memory (``attnlab.train.memory``).
+
 The run lives in ``runs/<config hash>`` unless ``--run-dir`` says otherwise;
 the hash is of the resolved config, so it names the device and precision the
 run uses (``auto`` resolved on this machine). Running the same command again
@@ -60,12 +64,13 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--run-dir {run_dir} is a file; name a directory")
     check_same_config(run_dir, cfg)  # before anything is printed: one line on error
     check_folder("--run-dir", run_dir)  # a read-only disk: one line, before any work
-    made = not run_dir.exists()  # a refused start removes the folder it made (and its .lock)
+    main_rank = int(os.environ.get("RANK", "0")) == 0
+    # a refused start removes the folder it made (rank 0 made it), instead of leaving a .lock
+    made = main_rank and not run_dir.exists()
     if (run_dir / RESULT).is_file():
         check_finished(run_dir)  # not "already finished" over a checkpoint that cannot load
     else:
         check_step_memory(cfg)
-    main_rank = int(os.environ.get("RANK", "0")) == 0
     say = print if main_rank else _silent
     finished = (run_dir / RESULT).is_file()
     head = f"run: {run_dir} (config {run_hash(cfg)}, {cfg.train.device}, {cfg.train.precision})"
