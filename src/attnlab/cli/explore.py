@@ -5,7 +5,7 @@ attnlab explore --text "El perro que mordió al gato estaba muy cansado" --out p
 attnlab explore --serve --port 8000     # type any sentence at http://127.0.0.1:8000/
 attnlab explore --checkpoint runs/RUN --text "To be, or not"  # a run of `attnlab train`
 attnlab explore --hf-model DIR --serve  # a local Hugging Face causal LM (GPT-2, OPT, Llama…)
-attnlab explore --winograd              # the §3.7 pair under a trained probe (cached in runs/)
+attnlab explore --winograd              # the Winograd pair under a trained probe (cached in runs/)
 attnlab explore --agreement             # `I work , you work , he` under a trained probe
 """
 
