@@ -244,3 +244,78 @@ def test_value_norms_rebuild_each_layers_attention_output(family, folders, token
             out += o.bias.detach().double().numpy()
         np.testing.assert_allclose(out, y[0].double().numpy(), atol=1e-5)
         np.testing.assert_allclose(trace.value_norms, np.linalg.norm(f, axis=-1), rtol=1e-9)
+
+
+class _Payload:
+    """Unpickling this creates a file: proof that a pickle was loaded."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (Path.touch, (self.marker,))
+
+
+def test_folders_whose_weights_are_not_the_models_get_one_line_and_exit_2(tmp_path, tokenizer,
+                                                                         capsys) -> None:
+    """A BERT encoder, no weights, only a pickle (never unpickled), weights of another shape
+    and weights of another model (the missing tensors would be random): exactly one line on
+    stderr each, exit 2, nothing written."""
+    import pickle
+
+    t = transformers
+    small = {"vocab_size": len(tokenizer), "bos_token_id": 0, "eos_token_id": 0}
+    gpt2 = t.GPT2Config(n_positions=16, n_embd=16, n_layer=1, n_head=2, **small)
+    wide = t.GPT2Config(n_positions=16, n_embd=32, n_layer=1, n_head=2, **small)
+    opt = t.OPTConfig(max_position_embeddings=16, hidden_size=16, num_hidden_layers=1,
+                      num_attention_heads=2, ffn_dim=32, word_embed_proj_dim=16, **small)
+    bert = t.BertConfig(hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                        intermediate_size=32, **small)  # fmt: skip
+    folder = tmp_path / "bert"
+    t.BertForMaskedLM(bert).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    pickled = _save(tmp_path / "pickled", gpt2, tokenizer, model=False)
+    marker = tmp_path / "unpickled"
+    (pickled / "pytorch_model.bin").write_bytes(pickle.dumps(_Payload(marker)))
+    shapes = _save(tmp_path / "shapes", wide, tokenizer)
+    gpt2.save_pretrained(shapes)  # the config of a narrower model over the wider weights
+    other = _save(tmp_path / "other", opt, tokenizer)
+    gpt2.save_pretrained(other)  # OPT's tensors under a GPT-2 config
+    cases = {
+        folder: "holds a bert encoder saved as BertForMaskedLM (is_decoder is false)",
+        _save(tmp_path / "none", gpt2, tokenizer, model=False): "holds no weights",
+        pickled: "holds its weights only as pytorch_model.bin, a pickle, which attnlab never "
+                 "loads",
+        shapes: "do not fit its config.json: 16 tensors have another shape, e.g. ",
+        other: "tensors are missing (e.g. lm_head.weight) and would be random",
+    }
+    out = tmp_path / "page.html"
+    for path, message in cases.items():
+        capsys.readouterr()
+        assert cli_main.main(["explore", "--hf-model", str(path), "--out", str(out)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("attnlab: error: ") and message in err[0], err
+    assert not out.exists() and not marker.exists()
+
+
+def test_a_good_folder_prints_no_progress_bar_and_its_config_warnings_in_one_line(
+        tmp_path, tokenizer) -> None:
+    """GPT-2's default bos/eos ids (50256) outside a small vocabulary make transformers warn
+    twice, with a progress bar besides: one line of warning remains."""
+    cfg = transformers.GPT2Config(n_positions=32, n_embd=16, n_layer=1, n_head=2,
+                                  vocab_size=len(tokenizer))  # fmt: skip
+    import subprocess
+    import sys
+
+    folder = _save(tmp_path / "gpt2", cfg, tokenizer)
+    out = tmp_path / "page.html"
+    code = "import sys; from attnlab.cli.main import main; sys.exit(main(sys.argv[1:]))"
+    # a fresh process: transformers warns about a config once per process
+    proc = subprocess.run([sys.executable, "-c", code, "explore", "--hf-model", str(folder),
+                           "--text", "the cat", "--out", str(out)], capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    err = proc.stderr.strip().splitlines()
+    assert proc.returncode == 0 and len(err) == 1, proc.stderr
+    assert err[0].startswith(f"transformers on {folder}: Model config: bos_token_id") and \
+        err[0].endswith("(and 1 more)"), err  # fmt: skip
+    assert "it/s" not in proc.stderr and out.is_file()

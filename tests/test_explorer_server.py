@@ -178,3 +178,55 @@ def test_listen_queue_holds_a_burst_of_50() -> None:
         out = subprocess.run(["/usr/bin/ss", "-ltnH", f"sport = :{srv.port}"], check=True,
                              capture_output=True, text=True).stdout.split()  # fmt: skip
         assert int(out[2]) >= 50, out  # State Recv-Q Send-Q Local Peer
+
+
+def test_idle_connections_hold_no_worker_under_the_default_timeouts() -> None:
+    """20 connections that send nothing (more than the 16 workers) and a normal request
+    answered at once: idle connections wait in the lobby, not in a worker."""
+    with start_server(hand_compute) as srv:
+        idle = [socket.create_connection((HOST, srv.port), timeout=10) for _ in range(20)]
+        time.sleep(0.3)  # all of them accepted
+        start = time.monotonic()
+        status, _ = _raw(srv.port, _get(srv.port, "/api/attention?text=hola"))
+        assert status == 200 and time.monotonic() - start < 2.0, time.monotonic() - start
+        for s in idle:
+            s.close()
+
+
+def test_a_lone_surrogate_in_a_json_body_is_a_400(capfd) -> None:
+    with start_server(hand_compute) as srv:
+        body = b'{"text": "la \\ud800 gata"}'
+        headers = f"Content-Type: application/json\r\nContent-Length: {len(body)}"
+        status, answer = _raw(srv.port, _post(srv.port, headers, body))
+    assert status == 400 and "lone surrogate (U+D800)" in answer["error"], answer
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_a_body_shorter_than_its_length_is_answered_within_the_stall_timeout() -> None:
+    with start_server(hand_compute, stall_timeout=0.5) as srv:
+        start = time.monotonic()
+        with socket.create_connection((HOST, srv.port), timeout=10) as s:
+            s.sendall(_post(srv.port, "Content-Length: 100", b"text=la"))  # 7 of 100 bytes
+            answer = s.recv(65536)
+        seconds = time.monotonic() - start
+    assert answer.startswith(b"HTTP/1.0 408") and b"the body stopped after 7 of 100" in answer
+    assert 0.5 <= seconds < 3, seconds
+
+
+def test_clients_that_leave_early_print_no_traceback(capfd) -> None:
+    """Requests whose clients reset the connection before (or while) the answer is written:
+    the server keeps serving, and stderr holds no BrokenPipeError or reset traceback."""
+    import struct
+
+    with start_server(hand_compute) as srv:
+        for request in [_get(srv.port, "/"), _get(srv.port, "/api/attention?text=la%20gata"),
+                        _post(srv.port, "Content-Length: 5000", b"text=")]:  # fmt: skip
+            for _ in range(5):
+                s = socket.create_connection((HOST, srv.port), timeout=10)
+                s.sendall(request)
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                s.close()  # a reset, at once
+        time.sleep(0.5)
+        assert _raw(srv.port, _get(srv.port, "/api/attention?text=hola"))[0] == 200
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "BrokenPipe" not in err, err

@@ -39,6 +39,8 @@ FILES = [
     "checkpoint/optimizer.safetensors", "checkpoint/state.json", "result.json",
 ]
 DAMAGES = ["delete", "truncate", "empty", "random", "wrong_shape"]
+# every refusal says what to do: one of these
+ADVICE = ("delete", "restore", "move it away", "resume", "name a folder made by")
 READERS_IGNORE = {"meta.json", "metrics.jsonl", "result.json", "checkpoint/optimizer.safetensors"}
 
 
@@ -105,6 +107,8 @@ def check(command: str, name: str, how: str, result: tuple[int, str, str], copy:
         return
     lines = err.strip().splitlines()
     assert code == 2 and len(lines) == 1 and lines[0].startswith("attnlab: error:"), where
+    said = lines[0].replace(str(copy), "RUN")  # the copy's own name ("resume") aside
+    assert any(what in said for what in ADVICE), f"{where}: does not say what to do"
     assert Path(name).name in lines[0] or (name.startswith("checkpoint/")
                                            and "checkpoint" in lines[0]), where
     assert tree_hash(copy) == before, f"{where}: the damaged run was changed"

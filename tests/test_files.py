@@ -73,3 +73,50 @@ def test_full_disk_is_one_write_error_and_the_old_file_survives(tmp_path, monkey
     monkeypatch.undo()
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["x.json"]
+
+
+def test_staged_files_reach_their_names_together_or_not_at_all(tmp_path, monkeypatch):
+    """A full disk at the second of three files: none is renamed in, every temporary is gone,
+    the folder's previous files are as they were (no new report.md beside an old
+    results.json)."""
+    from attnlab.files import staged
+
+    for name in ("a.md", "b.html", "c.json"):
+        (tmp_path / name).write_text(f"old {name}")
+    real_open = open
+    writes = []
+
+    class FullAtSecond:
+        def __init__(self, fh):
+            self.fh = fh
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.fh.close()
+
+        def write(self, data):
+            writes.append(data)
+            if len(writes) == 2:
+                raise OSError(28, "No space left on device")
+            return self.fh.write(data)
+
+    def fake_open(file, mode="r", *args, **kwargs):
+        fh = real_open(file, mode, *args, **kwargs)
+        return FullAtSecond(fh) if "w" in mode else fh
+
+    monkeypatch.setattr("builtins.open", fake_open)
+    with pytest.raises(WriteError, match=r"b\.html: No space left on device"):
+        with staged(tmp_path) as stage:
+            for name in ("a.md", "b.html", "c.json"):
+                stage.write_text(name, f"new {name}")
+    monkeypatch.undo()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.md", "b.html", "c.json"]
+    assert all((tmp_path / n).read_text() == f"old {n}" for n in ("a.md", "b.html", "c.json"))
+    with staged(tmp_path) as stage:  # and when every write succeeds, all three are new
+        for name in ("a.md", "b.html", "c.json"):
+            stage.write_text(name, f"new {name}")
+        assert (tmp_path / "a.md").read_text() == "old a.md"  # nothing renamed in yet
+    assert all((tmp_path / n).read_text() == f"new {n}" for n in ("a.md", "b.html", "c.json"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.md", "b.html", "c.json"]

@@ -96,3 +96,97 @@ def current_umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+class Staged:
+    """Files of one folder written under temporary names, renamed in together (``staged``)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.pending: dict[Path, Path] = {}  # target -> its temporary file, in write order
+
+    def path(self, name: str | Path) -> Path:
+        """A temporary path to write the new content of ``folder/name`` to (by any writer)."""
+        target = self.folder / name
+        if target.parent != self.folder:
+            raise ValueError(f"{target} is not a file of {self.folder}")
+        if target in self.pending:
+            return self.pending[target]
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=f".tmp{target.suffix}",
+                                       dir=self.folder)  # fmt: skip
+            os.close(fd)
+            os.chmod(tmp, 0o666 & ~current_umask())
+        except OSError as err:
+            raise WriteError(f"could not write {target}: {err.strerror or err}") from err
+        self.pending[target] = Path(tmp)
+        return Path(tmp)
+
+    def write_bytes(self, name: str | Path, data: bytes) -> Path:
+        """Stage ``data`` as the new content of ``folder/name``; returns the final path."""
+        tmp = self.path(name)
+        try:
+            with open(tmp, "wb") as fh:
+                fh.write(data)
+        except OSError as err:
+            raise WriteError(f"could not write {self.folder / name}: {err.strerror or err}") \
+                from err
+        return self.folder / name
+
+    def write_text(self, name: str | Path, text: str) -> Path:
+        """Stage ``text`` (UTF-8) as the new content of ``folder/name``."""
+        return self.write_bytes(name, text.encode("utf-8"))
+
+
+@contextlib.contextmanager
+def staged(folder: str | Path, *, fsync: bool = True) -> Iterator[Staged]:
+    """Write several files of ``folder`` as one: all reach their names, or none does.
+
+    Inside the block each file is written to a temporary name beside its target
+    (``stage.write_text(name, text)``, or ``stage.path(name)`` for writers that
+    need a file name). Only when the block ends without an error, and every file
+    is written and fsynced, are they renamed into place; an error in the block
+    (a full disk halfway through) removes every temporary file and leaves the
+    folder's previous files as they were, so a reader never finds a new
+    ``report.md`` beside an old ``results.json``.
+
+    Left out: the renames themselves are one per file, not one for all; they
+    need no space and do not fail on a full disk, but a crash between two of
+    them leaves some files new and some old (each whole).
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> with staged(d) as stage:
+    ...     _ = stage.write_text("a.txt", "A")
+    ...     _ = stage.write_text("b.txt", "B")
+    ...     sorted(p.name for p in d.iterdir() if not p.name.startswith("."))
+    []
+    >>> sorted(p.name for p in d.iterdir())
+    ['a.txt', 'b.txt']
+    """
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise WriteError(f"could not write into {folder}: {err.strerror or err}") from err
+    stage = Staged(folder)
+    current = folder
+    try:
+        yield stage
+        if fsync:
+            for target, tmp in stage.pending.items():
+                current = target
+                with open(tmp, "rb") as fh:
+                    os.fsync(fh.fileno())
+        for target, tmp in stage.pending.items():
+            current = target
+            os.replace(tmp, target)
+        if fsync:
+            fsync_dir(folder)
+    except OSError as err:
+        if isinstance(err, WriteError):
+            raise
+        raise WriteError(f"could not write {current}: {err.strerror or err}") from err
+    finally:
+        for tmp in stage.pending.values():
+            tmp.unlink(missing_ok=True)

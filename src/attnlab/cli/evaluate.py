@@ -54,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
     cfg, model, tokenizer, record = load_trained(run_dir, args.device)
     if tokenizer is None:
         raise DataError(f"run {run_dir} has no tokenizer.json (trained on data given in code, "
-                        "or the file was deleted), so its text cannot be encoded")
+                        "or the file was deleted), so its text cannot be encoded: resuming the run "
+                        "with `attnlab train` and its config writes it again")
     corpus = args.corpus if args.corpus is not None else cfg.data.corpus
     text = read_corpus(corpus)
     train, held = split_tokens(np.asarray(tokenizer.encode(text), dtype=np.int64))

@@ -5,7 +5,7 @@ attnlab explore --text "El perro que mordió al gato estaba muy cansado" --out p
 attnlab explore --serve --port 8000     # type any sentence at http://127.0.0.1:8000/
 attnlab explore --checkpoint runs/RUN --text "To be, or not"  # a run of `attnlab train`
 attnlab explore --hf-model DIR --serve  # a local Hugging Face causal LM (GPT-2, OPT, Llama…)
-attnlab explore --winograd              # the §3.7 pair under a trained probe (cached in runs/)
+attnlab explore --winograd              # the Winograd pair under a trained probe (cached in runs/)
 attnlab explore --agreement             # `I work , you work , he` under a trained probe
 """
 
@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from attnlab.cli.outputs import check_file, check_folder
 from attnlab.errors import UsageError
 from attnlab.explorer.build import hand_compute
 from attnlab.explorer.heads import SENTENCE
@@ -90,7 +91,7 @@ def _probe_page(args: argparse.Namespace) -> dict[str, Any]:
     return page(work, progress=ProgressPrinter(sys.stderr))
 
 
-def check_text(text: str) -> str:
+def check_text(text: str, flag: str = "--text", what: str = "sentence") -> str:
     """``text`` if it is valid Unicode; a UsageError for bytes that were not UTF-8.
 
     Python turns such bytes of a command-line argument into lone surrogates
@@ -100,7 +101,7 @@ def check_text(text: str) -> str:
         if "\ud800" <= c <= "\udfff":
             byte = f" (byte 0x{ord(c) - 0xDC00:02x})" if ord(c) >= 0xDC80 else ""
             raise UsageError(
-                f"--text is not valid UTF-8{byte} at character {i + 1}: pass the sentence as "
+                f"{flag} is not valid UTF-8{byte} at character {i + 1}: pass the {what} as "
                 "UTF-8 text"
             )
     return text
@@ -114,6 +115,10 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--out writes a page and --serve serves one: choose one")
     if args.port is not None and not args.serve:
         raise UsageError("--port only goes with --serve")
+    if not args.serve:  # before any model is loaded or trained
+        check_file("--out", args.out or DEFAULT_OUT)
+    if args.winograd or args.agreement:
+        check_folder("--work", args.work if args.work is not None else DEFAULT_WORK)
     if args.winograd or args.agreement:
         path = write_page(_probe_page(args), args.out or DEFAULT_OUT)
         print(f"wrote {path}")

@@ -44,10 +44,12 @@ def run(args: argparse.Namespace) -> int:
 
     import torch
 
+    from attnlab.cli.explore import check_text
     from attnlab.errors import DataError, UsageError
     from attnlab.train.runtime import load_trained
 
     run_dir = Path(args.run_dir)
+    check_text(args.prompt, "--prompt", "prompt")
     if not args.prompt:
         raise UsageError("--prompt must not be empty: the model needs a first token")
     if args.tokens < 0:
@@ -60,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
     cfg, model, tokenizer, _ = load_trained(run_dir, args.device)
     if tokenizer is None:
         raise DataError(f"run {run_dir} has no tokenizer.json (trained on data given in code, "
-                        "or the file was deleted), so text cannot be encoded")
+                        "or the file was deleted), so text cannot be encoded: resuming the run "
+                        "with `attnlab train` and its config writes it again")
     if args.top_k is not None and args.top_k > cfg.model.vocab_size:
         raise UsageError(f"--top-k {args.top_k} exceeds the model's vocabulary of "
                          f"{cfg.model.vocab_size} tokens")
@@ -74,7 +77,23 @@ def run(args: argparse.Namespace) -> int:
         )
     device = next(model.parameters()).device
     idx = torch.tensor([ids], dtype=torch.long, device=device)  # (1, T)
-    out = model.generate(idx, args.tokens, temperature=args.temperature, top_k=args.top_k,
-                         seed=args.seed, use_cache=use_cache)  # (1, T + new)
+    sofar = list(ids)  # what is generated, token by token: printed if Ctrl-C stops it
+
+    def fed(_model: object, inputs: tuple) -> None:  # each step's input ends with a new token
+        if fed.calls:
+            sofar.append(int(inputs[0][0, -1]))
+        fed.calls += 1
+
+    fed.calls = 0
+    hook = model.register_forward_pre_hook(fed)
+    try:
+        out = model.generate(idx, args.tokens, temperature=args.temperature, top_k=args.top_k,
+                             seed=args.seed, use_cache=use_cache)  # (1, T + new)
+    except KeyboardInterrupt:
+        print(tokenizer.decode(sofar), flush=True)
+        raise KeyboardInterrupt(f"interrupted after {len(sofar) - len(ids)} of {args.tokens} "
+                                "new tokens (the text so far is above)") from None
+    finally:
+        hook.remove()
     print(tokenizer.decode(out[0].tolist()))
     return 0

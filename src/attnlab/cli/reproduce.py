@@ -56,6 +56,9 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None,
     from attnlab.suite import estimate, reproduce
 
     stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
+    from attnlab.cli.outputs import check_suite_outputs
+
+    check_suite_outputs(args)  # a file or a read-only folder: one line, before any work
     check_seeds(args.seeds, args.extra_seeds)
     only = None if args.only is None else [n for n in args.only.split(",") if n.strip()]
     if only is not None and not only:

@@ -41,6 +41,9 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None,
     from attnlab.suite import Suite, finished_records
 
     stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
+    from attnlab.cli.outputs import check_suite_outputs
+
+    check_suite_outputs(args)  # a file or a read-only folder: one line, before any work
     check_seeds(args.seeds, args.extra_seeds)
     try:
         exp = load(args.name)  # a UsageError for an unknown name

@@ -2,6 +2,10 @@
 
     attnlab train configs/tiny.toml --set train.steps=200 --set model.position=rope
 
+Before any work the run folder is checked (a file, or a folder that cannot be
+written, is one line), a finished run's checkpoint is checked to load, and a
+new run's step is checked to fit in memory (``attnlab.train.memory``).
+
 The run lives in ``runs/<config hash>`` unless ``--run-dir`` says otherwise;
 the hash is of the resolved config, so it names the device and precision the
 run uses (``auto`` resolved on this machine). Running the same command again
@@ -46,8 +50,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from attnlab.cli.outputs import check_folder
     from attnlab.errors import UsageError
     from attnlab.train.config import load_run_config, run_hash
+    from attnlab.train.memory import check_step_memory
     from attnlab.train.progress import ProgressPrinter
     from attnlab.train.rundir import RESULT, check_same_config
     from attnlab.train.runtime import CPU_THREADS, resolve_run, training_threads
@@ -64,7 +70,14 @@ def run(args: argparse.Namespace) -> int:
     if run_dir.exists() and not run_dir.is_dir():
         raise UsageError(f"--run-dir {run_dir} is a file; name a directory")
     check_same_config(run_dir, cfg)  # before anything is printed: one line on error
+    check_folder("--run-dir", run_dir)  # a read-only disk: one line, before any work
     main_rank = int(os.environ.get("RANK", "0")) == 0
+    # a refused start removes the folder it made (rank 0 made it), instead of leaving a .lock
+    made = main_rank and not run_dir.exists()
+    if (run_dir / RESULT).is_file():
+        check_finished(run_dir)  # not "already finished" over a checkpoint that cannot load
+    else:
+        check_step_memory(cfg)
     say = print if main_rank else _silent
     finished = (run_dir / RESULT).is_file()
     head = f"run: {run_dir} (config {run_hash(cfg)}, {cfg.train.device}, {cfg.train.precision})"
@@ -79,6 +92,17 @@ def run(args: argparse.Namespace) -> int:
     except TrainingDiverged as err:
         say(f"attnlab: training stopped: {err}", file=sys.stderr)
         return 1
+    except (RuntimeError, MemoryError) as err:
+        if made:
+            _remove_if_empty(run_dir)
+        short = out_of_memory(err)
+        if short is None:
+            raise
+        raise short from err
+    except BaseException:
+        if made:
+            _remove_if_empty(run_dir)
+        raise
     if finished:
         say(head, file=sys.stderr)
         say(f"run {run_dir} has already finished; delete it to train again", file=sys.stderr)
@@ -94,6 +118,51 @@ def summary(result: dict) -> str:
         f"{result['tokens_per_s']:,.0f} tok/s  {result['wall_s']:.0f}s  "
         f"{result['params']:,} params"
     )
+
+
+def check_finished(run_dir: Path) -> None:
+    """A finished run's checkpoint must still load: else one line, not "already finished"."""
+    from attnlab.errors import DataError
+    from attnlab.train.runtime import load_trained
+
+    try:
+        load_trained(run_dir, "cpu")
+    except DataError as err:
+        bare = err.__cause__ if isinstance(err.__cause__, DataError) else err  # before advice
+        raise DataError(f"run {run_dir} has finished, but its checkpoint cannot be read "
+                        f"({bare}), and eval and generate need it: restore the checkpoint from "
+                        f"a copy, or delete {run_dir} to train the run again") from err
+
+
+def out_of_memory(err: BaseException) -> Exception | None:
+    """An allocation failure as one UsageError line with its size; None for anything else."""
+    import re
+
+    from attnlab.errors import UsageError
+    from attnlab.train.memory import format_bytes
+
+    text = str(err)
+    if not (isinstance(err, MemoryError) or "out of memory" in text.lower()
+            or "can't allocate memory" in text):  # fmt: skip
+        return None
+    size = re.search(r"allocate ([0-9.]+) ?(bytes|[KMGTP]iB)", text)
+    what = ""
+    if size and size.group(2) == "bytes":
+        what = f" ({format_bytes(int(size.group(1)))} in one piece)"
+    elif size:
+        what = f" ({size.group(1)} {size.group(2)} in one piece)"
+    return UsageError(f"out of memory while training{what}: lower model.d_model, "
+                      "model.n_ctx or train.batch_size")
+
+
+def _remove_if_empty(run_dir: Path) -> None:
+    """Remove a run folder this command made if it holds nothing but its lock file."""
+    try:
+        if [p.name for p in run_dir.iterdir()] == [".lock"]:
+            (run_dir / ".lock").unlink()
+            run_dir.rmdir()
+    except OSError:
+        pass
 
 
 def _silent(*_args: object, **_kwargs: object) -> None:

@@ -166,7 +166,9 @@ class BPETokenizer:
             tok = Tokenizer.from_file(str(path))
         except Exception as err:  # noqa: BLE001 - tokenizers' error for any bad file
             reason = str(err).splitlines()[0] if str(err).strip() else type(err).__name__
-            raise DataError(f"{path} is not a tokenizer file (damaged?): {reason}") from err
+            raise DataError(f"{path} is not a tokenizer file (damaged?): {reason}; delete it: "
+                            "it is made again from the corpus (a run's, by resuming the run "
+                            "with `attnlab train`)") from err
         if not isinstance(tok.model, models.BPE) or tok.get_vocab_size() < 1:
             raise DataError(f"{path} is not a byte-level BPE tokenizer")
         return cls(tok)

@@ -36,6 +36,12 @@ import torch
 
 from attnlab.errors import DataError, UsageError
 from attnlab.explorer.build import a_model, family_name, own_scale, page_data, view_from_traces
+from attnlab.explorer.hf_files import (
+    check_weight_files,
+    is_encoder,
+    load_weights,
+    quiet_transformers,
+)
 from attnlab.explorer.traces import LayerTrace, attnlab_traces, hf_value_norms, numpy_of
 
 __all__ = ["HFModel", "hf_compute", "hf_token_strings", "hf_traces", "load_hf"]
@@ -239,6 +245,11 @@ def _check_folder(folder: Path) -> Any:
     if type(config) not in MODEL_FOR_CAUSAL_LM_MAPPING or config.is_encoder_decoder:
         raise DataError(f"{folder} holds a {config.model_type} model, which is not a causal "
                         "language model (AutoModelForCausalLM does not load it)")  # fmt: skip
+    if is_encoder(config):
+        saved_as = f" saved as {config.architectures[0]}" if config.architectures else ""
+        raise DataError(f"{folder} holds a {config.model_type} encoder{saved_as} (is_decoder is "
+                        "false): its tokens look at later tokens too, so it is not a causal "
+                        "language model; the explorer shows decoders (GPT-2, OPT, Llama, …)")
     if not any((folder / name).is_file() for name in TOKENIZER_FILES):
         raise DataError(
             f"{folder} has no tokenizer files ({', '.join(TOKENIZER_FILES[:4])}, …): "
@@ -249,31 +260,41 @@ def _check_folder(folder: Path) -> Any:
 
 def load_hf(folder: str | Path, device: torch.device | None = None) -> HFModel:
     """Load a causal LM and its tokenizer from a local folder, on ``device`` (default: the
-    resolved ``auto`` device); a folder that cannot be shown is a DataError saying why."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    resolved ``auto`` device); a folder that cannot be shown is a DataError saying why.
+
+    transformers' progress bars stay off and its warnings (about the folder's own config,
+    say) are gathered into one logged line (``quiet_transformers``)."""
+    with quiet_transformers(str(folder)):
+        return _load_hf(Path(folder), device)
+
+
+def _load_hf(folder: Path, device: torch.device | None) -> HFModel:
+    from transformers import AutoTokenizer
 
     from attnlab.train.runtime import resolve_device
 
-    folder = Path(folder)
     config = _check_folder(folder)
+    check_weight_files(folder)
     device = device or resolve_device("auto")
     tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
     if not tokenizer("a b")["input_ids"]:
         raise DataError(f"the tokenizer in {folder} turns text into no tokens: its files are "
                         "incomplete (save it again with tokenizer.save_pretrained)")  # fmt: skip
+    model = load_weights(folder, config)
     if config.model_type == "gpt2" and not any(getattr(config, a, False) for a in GPT2_UNCONVERTED):
-        from attnlab.nn.gpt2 import load_hf_folder
+        from attnlab.nn.gpt2 import from_hf
 
-        return HFModel(folder, load_hf_folder(folder).to(device).eval(), tokenizer, converted=True)
-    model = AutoModelForCausalLM.from_pretrained(
-        folder, local_files_only=True, attn_implementation="eager"
-    )
+        return HFModel(folder, from_hf(model).to(device).eval(), tokenizer, converted=True)
     model = model.to(device).eval()
     with torch.no_grad():
-        probe = model(torch.tensor([[0]], device=device), output_attentions=True)
+        probe = model(torch.tensor([[0, 1, 2]], device=device), output_attentions=True)
     if not getattr(probe, "attentions", None) or probe.attentions[0] is None:
         raise DataError(f"{folder} holds a {config.model_type} model, which returns no attention "
                         "weights (output_attentions): there is no attention to show")  # fmt: skip
+    later = max(float(torch.triu(a[0].float(), diagonal=1).abs().max()) for a in probe.attentions)
+    if later > 0:  # an encoder the config checks did not catch
+        raise DataError(f"{folder} holds a {config.model_type} model whose tokens give weight to "
+                        f"later tokens (up to {later:.2g}): not a causal language model")
     return HFModel(folder, model, tokenizer, converted=False)
 
 

@@ -13,11 +13,20 @@ Bounded by construction, so that ordinary abuse cannot knock it over:
 - the listen queue holds ``LISTEN_QUEUE`` connections and at most
   ``MAX_WORKERS`` are handled at once; more wait in the queue, unanswered
   but not reset;
-- a connection idle for ``IDLE_TIMEOUT`` seconds is closed, and one that has
-  not sent its whole request ``READ_DEADLINE`` seconds after it was accepted
+- a connection holds no worker until it has sent something: accepted
+  connections wait in a lobby (one thread, one ``select``) that hands each to
+  a worker once bytes arrive, and closes one that sent nothing for
+  ``IDLE_TIMEOUT`` seconds (at most ``connections.LOBBY_CAP`` wait; past that the oldest
+  is closed), so idle connections cannot make a real request wait;
+- once a worker reads a request, a silence of ``STALL_TIMEOUT`` seconds (a
+  body shorter than its Content-Length, say) is answered at once with a 408,
+  and a request not complete ``READ_DEADLINE`` seconds after its first byte
   is read no further (a client trickling a byte now and then cannot hold a
   worker): what arrived is answered, usually with a 400, and the connection
   closes;
+- a client that goes away before its answer is written costs nothing but a
+  debug line in the log (no traceback), and text that is not Unicode (a lone
+  surrogate such as ``"\ud800"`` in a JSON body) is refused with a 400;
 - a request may read at most ``REQUEST_CAP`` bytes (request line, headers and
   body together), the URL at most ``MAX_URL`` bytes, and the body only what a
   valid ``Content-Length`` (digits only) announces, under the body limit.
@@ -37,6 +46,7 @@ import json
 import logging
 import re
 import socket
+import sys
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -46,6 +56,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from attnlab.errors import UsageError
+from attnlab.explorer.connections import CappedReader, Lobby
 from attnlab.explorer.heads import SENTENCE
 from attnlab.explorer.page import render_page, validate_data
 
@@ -58,8 +69,9 @@ DEFAULT_MAX_TOKENS = 128
 LOOPBACK = ("127.0.0.1", "localhost")
 LISTEN_QUEUE = 128  # the kernel's queue of connections not yet accepted (was 5: bursts were reset)
 MAX_WORKERS = 16  # connections handled at once; each holds at most REQUEST_CAP bytes of input
-IDLE_TIMEOUT = 10.0  # seconds a connection may send nothing before it is closed
-READ_DEADLINE = 30.0  # seconds a connection has to send its whole request
+IDLE_TIMEOUT = 10.0  # seconds a connection may wait in the lobby sending nothing
+STALL_TIMEOUT = 2.0  # seconds of silence in the middle of a request before it is answered 408
+READ_DEADLINE = 10.0  # seconds a connection has, from its first byte, to send its whole request
 REQUEST_CAP = 128 * 1024  # bytes one request may read: request line, headers and body
 MAX_URL = 16 * 1024  # bytes of the request target; the page's own URLs are far shorter
 _DIGITS = re.compile(r"[0-9]{1,12}")
@@ -87,6 +99,10 @@ class _App:
             raise _Refused("type a sentence first")
         if len(text) > self.max_chars:
             raise _Refused(f"the input is {len(text)} characters; the limit is {self.max_chars}")
+        lone = next((c for c in text if "\ud800" <= c <= "\udfff"), None)
+        if lone is not None:  # JSON may carry "\ud800": a code point, not a character
+            raise _Refused(f"the text holds a lone surrogate (U+{ord(lone):04X}), which is not "
+                           "a character: send UTF-8 text")  # fmt: skip
         with self.lock:
             try:
                 data = self.compute(text)
@@ -99,28 +115,6 @@ class _App:
         return data
 
 
-class _CappedReader:
-    """A request's input stream that gives at most ``cap`` bytes, then end-of-file."""
-
-    def __init__(self, raw: Any, cap: int) -> None:
-        self.raw, self.left = raw, cap
-
-    def _take(self, chunk: bytes) -> bytes:
-        self.left -= len(chunk)
-        return chunk
-
-    def readline(self, size: int = -1) -> bytes:
-        size = self.left if size is None or size < 0 else min(size, self.left)
-        return self._take(self.raw.readline(size)) if size > 0 else b""
-
-    def read(self, size: int = -1) -> bytes:
-        size = self.left if size is None or size < 0 else min(size, self.left)
-        return self._take(self.raw.read(size)) if size > 0 else b""
-
-    def close(self) -> None:
-        self.raw.close()
-
-
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
@@ -128,11 +122,12 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = LISTEN_QUEUE
 
     def __init__(self, address: tuple[str, int], app: _App, idle_timeout: float,
-                 read_deadline: float) -> None:  # fmt: skip
+                 read_deadline: float, stall_timeout: float) -> None:  # fmt: skip
         super().__init__(address, _Handler)
         self.app = app
         self.idle_timeout = idle_timeout
         self.read_deadline = read_deadline
+        self.stall_timeout = stall_timeout
         self.slots = threading.BoundedSemaphore(MAX_WORKERS)
         self.closing = threading.Event()
         port = self.server_address[1]
@@ -145,10 +140,15 @@ class _Server(ThreadingHTTPServer):
             self.server_close()
             raise
         self.page = page.encode("utf-8")
+        self.lobby = Lobby(self)
 
     def process_request(self, request: Any, client_address: Any) -> None:
-        """Hand the connection to a worker thread once one of ``MAX_WORKERS`` is free; until
-        then the accept loop waits, and new connections wait in the listen queue."""
+        """The accept loop only puts a new connection in the lobby; it never waits."""
+        self.lobby.add(request, client_address)
+
+    def dispatch(self, request: Any, client_address: Any) -> None:
+        """Hand a connection that has sent bytes to a worker thread once one of
+        ``MAX_WORKERS`` is free; until then the lobby waits (idle ones with it)."""
         while not self.slots.acquire(timeout=0.2):
             if self.closing.is_set():
                 self.shutdown_request(request)
@@ -165,9 +165,26 @@ class _Server(ThreadingHTTPServer):
         finally:
             self.slots.release()
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that went away (a reset, a broken pipe, a timeout) is no error of ours:
+        a debug line. Anything else is a bug: logged with its traceback."""
+        err = sys.exc_info()[1]
+        if isinstance(err, ConnectionError | TimeoutError):
+            log.debug("%s went away: %s", client_address, err)
+        else:
+            log.error("answering %s failed", client_address, exc_info=err)
+
     def shutdown(self) -> None:
         self.closing.set()
         super().shutdown()
+
+    def server_close(self) -> None:
+        self.closing.set()
+        super().server_close()
+        lobby = getattr(self, "lobby", None)
+        if lobby is not None:
+            lobby._wake()
+            lobby.thread.join(timeout=5)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -176,9 +193,11 @@ class _Handler(BaseHTTPRequestHandler):
     sys_version = ""
     default_request_version = "HTTP/1.0"  # so even a garbled request line gets a status line
     def setup(self) -> None:
-        self.timeout = self.server.idle_timeout  # on the socket: a longer wait ends the connection
+        # On the socket: the request has begun (the lobby saw its first byte), so a silence
+        # this long in the middle of it is answered (a body) or ends the connection.
+        self.timeout = self.server.stall_timeout
         super().setup()
-        self.rfile = _CappedReader(self.rfile, REQUEST_CAP)
+        self.rfile = CappedReader(self.rfile, REQUEST_CAP)
         # Past the deadline, reading ends: a blocked or later read sees end-of-file.
         self.deadline = threading.Timer(self.server.read_deadline, self._stop_reading)
         self.deadline.daemon = True
@@ -209,7 +228,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def _json(self, status: int, obj: Any) -> None:
-        body = json.dumps(obj, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        text = json.dumps(obj, ensure_ascii=False, allow_nan=False)
+        body = text.encode("utf-8", "backslashreplace")  # a stray surrogate: its JSON escape
         self._send(status, body, "application/json; charset=utf-8")
 
     def _refuse(self, status: int, message: str) -> None:
@@ -294,13 +314,23 @@ class _Handler(BaseHTTPRequestHandler):
             message = f"the body is {length} bytes; the limit is {limit}"
             self._refuse(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, message)
             return None
-        body = self.rfile.read(length)
+        body = bytearray()
+        try:
+            while len(body) < length:
+                chunk = self.rfile.read1(length - len(body))
+                if not chunk:
+                    break
+                body += chunk
+        except TimeoutError:
+            self._refuse(HTTPStatus.REQUEST_TIMEOUT, f"the body stopped after {len(body)} of "
+                         f"{length} bytes (nothing more for {self.server.stall_timeout:g} s)")
+            return None
         if len(body) != length:
             self._refuse(
                 HTTPStatus.BAD_REQUEST, f"the body ended after {len(body)} of {length} bytes"
             )
             return None
-        return body
+        return bytes(body)
 
     def do_POST(self) -> None:  # noqa: N802 (stdlib name)
         if not (self._host_ok() and self._url_ok()):
@@ -316,7 +346,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.headers.get("Content-Type", "").startswith("application/json"):
             try:
                 parsed = json.loads(raw)
-            except json.JSONDecodeError:
+            except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
                 parsed = None
             text = parsed.get("text") if isinstance(parsed, dict) else None
             text = text if isinstance(text, str) else None
@@ -335,13 +365,16 @@ def make_server(
     max_tokens: int = DEFAULT_MAX_TOKENS,
     idle_timeout: float = IDLE_TIMEOUT,
     read_deadline: float = READ_DEADLINE,
+    stall_timeout: float = STALL_TIMEOUT,
 ) -> _Server:
     """Bind the explorer server (not yet serving); ``port=0`` picks a free port.
 
     ``compute(default_text)`` runs once now, for the page's first view, so a
     broken ``compute`` fails here rather than in the browser. A connection
-    that sends nothing for ``idle_timeout`` seconds is closed; one that has not
-    sent its whole request within ``read_deadline`` seconds is read no further.
+    that sends nothing for ``idle_timeout`` seconds is closed; one silent for
+    ``stall_timeout`` seconds in the middle of its request is answered (408) or
+    closed; one that has not sent its whole request within ``read_deadline``
+    seconds of its first byte is read no further.
     """
     if host not in LOOPBACK:
         raise UsageError(f"the explorer server binds to 127.0.0.1 only, not {host!r}")
@@ -349,11 +382,11 @@ def make_server(
         raise UsageError(f"max_chars and max_tokens must be >= 1, got {max_chars}, {max_tokens}")
     if not 0 <= port <= 65535:
         raise UsageError(f"port must be in 0..65535, got {port}")
-    if not (idle_timeout > 0 and read_deadline > 0):
-        raise UsageError("idle_timeout and read_deadline must be > 0 seconds, "
-                         f"got {idle_timeout} and {read_deadline}")
+    if not (idle_timeout > 0 and read_deadline > 0 and stall_timeout > 0):
+        raise UsageError("idle_timeout, read_deadline and stall_timeout must be > 0 seconds, "
+                         f"got {idle_timeout}, {read_deadline} and {stall_timeout}")
     app = _App(compute, max_chars, max_tokens, default_text, threading.Lock())
-    return _Server(("127.0.0.1", port), app, idle_timeout, read_deadline)
+    return _Server(("127.0.0.1", port), app, idle_timeout, read_deadline, stall_timeout)
 
 
 def serve(
@@ -415,11 +448,13 @@ def start_server(
     max_tokens: int = DEFAULT_MAX_TOKENS,
     idle_timeout: float = IDLE_TIMEOUT,
     read_deadline: float = READ_DEADLINE,
+    stall_timeout: float = STALL_TIMEOUT,
 ) -> RunningServer:
     """Start the explorer server on 127.0.0.1 in a daemon thread; ``port=0`` = any free port."""
     server = make_server(
         compute, "127.0.0.1", port, default_text=default_text, max_chars=max_chars,
         max_tokens=max_tokens, idle_timeout=idle_timeout, read_deadline=read_deadline,
+        stall_timeout=stall_timeout,
     )  # fmt: skip
     thread = threading.Thread(target=server.serve_forever, name="attnlab-explorer", daemon=True)
     thread.start()

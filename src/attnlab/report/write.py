@@ -28,7 +28,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from attnlab.files import write_text
+from attnlab.files import staged
 from attnlab.lab.claims import MIN_SEEDS, STATUSES, Z, fmt_margin, render
 from attnlab.lab.seeds import rule_text
 
@@ -303,7 +303,8 @@ def write_report(
         "html": to_page(markdown, title, out_dir),
         "json": json.dumps(results, indent=2, default=str) + "\n",
     }
-    for key, path in paths.items():
-        write_text(path, texts[key])
+    with staged(out_dir) as stage:  # all three files are renamed in together, or none is
+        for key, path in paths.items():
+            stage.write_text(path.name, texts[key])
     log.info("report written to %s", paths["html"])
     return paths

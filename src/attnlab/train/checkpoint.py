@@ -75,10 +75,13 @@ def save_checkpoint(
     """
     run_dir = Path(run_dir)
     final = run_dir / CHECKPOINT
+    kept = ("the previous checkpoint is kept" if (final / STATE).is_file() else
+            "the run has no checkpoint yet")  # fmt: skip
     try:
         tmp = Path(tempfile.mkdtemp(prefix=_TMP_PREFIX, dir=run_dir))
     except OSError as err:
-        raise WriteError(f"could not write checkpoint {final}: {err.strerror or err}") from err
+        raise WriteError(f"could not write checkpoint {final}: {err.strerror or err}; "
+                         f"{kept}") from err
     current = tmp
     try:
         os.chmod(tmp, 0o777 & ~current_umask())  # mkdtemp makes it private; a checkpoint is not
@@ -115,7 +118,7 @@ def save_checkpoint(
             raise
         reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
         raise WriteError(f"could not write checkpoint file {current.name} for {final}: "
-                         f"{reason}; the previous checkpoint is kept") from err
+                         f"{reason}; {kept}") from err
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -203,6 +206,15 @@ def read_state(ckpt: Path) -> dict[str, Any]:
     return record
 
 
+def advised(err: DataError, ckpt: Path) -> DataError:
+    """``err`` with what to do about a damaged checkpoint, unless it says so already."""
+    text = str(err)
+    if any(word in text for word in ("delete", "restore", "resume with")):
+        return err
+    return DataError(f"{text}; restore it from a copy, or delete {ckpt} (and result.json, if "
+                     "the run had finished) to train the run again from the start")
+
+
 def load_checkpoint(
     ckpt: Path,
     model: nn.Module,
@@ -211,9 +223,18 @@ def load_checkpoint(
     """Load weights (and optimizer state) in place; return the JSON state record.
 
     Every file is checked before it is used; a damaged one is a ``DataError``
-    naming it. The weights are loaded straight onto the model's device.
+    naming it and saying what to do. The weights are loaded straight onto the
+    model's device.
     """
-    ckpt = Path(ckpt)
+    try:
+        return _load_checkpoint(Path(ckpt), model, optimizer)
+    except DataError as err:
+        raise advised(err, Path(ckpt)) from err
+
+
+def _load_checkpoint(
+    ckpt: Path, model: nn.Module, optimizer: torch.optim.Optimizer | None
+) -> dict[str, Any]:
     record = read_state(ckpt)
     device = next((p.device for p in model.parameters()), torch.device("cpu"))
     path = ckpt / MODEL
@@ -248,6 +269,15 @@ def trainer_state(
     """The trainer's own fields of ``record`` for process ``rank``, checked and decoded:
     generator states as tensors (``torch``, ``sampler``, ``cuda`` or None) and the numbers
     ``last_loss``, ``wall_s``, ``tokens_per_s``, ``recent_losses``."""
+    try:
+        return _trainer_state(Path(ckpt), record, run_hash, world_size, rank)
+    except DataError as err:
+        raise advised(err, Path(ckpt)) from err
+
+
+def _trainer_state(
+    ckpt: Path, record: dict[str, Any], run_hash: str, world_size: int, rank: int
+) -> dict[str, Any]:
     path = ckpt / STATE
     if record.get("run_hash") != run_hash:
         raise DataError(f"{path} belongs to another config (run hash "

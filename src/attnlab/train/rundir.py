@@ -41,6 +41,8 @@ RESULT = "result.json"
 TOKENIZER = "tokenizer.json"
 DIVERGED = "diverged.json"
 LOCK = ".lock"
+CONFIG_ADVICE = ("restore it from a copy, or delete it and resume the run with `attnlab train` "
+                 "and its config (the file is written again, checked against the checkpoint)")
 
 
 class TrainingDiverged(AttnlabError, RuntimeError):
@@ -92,12 +94,16 @@ def read_run_config(run_dir: Path) -> RunConfig:
         raise UsageError(f"run directory not found: {run_dir}")
     path = run_dir / CONFIG
     if not path.exists():
-        raise DataError(f"{run_dir} is not a run directory: missing {CONFIG}")
-    record = read_json_object(path, "config")
+        raise DataError(f"{run_dir} is not a run directory: missing {CONFIG} (name a folder "
+                        "made by `attnlab train`; resuming a run with its config writes the "
+                        "file again)")  # fmt: skip
     try:
+        record = read_json_object(path, "config")
         return RunConfig.from_dict(record["config"])
     except UsageError as err:
-        raise DataError(f"{path} is damaged: {err}") from err
+        raise DataError(f"{path} is damaged: {err}; {CONFIG_ADVICE}") from err
+    except DataError as err:
+        raise DataError(f"{err}; {CONFIG_ADVICE}") from err
 
 
 def write_run_config(run_dir: Path, cfg: RunConfig) -> None:
@@ -123,7 +129,10 @@ def check_same_config(run_dir: Path, cfg: RunConfig) -> None:
     path = run_dir / CONFIG
     if not path.exists():
         return
-    record = read_json_object(path, "hash", "config")
+    try:
+        record = read_json_object(path, "hash", "config")
+    except DataError as err:
+        raise DataError(f"{err}; {CONFIG_ADVICE}") from err
     if record["hash"] == run_hash(cfg):
         return
     stored = record["config"]
