@@ -1,4 +1,4 @@
-"""attnlab.experiments.cost_measure: the §3.5 measurements in a micro setting.
+"""attnlab.experiments.cost_measure in a micro setting (docs/experiments.md, "Cost of attention").
 
 The layer's three kernels agree; a real subprocess sweep at n in {16, 32}
 gives records and a table; a tiny memory limit gives an OUT OF MEMORY row;

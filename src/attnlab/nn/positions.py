@@ -82,8 +82,8 @@ class AdditivePositions(nn.Module):
 
     The sinusoids of the first ``rows`` positions are computed once, in float64,
     into a buffer that follows the model's device (not saved in checkpoints);
-    positions beyond it (extrapolation, §3.4) are computed on the fly, on the
-    same device. Callers pass the range of positions as Python integers, so no
+    positions beyond it (extrapolation: docs/experiments.md, "Position") are computed on
+    the fly, on the same device. Callers pass the range of positions as Python integers, so no
     step ever waits on the device to learn how long the input is.
     """
 
@@ -92,7 +92,7 @@ class AdditivePositions(nn.Module):
         self.rows = rows
         self.d = d
         # Learned tables start from N(0, 1) like nn.Embedding; rows never reached in
-        # training keep these untrained vectors (the point of §3.4's extrapolation).
+        # training keep these untrained vectors (the point of docs/experiments.md, "Position").
         self.table = nn.Embedding(rows, d) if scheme == "learned" else None
         sines = sinusoidal_table(torch.arange(rows), d) if scheme == "sinusoidal" else None
         self.register_buffer("sines", sines, persistent=False)  # (rows, d) or None
