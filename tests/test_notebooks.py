@@ -53,6 +53,11 @@ def test_notebook_runs(path, kernel_path, tmp_path, monkeypatch):
     if os.environ.get("ATTNLAB_DATA"):
         monkeypatch.setenv("ATTNLAB_DATA", str(Path(os.environ["ATTNLAB_DATA"]).resolve()))
     monkeypatch.delenv("ATTNLAB_REPORT", raising=False)
+    report = tmp_path / "report"  # a finished run for 02 to find: one hand-made ladder row
+    report.mkdir()
+    ladder = {"profile": "quick", "seeds": 3, "record": {"rows": [
+        {"row": 1, "held_ppl": [150.0, 152.0, 154.0], "train_ppl": [140.0] * 3, "params": 10}]}}
+    (report / "results.json").write_text(json.dumps({"experiments": {"ladder": ladder}}))
     monkeypatch.setenv("MPLBACKEND", "Agg")
     nb = nbformat.read(path, as_version=4)
     client = nbclient.NotebookClient(nb, kernel_name=KERNEL, timeout=180,
@@ -61,3 +66,5 @@ def test_notebook_runs(path, kernel_path, tmp_path, monkeypatch):
     text = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code"
                    for o in c.outputs)
     assert "Traceback" not in text and text.strip()
+    if path.stem == "02_ladder":
+        assert "profile quick, 3 seed(s)" in text and "measured   152.00" in text
