@@ -1,4 +1,5 @@
-"""attnlab.measure.cost: the cost-of-attention measurements in a micro setting.
+"""attnlab.measure.cost: the cost-of-attention measurements in a micro setting
+(docs/experiments.md, "Cost of attention").
 
 The layer's three kernels agree; a real subprocess sweep at n in {16, 32}
 gives records and a table; a tiny memory limit gives an OUT OF MEMORY row;
@@ -209,29 +210,29 @@ class FakeAllocator:
                                   note("peak", 1000 + self._peak), note("empty_cache"))
 
 
-SPEC = {"kind": "sdpa", "n": 32, "d_model": 32, "n_head": 2, "device": "cpu", "repeats": 1,
+CASE = {"kind": "sdpa", "n": 32, "d_model": 32, "n_head": 2, "device": "cpu", "repeats": 1,
         "mem_limit_bytes": 10**6, "threads": 1, "seed": 0}
 
 
 def test_allocator_measurement_frees_memory_after_each_size():
     fake = FakeAllocator(peak=5000)
-    record = cost.measure_on_allocator(SPEC, fake.make())
+    record = cost.measure_on_allocator(CASE, fake.make())
     assert record["status"] == "ok" and record["peak_bytes"] == 5000
     assert record["total_ms"] > 0
     assert fake.calls[-1] == "empty_cache" and fake.calls.index("reset") < fake.calls.index("peak")
-    over = cost.measure_on_allocator(SPEC, FakeAllocator(peak=2 * 10**6).make())
+    over = cost.measure_on_allocator(CASE, FakeAllocator(peak=2 * 10**6).make())
     assert over["status"] == "oom" and "over the budget" in over["error"]
 
 
 def test_a_real_out_of_memory_error_is_recorded_and_the_cache_emptied(monkeypatch):
     def boom(self, x):
-        if x.shape[1] == SPEC["n"]:
+        if x.shape[1] == CASE["n"]:
             raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
         return x
 
     monkeypatch.setattr(cost.AttentionLayer, "forward", boom)
     fake = FakeAllocator(peak=0)
-    record = cost.measure_on_allocator(SPEC, fake.make())
+    record = cost.measure_on_allocator(CASE, fake.make())
     assert record["status"] == "oom" and "out of memory" in record["error"]
     assert fake.calls[-1] == "empty_cache"
 

@@ -22,7 +22,7 @@ from attnlab.data.tokenizer import BPETokenizer, get_tokenizer, tokenizer_key
 REAL_DATA = Path(
     os.environ.get("ATTNLAB_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data"
 )
-TARGET_TOKENS = 459_760  # SPEC §2, to within 0.1%
+TARGET_TOKENS = 459_760  # the chapter's count (docs/data.md), to within 0.1%
 SMALL = "To be, or not to be, that is the question:\nWhether 'tis nobler in the mind to suffer\n"
 
 

@@ -1,5 +1,5 @@
 """The language model built from ModelConfig: every combination runs, cache == no cache,
-config errors, generation, and the SPEC §1 equivalence rows as tests."""
+config errors, generation, and the equivalence rows of docs/model.md as tests."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Equivalence checks of SPEC §1: each returns one row (name, max |diff|, tolerance).
+"""Equivalence checks (docs/model.md): each returns one row (name, max |diff|, tolerance).
 
 ``attnlab verify`` prints the rows and fails if any exceeds its tolerance; the
 tests assert the same rows. Every check builds its own small random inputs

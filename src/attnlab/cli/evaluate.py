@@ -4,7 +4,7 @@
 
 The corpus is the one the run was trained on (or ``--corpus``), encoded with
 the run's own ``tokenizer.json`` and split 90/10 as in training; perplexity is
-measured as in SPEC §2 (whole held-out split, a train slice of the same size),
+measured as in docs/data.md (whole held-out split, a train slice of the same size),
 on the device ``--device`` resolves to (CUDA when present). A model whose loss
 has exploded has perplexity ``inf``, printed as such. A run that diverged, or
 whose weights give NaN, is reported as diverged (exit 1); a damaged run file

@@ -1,4 +1,4 @@
-"""``attnlab verify``: the equivalence checks of SPEC §1, one row each.
+"""``attnlab verify``: the equivalence checks (docs/model.md), one row each.
 
 A check whose optional dependency is missing (``transformers`` for the
 Hugging Face GPT-2 rows) is skipped, with the reason on its row and in the
@@ -18,7 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "verify",
         help="check the implementation against PyTorch, NumPy and Hugging Face GPT-2",
-        description="Run every equivalence check of the spec (§1) and print its max |diff| "
+        description="Run every equivalence check (docs/model.md) and print its max |diff| "
         "and tolerance. Exit 1 if any fails; 0 otherwise. A check whose optional dependency "
         "is missing is skipped and counted in the last line.",
     )

@@ -1,7 +1,7 @@
 """The corpus: Tiny Shakespeare, found, checked, or fetched once.
 
 Tiny Shakespeare (Karpathy 2015, the char-rnn corpus) is 1,115,394 characters
-of plays. ``resolve_corpus`` looks for it in this order (SPEC §2):
+of plays. ``resolve_corpus`` looks for it in this order (docs/data.md):
 
 1. an explicit path: the user's own text, used as is (any non-empty UTF-8
    file; a directory means ``<dir>/tinyshakespeare.txt``, checked like 2.);

@@ -9,7 +9,7 @@ cache (``<cache>/tokens/<key>.npy``), keyed by the corpus sha256 and the
 tokenizer's fingerprint, so a second ``load_token_data`` reads instead of
 encoding.
 
-The split is by position, not at random (SPEC §2): the first 90% of the tokens
+The split is by position, not at random (docs/data.md): the first 90% of the tokens
 train, the last 10% are held out, so no held-out window overlaps a training
 one. Left out: document boundaries (the corpus is one document) and shuffling.
 """

@@ -5,7 +5,7 @@ Dimension legend: ``B`` windows per batch, ``T`` context length (``n_ctx``),
 
     perplexity = exp( -(1 / (N - 1)) · Σ_{i=1}^{N-1} log p(tokens[i] | window context) )
 
-Windows (SPEC §2): the split is cut at positions 0, T, 2T, ...; the window
+Windows (docs/data.md): the split is cut at positions 0, T, 2T, ...; the window
 starting at ``s`` feeds ``tokens[s : s + T]`` and predicts ``tokens[s + 1 :
 s + T + 1]``. The last window is shorter when ``N - 1`` is not a multiple of
 ``T`` (it feeds the remaining ``(N - 1) mod T`` tokens), so every token after

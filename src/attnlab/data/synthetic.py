@@ -6,7 +6,7 @@ answer. Sequences are rows of a 2-D ``np.int64`` array, all of one length
 ``L``; a language model reads ``row[:-1]`` and predicts ``row[1:]``, so the
 answer at sentence position ``p`` is scored at logit position ``p - 1``.
 
-**Winograd referents** (SPEC §3.7, after Levesque et al. 2012)::
+**Winograd referents** (docs/experiments.md, "Winograd referents", after Levesque et al. 2012)::
 
     the {x} did not cross the {y} because it was too {adj} , so the {ref} waited .
 

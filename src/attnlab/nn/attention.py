@@ -105,7 +105,7 @@ def attention(
         alibi_slopes: optional (h,) ALiBi slopes (Press et al. 2022): the bias
             -slope·(distance back), built per call, or per tile by ``memeff``, which
             so stays linear in memory.
-        scale: divide scores by √d_k; ``False`` is the experiment of
+        scale: divide scores by √d_k; ``False`` is the undivided variant of
             (docs/experiments.md, "Why divide by √d_k").
         dropout_p: dropout on the attention weights after the softmax (training only).
         backend: ``auto`` | ``naive`` | ``sdpa`` | ``memeff`` (see the module docstring).

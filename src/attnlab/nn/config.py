@@ -30,7 +30,7 @@ class ModelConfig:
     mixer: str = "mha"  # context mixer: none | mean | head | mha
     n_head: int = 4  # heads of the "mha" mixer, each of width d_model / n_head
     head_dim: int | None = None  # q/k width of the single "head" mixer (None: d_model)
-    scale: bool = True  # divide scores by √d_k (the experiment of §3.2 turns it off)
+    scale: bool = True  # divide scores by √d_k (off: docs/experiments.md, "Why divide by √d_k")
     qkv_bias: bool = False  # biases on the q, k, v maps (GPT-2 has them)
     out_proj: bool = True  # "mha": W_o (with bias) after the concat of heads
     position: str = "learned"  # none | learned | sinusoidal | rope | alibi

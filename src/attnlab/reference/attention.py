@@ -49,7 +49,7 @@ def scaled_dot_product_attention(
             or additive float (``0`` = may attend, ``-inf`` = forbidden). Both
             forms give bit-identical weights.
         scale: divide the scores by √d_k (Vaswani et al.); ``False`` is the
-            undivided variant of experiment §3.2.
+            undivided variant of (docs/experiments.md, "Why divide by √d_k").
         bias: optional additive scores broadcastable to (..., i, j), e.g. ALiBi.
 
     Returns:

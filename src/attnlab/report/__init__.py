@@ -1,4 +1,4 @@
-"""attnlab.report: render finished experiment records and claim verdicts (SPEC §4).
+"""attnlab.report: render finished records and verdicts (docs/experiments.md, "The report").
 
 ``write_report`` writes ``report.md``, a self-contained ``report.html``
 (figures inlined, no network) and ``results.json``. Running the suite is

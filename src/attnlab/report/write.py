@@ -31,6 +31,9 @@ from typing import Any
 from attnlab.files import staged
 from attnlab.lab.claims import MIN_SEEDS, STATUSES, Z, fmt_margin, render
 from attnlab.lab.seeds import rule_text
+from attnlab.report import fidelity as chapter_fidelity
+from attnlab.report.chapter import BUDGETS
+from attnlab.report.glance import glance, with_processor
 
 log = logging.getLogger(__name__)
 
@@ -124,9 +127,24 @@ def _experiment_section(
         figure = folder / "figure.png"
         rel = Path(os.path.relpath(figure, out_dir)).as_posix()
         lines += [f"![{title}]({rel})" if figure.is_file() else "*(no figure)*", ""]
+        beside = chapter_fidelity.compare(name, envelope.get("record") or {})
+        if beside:
+            lines += [chapter_fidelity.table(beside, envelope.get("profile", profile)), ""]
     if verdicts:
         lines += ["### Claims", "", render(verdicts).rstrip(), ""]
+        short = [v for v in verdicts if v["status"] in ("not held", "inconclusive")]
+        at = envelope.get("profile", profile)
+        if short and at != "full" and name in BUDGETS:
+            lines += [f"*{len(short)} of these claims {'is' if len(short) == 1 else 'are'} not "
+                      f"held or inconclusive at `{at}`; the chapter's budget was "
+                      f"{BUDGETS[name]}.*", ""]
     return lines
+
+
+def all_comparisons(envelopes: dict[str, dict]) -> list[chapter_fidelity.Comparison]:
+    """The chapter beside every finished experiment's record, in report order."""
+    return [c for name, e in envelopes.items() if status_of(e) == "ok"
+            for c in chapter_fidelity.compare(name, e.get("record") or {})]
 
 
 def compose(
@@ -138,9 +156,11 @@ def compose(
     c = s["claims"]
     profile = meta.get("profile")
     counts = ", ".join(f"{c[k]} {k}" for k in STATUSES)
+    fid = chapter_fidelity.fidelity(all_comparisons(envelopes)) if profile == "full" else None
     lines = [
         f"# attnlab report — profile `{profile}`",
         "",
+        *glance(c, s["claims_total"], envelopes, meta, fid, _duration(meta.get("wall_s"))),
         f"**Claims: {counts}** (of {s['claims_total']}). Experiments: "
         f"{len(s['experiments']['ok'])} finished, {len(s['experiments']['skipped'])} skipped, "
         f"{len(s['experiments']['failed'])} failed. Total wall time: "
@@ -151,7 +171,12 @@ def compose(
         rule = VERDICT_RULE
         if meta.get("extra_seeds") is not None:
             rule += " " + rule_text(meta["extra_seeds"])
-        lines += ["## Claim summary", "", rule, "", claim_table(verdicts), ""]
+        budgets = profile != "full"
+        if budgets:
+            rule += (f" At the `{profile}` profile, a claim not held or inconclusive says the "
+                     "chapter's budget beside it: the budgets differ, so such a verdict may say "
+                     "the budget is too small to show the effect, not that the chapter is wrong.")
+        lines += ["## Claim summary", "", rule, "", claim_table(verdicts, budgets=budgets), ""]
     not_run = [n for n, e in envelopes.items() if status_of(e) != "ok"]
     if not_run:
         lines += ["## Skipped and failed experiments", ""]
@@ -189,10 +214,12 @@ VERDICT_RULE = (
 )
 
 
-def claim_table(verdicts: list[dict]) -> str:
-    """Markdown: claim, verdict, mean margin ± standard error, seeds, rule, experiment."""
-    rows = ["| claim | verdict | margin (mean ± SE) | seeds | rule | experiment |",
-            "|---|---|---|---:|---|---|"]
+def claim_table(verdicts: list[dict], *, budgets: bool = False) -> str:
+    """Markdown: claim, verdict, mean margin ± standard error, seeds, rule, experiment; with
+    ``budgets``, the chapter's budget beside each claim not held or inconclusive."""
+    rows = ["| claim | verdict | margin (mean ± SE) | seeds | rule | experiment |"
+            + (" the chapter's budget |" if budgets else ""),
+            "|---|---|---|---:|---|---|" + ("---|" if budgets else "")]
     for v in verdicts:
         parts = v.get("parts", [])
         if len(parts) == 1:
@@ -202,6 +229,9 @@ def claim_table(verdicts: list[dict]) -> str:
         seeds = "1 evaluation" if not v.get("trained", True) else str(v.get("seeds", 0))
         cells = [v["text"], f"**{v['status'].upper()}**", margin, seeds, v.get("rule", ""),
                  _verdict_owner(v)]
+        if budgets:
+            short = v["status"] in ("not held", "inconclusive")
+            cells.append(BUDGETS.get(_verdict_owner(v), "–") if short else "")
         rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(rows)
 
@@ -285,6 +315,7 @@ def write_report(
     out_dir = Path(out_dir)
     experiments_dir = Path(experiments_dir) if experiments_dir is not None else out_dir
     out_dir.mkdir(parents=True, exist_ok=True)
+    meta = with_processor(meta)
     markdown = compose(envelopes, verdicts, meta, out_dir, experiments_dir)
     paths = {
         "markdown": out_dir / "report.md",

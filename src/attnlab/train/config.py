@@ -49,7 +49,7 @@ class TrainConfig:
     steps: int = 3000  # optimizer updates: the spec's default budget
     lr: float = 1e-3  # peak learning rate (spec default)
     batch_size: int = 64  # sequences per update (per process under DDP)
-    warmup_steps: int = 0  # linear warmup from 0 to lr over these steps (§3.3 uses 200)
+    warmup_steps: int = 0  # linear warmup from 0 to lr over these steps (the norm experiment: 200)
     decay: str = "none"  # after warmup: constant ("none") or cosine down to min_lr_ratio·lr
     min_lr_ratio: float = 0.1  # floor of the cosine decay as a fraction of lr
     weight_decay: float = 0.01  # PyTorch's AdamW default, applied to every parameter
@@ -93,7 +93,7 @@ class TrainConfig:
 
 @dataclass(frozen=True)
 class DataConfig:
-    """Which text to train on and how to cut it into tokens (spec §2)."""
+    """Which text to train on and how to cut it into tokens (docs/data.md)."""
 
     corpus: str | None = None  # a UTF-8 text file (None: Tiny Shakespeare, found or fetched)
     vocab_size: int = 1024  # byte-level BPE vocabulary; must equal model.vocab_size

@@ -19,7 +19,7 @@ guaranteed bitwise deterministic.
 
 Evaluation. Every ``eval_every`` steps and at the end: held-out perplexity
 on the *whole* held-out split and training perplexity on a fixed train slice
-of the same size (SPEC §2). At width 128 and context 128 the held-out split
+of the same size (docs/data.md). At width 128 and context 128 the held-out split
 (~46k tokens) costs about as much as two training steps, so no subset is used;
 ``eval_every=0`` evaluates only at the end.
 

@@ -1,0 +1,99 @@
+"""The newcomer's path: the README's two commands, its commands table against `attnlab --help`,
+and every relative link (and anchor) in README.md and docs/*.md."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from attnlab.cli.main import main
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+FENCE = re.compile(r"^```.*?^```", re.S | re.M)
+
+
+def readme() -> str:
+    return (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def help_commands(capsys) -> set[str]:
+    """The subcommands `attnlab --help` lists."""
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    text = capsys.readouterr().out
+    block = text.split("positional arguments:", 1)[1].split("\n\n", 1)[0]
+    return {m.group(1) for m in re.finditer(r"^ {4}([a-z][\w-]*)\b", block, re.M)}
+
+
+def test_the_two_commands_are_kept_exactly():
+    text = readme()
+    for line in ("bash scripts/setup.sh && ATTNLAB_DATA=../shared/data .venv/bin/attnlab "
+                 "reproduce --profile quick --out report",
+                 "bash scripts/setup.sh && ATTNLAB_DATA=../shared/data .venv/bin/python -m pytest"):
+        assert f"\n{line}\n" in text
+
+
+def test_the_readme_is_short():
+    assert len(readme().splitlines()) <= 260
+
+
+def test_the_commands_table_matches_attnlab_help(capsys):
+    section = readme().split("\n## Commands\n", 1)[1].split("\n## ", 1)[0]
+    table = re.findall(r"^\| `attnlab ([a-z][\w-]*)`", section, re.M)
+    listed = help_commands(capsys)
+    assert len(listed) >= 9  # the parse found the commands at all
+    assert sorted(table) == sorted(listed), (
+        f"missing from the README: {sorted(listed - set(table))}; "
+        f"stale in the README: {sorted(set(table) - listed)}")
+    assert len(table) == len(set(table))
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens.
+
+    >>> slug("Why divide by √d_k"), slug("Verification (`attnlab verify`)")
+    ('why-divide-by-d_k', 'verification-attnlab-verify')
+    """
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+def anchors(page: Path) -> set[str]:
+    seen: dict[str, int] = {}
+    out = set()
+    for m in re.finditer(r"^#{1,6} (.+)$", FENCE.sub("", page.read_text(encoding="utf-8")), re.M):
+        base = slug(m.group(1))
+        n = seen.get(base, 0)
+        seen[base] = n + 1
+        out.add(base if n == 0 else f"{base}-{n}")
+    return out
+
+
+def relative_links(page: Path) -> list[str]:
+    text = FENCE.sub("", page.read_text(encoding="utf-8"))
+    return [t for t in LINK.findall(text) if not re.match(r"[a-z][a-z+.-]*:", t)]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_every_relative_link_resolves(page):
+    broken = []
+    for target in relative_links(page):
+        path, _, anchor = target.partition("#")
+        dest = (page.parent / path).resolve() if path else page
+        if not dest.exists():
+            broken.append(f"{target} (no file {dest.relative_to(ROOT)})")
+        elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
+            broken.append(f"{target} (no heading #{anchor} in {dest.name})")
+    assert not broken, f"{page.name}: " + "; ".join(broken)
+
+
+def test_the_experiment_headings_code_cites_exist():
+    want = ["The ladder", "Why divide by √d_k", "Pre-norm or post-norm", "Position",
+            "Cost of attention", "Where the parameters are", "Winograd referents", "Agreement",
+            "Claims and verdicts", "Profiles", "The report"]
+    text = (ROOT / "docs" / "experiments.md").read_text(encoding="utf-8")
+    assert re.findall(r"^## (.+)$", text, re.M) == want

@@ -1,0 +1,70 @@
+"""Every notebook in notebooks/ runs from top to bottom, offline, in seconds.
+
+Each is executed by nbclient in a fresh kernel of *this* interpreter (a kernel spec written
+into a temporary JUPYTER_PATH, so a clean clone needs nothing registered), in a temporary
+folder, with ``ATTNLAB_DATA`` made absolute. The notebooks in git stay without outputs: a
+notebook saved with its outputs fails here, so what a reader opens is what runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+nbclient = pytest.importorskip("nbclient")
+pytest.importorskip("ipykernel")
+
+NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
+KERNEL = "attnlab-test"
+
+
+@pytest.fixture(scope="module")
+def kernel_path(tmp_path_factory) -> Path:
+    """A JUPYTER_PATH holding one kernel spec that starts this interpreter's ipykernel."""
+    root = tmp_path_factory.mktemp("jupyter")
+    spec = root / "kernels" / KERNEL
+    spec.mkdir(parents=True)
+    argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    (spec / "kernel.json").write_text(json.dumps(
+        {"argv": argv, "display_name": "attnlab test", "language": "python"}))
+    return root
+
+
+def test_there_are_notebooks():
+    assert [p.name[:3] for p in NOTEBOOKS] == ["01_", "02_", "03_", "04_"]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_is_stored_without_outputs(path):
+    nb = nbformat.read(path, as_version=4)
+    nbformat.validate(nb)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert code and all(not c.outputs and c.execution_count is None for c in code)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_runs(path, kernel_path, tmp_path, monkeypatch):
+    monkeypatch.setenv("JUPYTER_PATH", str(kernel_path))
+    if os.environ.get("ATTNLAB_DATA"):
+        monkeypatch.setenv("ATTNLAB_DATA", str(Path(os.environ["ATTNLAB_DATA"]).resolve()))
+    monkeypatch.delenv("ATTNLAB_REPORT", raising=False)
+    report = tmp_path / "report"  # a finished run for 02 to find: one hand-made ladder row
+    report.mkdir()
+    ladder = {"profile": "quick", "seeds": 3, "record": {"rows": [
+        {"row": 1, "held_ppl": [150.0, 152.0, 154.0], "train_ppl": [140.0] * 3, "params": 10}]}}
+    (report / "results.json").write_text(json.dumps({"experiments": {"ladder": ladder}}))
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    nb = nbformat.read(path, as_version=4)
+    client = nbclient.NotebookClient(nb, kernel_name=KERNEL, timeout=180,
+                                     resources={"metadata": {"path": str(tmp_path)}})
+    client.execute()  # raises CellExecutionError naming the cell that failed
+    text = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code"
+                   for o in c.outputs)
+    assert "Traceback" not in text and text.strip()
+    if path.stem == "02_ladder":
+        assert "profile quick, 3 seed(s)" in text and "measured   152.00" in text
