@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from attnlab.files import atomic_path, write_json, write_text
+from attnlab.files import staged, write_json
 from attnlab.lab.tables import settings_dict
 
 ENVELOPE = "result.json"  # an experiment's envelope, in <out>/<name>/
@@ -100,15 +100,15 @@ def finished_envelope(out: Path, name: str, ident: dict[str, Any],
 
 
 def write_envelope(out: Path, envelope: Envelope, table: str, figure: Any) -> dict[str, Any]:
-    """Write ``table.md``, ``figure.png`` and then the envelope (last: it marks the
-    experiment finished); its JSON form."""
-    folder = Path(out) / envelope.name
-    folder.mkdir(parents=True, exist_ok=True)
-    write_text(folder / "table.md", table)
-    with atomic_path(folder / "figure.png") as tmp:
-        figure.savefig(tmp, dpi=FIGURE_DPI, format="png")
+    """Write ``table.md``, ``figure.png`` and the envelope together (``files.staged``: a
+    full disk halfway leaves the previous three as they were, never a new table beside an
+    old record); the envelope is renamed in last, as it marks the experiment finished.
+    Returns its JSON form."""
     stored = envelope.to_json()
-    write_json(folder / ENVELOPE, stored, sort_keys=False)
+    with staged(Path(out) / envelope.name) as stage:
+        stage.write_text("table.md", table)
+        figure.savefig(stage.path("figure.png"), dpi=FIGURE_DPI, format="png")
+        stage.write_text(ENVELOPE, json.dumps(stored, indent=2) + "\n")
     return stored
 
 
