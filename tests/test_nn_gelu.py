@@ -24,7 +24,11 @@ def test_equals_the_exact_formula_without_grad(shape: tuple[int, ...]) -> None:
     with torch.no_grad():
         y = ExactGELU()(x)
     assert torch.equal(x, kept)  # the in-place steps work on a copy
-    assert float((y.double() - _reference(x)).abs().max()) < 1e-6
+    # float32's x·(1 + erf) loses about |x|·eps to rounding (1 + erf cancels for x << 0), so
+    # the bound scales with |x|; F.gelu's vectorised kernels differ by processor (1.05e-06 at
+    # x near -9 on an AVX-512 Xeon, under 1e-6 on an AVX2 EPYC)
+    bound = 4 * torch.finfo(torch.float32).eps * x.double().abs().clamp(min=1.0)
+    assert bool(((y.double() - _reference(x)).abs() <= bound).all())
     assert float((y - F.gelu(x)).abs().max()) < 1e-6
     with torch.inference_mode():
         assert torch.allclose(ExactGELU()(x), y, atol=0, rtol=0)

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from attnlab.errors import UsageError, first_line, one_line
+from attnlab.errors import UsageError, WriteError, first_line, one_line
 from attnlab.lab import registry
 from attnlab.lab.claims import evaluate
 from attnlab.lab.context import Context
@@ -184,6 +184,8 @@ class Suite:
             start = time.perf_counter()
             try:
                 self.envelopes[name] = {**self._analyse_one(name, plan), "reused": False}
+            except WriteError:  # a full disk or a folder gone read-only stops the command
+                raise
             except Exception as err:  # noqa: BLE001 - report it, run the rest
                 if self.strict:
                     raise
