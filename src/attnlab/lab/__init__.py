@@ -1,0 +1,1 @@
+"""The machinery that trains planned runs: executors (local pool, Ray cluster)."""

@@ -1,0 +1,198 @@
+"""Runs on a real local Ray cluster: a head (no CPU) and two worker nodes of one CPU each,
+started once for the module, on the loopback address, with a short temp dir.
+
+The same bits as training in order; a node killed mid-run costs nothing but time (the run
+resumes from its checkpoint on the other node); Ctrl-C on the driver leaves checkpoints that
+the rerun resumes; the preflight refuses a node that cannot see ``--work``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+# Ray reads this once, on import: every address of the test cluster is then the loopback one.
+os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+ray = pytest.importorskip("ray")
+
+from attnlab.errors import UsageError  # noqa: E402
+from attnlab.experiments.runner import Runner, RunSpec, seeded  # noqa: E402
+from attnlab.lab.ray_executor import Job, RayExecutor, _train_spec  # noqa: E402
+from attnlab.lab.ray_preflight import preflight  # noqa: E402
+from attnlab.nn.config import ModelConfig  # noqa: E402
+from attnlab.train.config import DataConfig, RunConfig, TrainConfig  # noqa: E402
+
+TINY = RunConfig(model=ModelConfig(vocab_size=64, d_model=8, n_ctx=8, n_head=2),
+                 train=TrainConfig(steps=6, batch_size=2, eval_every=0, ckpt_every=0,
+                                   device="cpu"),
+                 data=DataConfig(vocab_size=64))
+# Long enough to be cut: ~3 s of steps, a checkpoint every 100 of them.
+LONG = TINY.replace(train=dataclasses.replace(TINY.train, steps=600, ckpt_every=100))
+
+
+def Tokens() -> SimpleNamespace:  # noqa: N802 - stands for a data class
+    """Token data given directly, as the synthetic languages are (a plain namespace: the
+    worker nodes cannot import this test module)."""
+    return SimpleNamespace(train=np.arange(400) % 64, held=np.arange(100) % 64)
+
+
+@pytest.fixture(scope="module")
+def cluster():  # noqa: ANN201
+    from ray.cluster_utils import Cluster
+
+    # Ray's socket paths must stay short; the loopback address keeps every byte on this host.
+    tmp = tempfile.mkdtemp(prefix="ray", dir="/tmp")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("RAY_TMPDIR", tmp)
+    started = time.perf_counter()
+    c = Cluster(initialize_head=True, head_node_args={
+        "num_cpus": 0, "_system_config": {"health_check_period_ms": 1000,
+                                          "health_check_failure_threshold": 5}})
+    for _ in range(2):
+        c.add_node(num_cpus=1)
+    c.wait_for_nodes()
+    ray.init(address=c.address, log_to_driver=False)
+    c.start_s = time.perf_counter() - started
+    yield c
+    ray.shutdown()
+    c.shutdown()
+    mp.undo()
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def local_record(spec: RunSpec, work: Path) -> dict:
+    """``spec`` trained in order in this process (the reference bits)."""
+    resolved = Runner(work=work, device="cpu").resolve(spec)
+    return _train_spec(resolved, work)
+
+
+def same(record: dict) -> dict:  # everything but time, speed and where it lives
+    return {k: v for k, v in record.items() if k not in ("wall_s", "tokens_per_s", "run_dir")}
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory) -> dict:  # noqa: ANN001
+    return local_record(RunSpec("long", LONG, Tokens()), tmp_path_factory.mktemp("ref"))
+
+
+def run_on(cluster, specs: list[RunSpec], work: Path, progress=None) -> tuple:  # noqa: ANN001
+    runner = Runner(work=work, device="cpu")
+    pending = runner.pending(specs)
+    executor = RayExecutor(ray, "cpu")
+    status = executor.run(pending, Job(work=work, progress=progress))
+    return executor, status, runner
+
+
+def sessions(run_dir: Path) -> list[dict]:
+    return json.loads((run_dir / "meta.json").read_text())["sessions"]
+
+
+def test_a_plan_on_the_cluster_is_bitwise_the_plan_in_order(cluster, tmp_path):
+    specs = seeded("tiny", TINY, 4, data=Tokens())
+    events: list[dict] = []
+    started = time.perf_counter()
+    executor, status, runner = run_on(cluster, specs, tmp_path / "ray", events.append)
+    took = time.perf_counter() - started
+    assert set(status.values()) == {"done"} and len(status) == 4
+    assert executor.slots(4) == 2  # two one-CPU nodes
+    assert len(executor.nodes) == 2  # both nodes trained
+    in_order = {s.label: local_record(s, tmp_path / "local") for s in specs}
+    assert {k: same(v) for k, v in executor.records.items()} == \
+        {k: same(v) for k, v in in_order.items()}
+    assert len({r["weights_sha256"] for r in in_order.values()}) == 4  # four different models
+    named = {e["run"] for e in events if e.get("kind") == "train"}
+    assert {n.split(" on ")[0] for n in named} == {s.label for s in specs}
+    assert all(" on 127.0.0.1 (" in n for n in named)  # each line names its node
+    print(f"cluster up in {cluster.start_s:.1f} s; 4 micro runs on it in {took:.1f} s")
+
+
+def test_a_node_lost_mid_run_costs_only_time(cluster, tmp_path, reference):
+    spec = RunSpec("long", LONG, Tokens())
+    killed: list[str] = []
+
+    def kill_its_node(info: dict) -> None:  # runs on the driver, between two polls
+        if killed or info.get("kind") != "train" or info["step"] < 250:
+            return
+        node_id = info["node"].split("(")[1].rstrip(")")
+        node = next(n for n in cluster.worker_nodes if n.node_id.startswith(node_id))
+        cluster.remove_node(node, allow_graceful=False)  # a hard kill, mid-run
+        killed.append(node_id)
+
+    started = time.perf_counter()
+    executor, status, runner = run_on(cluster, [spec], tmp_path, kill_its_node)
+    took = time.perf_counter() - started
+    cluster.add_node(num_cpus=1)  # the next tests get two nodes again
+    assert killed and status == {"long": "done"}
+    record = executor.records["long"]
+    resumed = sessions(Path(record["run_dir"]))
+    assert len(resumed) == 2 and resumed[1]["start_step"] > 0  # resumed from a checkpoint
+    assert record["weights_sha256"] == reference["weights_sha256"]
+    assert same(record) == same(reference)
+    print(f"node lost at step >= 250; resumed from step {resumed[1]['start_step']}; "
+          f"{took:.1f} s; weights {record['weights_sha256'][:16]} == in-order run's")
+
+
+def test_ctrl_c_on_the_driver_leaves_checkpoints_and_the_rerun_resumes(cluster, tmp_path,
+                                                                       reference):
+    spec = RunSpec("long", LONG, Tokens())
+
+    def interrupt(info: dict) -> None:
+        if info.get("kind") == "train" and info["step"] >= 250:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_on(cluster, [spec], tmp_path, interrupt)
+    (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    assert (run_dir / "checkpoint").is_dir() and not (run_dir / "result.json").exists()
+    executor, status, _ = run_on(cluster, [spec], tmp_path)
+    assert status == {"long": "done"}
+    resumed = sessions(run_dir)
+    assert len(resumed) == 2 and resumed[1]["start_step"] >= 250
+    assert executor.records["long"]["weights_sha256"] == reference["weights_sha256"]
+
+
+def test_a_failed_run_is_one_line(cluster, tmp_path):
+    bad = TINY.replace(model=dataclasses.replace(TINY.model, vocab_size=32))  # tokens up to 63
+    executor, status, _ = run_on(cluster, [RunSpec("bad", bad, Tokens())], tmp_path)
+    assert status["bad"].startswith("failed: ") and "\n" not in status["bad"]
+    assert "bad" not in executor.records
+
+
+# Started in every Python process of one node: a mount namespace of its own in which an
+# empty tmpfs covers $HIDE (the node's view of --work differs, as a node without the share).
+HIDE = """
+import ctypes, os
+if os.environ.get("HIDE"):
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(0x00020000) == 0:  # CLONE_NEWNS
+        libc.mount(b"none", b"/", None, 16384 | (1 << 18), None)  # MS_REC | MS_PRIVATE
+        libc.mount(b"tmpfs", os.environ["HIDE"].encode(), b"tmpfs", 0, None)
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="hiding --work from a node needs root (mount)")
+def test_preflight_refuses_a_node_that_cannot_see_work(cluster, tmp_path):
+    work, hide = tmp_path / "work", tmp_path / "hide"
+    work.mkdir()
+    hide.mkdir()
+    (hide / "sitecustomize.py").write_text(HIDE)
+    assert preflight(ray, work) == 2  # the two real nodes pass
+    node = cluster.add_node(num_cpus=1, env_vars={"PYTHONPATH": str(hide), "HIDE": str(work)})
+    try:
+        with pytest.raises(UsageError) as err:
+            preflight(ray, work)
+        line = str(err.value)
+        assert "\n" not in line
+        assert line.startswith(f"preflight: node 127.0.0.1 ({node.node_id[:6]})")
+        assert "cannot see" in line and str(work) in line and "more node" not in line
+    finally:
+        cluster.remove_node(node)
