@@ -1,6 +1,7 @@
-"""Cost of attention (SPEC §3.5): naive vs SDPA vs attnlab's memory-efficient kernel.
+"""Cost of attention: naive vs SDPA vs attnlab's memory-efficient kernel
+(docs/experiments.md, "Cost of attention").
 
-Runs ``attnlab.experiments.cost_measure.sweep`` and prints the Markdown table with the
+Runs ``attnlab.measure.cost.sweep`` and prints the Markdown table with the
 fitted log-log exponents of every kind side by side, then the goals below
 (printed, not asserted: this is a measurement, not a test):
 
@@ -18,9 +19,9 @@ import argparse
 import logging
 import time
 
-from attnlab.experiments import cost_measure as cost
-from attnlab.experiments.cost import sweep_figure, sweep_table
 from attnlab.files import atomic_path, write_json
+from attnlab.measure import cost as cost
+from attnlab.measure.cost_view import sweep_figure, sweep_table
 
 
 def _ints(text: str) -> list[int]:

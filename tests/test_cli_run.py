@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from attnlab.cli import common
 from attnlab.cli import main as cli_main
 from attnlab.cli import reproduce as reproduce_cmd
 from attnlab.cli import run as run_cmd
-from attnlab.experiments import registry
+from attnlab.lab import registry
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -88,8 +89,7 @@ def test_bad_input_is_a_value_error(argv, message):
 def test_run_without_corpus_is_one_clear_error(monkeypatch, tmp_path):
     import types
 
-    mod = types.ModuleType("needs")
-    mod.NEEDS_CORPUS, mod.TITLE = True, "Needs the corpus"
+    mod = types.SimpleNamespace(needs_corpus=True, title="Needs the corpus")
     monkeypatch.setattr(registry, "load", lambda name: mod)
     with pytest.raises(ValueError, match="does not exist"):
         call(["run", "ladder", "--corpus", str(tmp_path / "absent.txt")])
@@ -121,10 +121,10 @@ def test_estimate_prints_and_runs_nothing(dirs, tmp_path):
 def test_extra_seeds_progress_line():
     info = {"event": "extra", "because": {"norm": ["norm.a", "norm.b"]}, "runs": 20,
             "pending": 0, "workers": 2}
-    assert run_cmd.suite_line(info) == \
+    assert common.suite_line(info) == \
         "extra seeds: all 20 runs finished earlier; inconclusive on the planned seeds: " \
         "norm: norm.a, norm.b"
-    assert run_cmd.suite_line({**info, "pending": 8}).startswith(
+    assert common.suite_line({**info, "pending": 8}).startswith(
         "extra seeds: training 8 of 20 runs on 2 worker processes; ")
 
 

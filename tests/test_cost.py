@@ -1,4 +1,4 @@
-"""attnlab.experiments.cost_measure: the §3.5 measurements in a micro setting.
+"""attnlab.measure.cost: the cost-of-attention measurements in a micro setting.
 
 The layer's three kernels agree; a real subprocess sweep at n in {16, 32}
 gives records and a table; a tiny memory limit gives an OUT OF MEMORY row;
@@ -13,8 +13,8 @@ import math
 import pytest
 import torch
 
-from attnlab.experiments import cost_measure as cost
-from attnlab.experiments.cost import sweep_figure, sweep_table
+from attnlab.measure import cost as cost
+from attnlab.measure.cost_view import sweep_figure, sweep_table
 
 
 def test_three_kernels_compute_the_same_layer():
@@ -238,10 +238,10 @@ def test_a_real_out_of_memory_error_is_recorded_and_the_cache_emptied(monkeypatc
 
 def test_the_experiment_measures_on_the_contexts_device(monkeypatch, tmp_path):
     from attnlab.experiments import cost as experiment
-    from attnlab.experiments.base import Context
+    from attnlab.lab.context import Context
 
     seen = []
     monkeypatch.setattr(cost, "sweep", lambda *a, **k: seen.append(k["device"]) or [])
     record = experiment.analyse(experiment.PROFILES["micro"], None,
-                                Context(work=tmp_path, device="cpu"))
+                                Context.local(tmp_path, device="cpu"))
     assert seen == ["cpu"] and record["device"] == "cpu"

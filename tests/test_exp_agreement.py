@@ -8,10 +8,10 @@ import pytest
 import torch
 
 from attnlab.experiments import agreement
-from attnlab.experiments.base import Context
-from attnlab.experiments.claims import evaluate
-from attnlab.experiments.registry import run_experiment
+from attnlab.lab.claims import evaluate
+from attnlab.lab.runner import Runner
 from attnlab.nn.model import LanguageModel
+from attnlab.suite import run_experiment
 
 DATA = agreement.dataset(agreement.PROFILES["quick"])
 
@@ -61,7 +61,7 @@ def test_masses_sum_to_one_for_every_head():
 
 
 def test_micro_run_through_the_registry(tmp_path):
-    env = run_experiment("agreement", "micro", Context(work=tmp_path / "w"), tmp_path / "out",
+    env = run_experiment("agreement", "micro", Runner(tmp_path / "w"), tmp_path / "out",
                          seeds=3)
     rec = env["record"]
     assert len(rec["top1"]) == 3 and len(rec["heads"]) == 3

@@ -1,4 +1,5 @@
-"""The verdict rule (SPEC §3.8) on synthetic per-seed margins: held, not held,
+"""The verdict rule (docs/experiments.md, "Claims and verdicts") on synthetic per-seed
+margins: held, not held,
 inconclusive, skipped and error, and how parts combine."""
 
 from __future__ import annotations
@@ -7,7 +8,7 @@ import math
 
 import pytest
 
-from attnlab.experiments.claims import (
+from attnlab.lab.claims import (
     MIN_SEEDS,
     Margins,
     Part,

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from attnlab.experiments import cost
-from attnlab.experiments.base import Context
-from attnlab.experiments.claims import evaluate
-from attnlab.experiments.registry import run_experiment
+from attnlab.lab.claims import evaluate
+from attnlab.lab.runner import Runner
+from attnlab.suite import run_experiment
 
 
 def _records(naive_mem: float, naive_time: float, proj: float, memeff_mem: float,
@@ -36,7 +36,7 @@ def test_claims_both_ways() -> None:
 
 
 def test_micro_run_writes_table_and_figure(tmp_path: Path) -> None:
-    env = run_experiment("cost", "micro", Context(work=tmp_path / "runs"), tmp_path / "out")
+    env = run_experiment("cost", "micro", Runner(tmp_path / "runs"), tmp_path / "out")
     record = env["record"]
     assert {r["kind"] for r in record["records"]} == {"naive", "memeff"}
     assert all(r["status"] == "ok" for r in record["records"])

@@ -12,21 +12,20 @@ import numpy as np
 import pytest
 import torch
 
-from attnlab.experiments import registry
-from attnlab.experiments.base import Context
-from attnlab.experiments.claims import Margins, Part, Skip, claim
-from attnlab.experiments.extra_seeds import (
+from attnlab.lab import registry
+from attnlab.lab.claims import Margins, Part, Skip, claim
+from attnlab.lab.envelope import finished_envelope, identity
+from attnlab.lab.registry import Experiment, seeds_of
+from attnlab.lab.runner import Runner, seeded
+from attnlab.lab.seeds import (
     check_extra_seeds,
     ran_note,
     rule_text,
-    seeds_of,
-    settle,
     skipped_note,
     triggers,
 )
-from attnlab.experiments.runner import Runner, seeded
-from attnlab.experiments.suite import evaluate_claims, reproduce
 from attnlab.nn.config import ModelConfig
+from attnlab.suite import Suite, estimate, evaluate_claims, reproduce
 from attnlab.train.config import DataConfig, RunConfig, TrainConfig
 
 # ---------------------------------------------------------------- the rule on synthetic records
@@ -47,10 +46,8 @@ def _skip(records):
     raise Skip("cannot apply here")
 
 
-def _module(name: str, claims: list) -> types.ModuleType:
-    mod = types.ModuleType(name)
-    mod.CLAIMS = claims
-    return mod
+def _module(name: str, claims: list) -> types.SimpleNamespace:
+    return types.SimpleNamespace(claims=claims)
 
 
 def test_only_an_inconclusive_training_claim_on_three_seeds_calls_for_a_round():
@@ -101,17 +98,17 @@ def test_micro_never_grows_and_a_bigger_plan_retrains_nothing():
     runner = Runner(work=Path("unused"), device="cpu")
     for name in registry.EXPERIMENTS:
         mod = registry.load(name)
-        micro = registry.settings_of(mod, "micro")
+        micro = mod.settings("micro")
         if seeds_of(micro) is None:
             continue  # trains nothing
         assert seeds_of(micro) < 3
-        keys = [{runner.key(runner.resolve(s)) for s in mod.plan(registry.settings_of(
-            mod, "micro", n))} for n in (1, 3)]
+        keys = [{runner.key(runner.resolve(s)) for s in mod.plan(mod.settings("micro", n))}
+                for n in (1, 3)]
         assert keys[0] < keys[1], name
 
 
 def test_the_estimate_says_it_leaves_the_round_out():
-    from attnlab.experiments.estimate import Estimate
+    from attnlab.lab.estimate import Estimate
 
     est = Estimate("full", 2, "cpu", per_experiment={"x": 60.0}, runs={"x": 3}, wall_s=30.0,
                    extra_seeds=2, seeds={"x": 3})
@@ -123,19 +120,20 @@ def test_the_estimate_says_it_leaves_the_round_out():
 
 
 def test_the_estimate_counts_workers_sharing_a_gpu_as_one(monkeypatch, tmp_path):
-    import attnlab.experiments.estimate as estimate
-    import attnlab.experiments.pool as pool
-    from attnlab.experiments.runner import Runner
+    import attnlab.lab.estimate as estimate_module
+    import attnlab.lab.executors as pool
+    from attnlab.lab.executors import LocalPool
 
     monkeypatch.setattr(pool, "gpu_count", lambda: 1)
     monkeypatch.setattr(Runner, "resolve_device", lambda self: torch.device("cuda"))
-    monkeypatch.setattr(estimate, "step_seconds", lambda configs: [0.01] * len(configs))
-    est = estimate.estimate_suite("micro", 3, tmp_path, only=["agreement"], workers=4)
+    monkeypatch.setattr(estimate_module, "step_seconds", lambda configs: [0.01] * len(configs))
+    runner = Runner(tmp_path, executor=LocalPool(4, "cuda"))
+    est = estimate("micro", 3, runner, only=["agreement"])
     assert est.workers == 1 and est.sharing == 3  # 3 pending runs on 4 workers, one GPU
     assert est.wall_s == pytest.approx(sum(est.per_experiment.values()))  # laid on one
     assert "3 workers will share 1 GPU(s); counted as one per GPU" in est.text()
     monkeypatch.setattr(pool, "gpu_count", lambda: 3)
-    est = estimate.estimate_suite("micro", 3, tmp_path, only=["agreement"], workers=4)
+    est = estimate("micro", 3, runner, only=["agreement"])
     assert est.workers == 3 and "share" not in est.text()
 
 
@@ -160,10 +158,9 @@ class CoinSettings:
     seeds: int = 3
 
 
-def fake_experiment(name: str, steps: int, wobbly: bool) -> types.ModuleType:
+def fake_experiment(name: str, steps: int, wobbly: bool) -> Experiment:
     """A training experiment of tiny real runs; its claim margins depend on the seeds it has:
     a ``wobbly`` one has a claim that stays inconclusive at any number of seeds."""
-    mod = types.ModuleType(f"fake_{name}")
     data = Tokens()
 
     def analyse(settings, results, ctx):
@@ -183,12 +180,11 @@ def fake_experiment(name: str, steps: int, wobbly: bool) -> types.ModuleType:
     claims = [claim(f"{name}.sure", "always clear", name, Part("m > 0", per_seed(SURE)))]
     if wobbly:
         claims.append(claim(f"{name}.coin", "a coin", name, Part("m > 0", per_seed(COIN))))
-    mod.__dict__.update(
-        NAME=name, TITLE=f"Fake {name}", NEEDS_CORPUS=False, QUICK_CHANGES="none",
-        PROFILES={p: CoinSettings() for p in registry.PROFILES},
+    return Experiment(
+        name=name, title=f"Fake {name}", needs_corpus=False, quick_changes="none",
+        profiles={p: CoinSettings() for p in registry.PROFILES},
         plan=lambda s: seeded(name, _tiny(steps), s.seeds, data=data), analyse=analyse,
-        table=lambda r: f"| seeds |\n|---:|\n| {r['seeds']} |\n", figure=figure, CLAIMS=claims)
-    return mod
+        table=lambda r: f"| seeds |\n|---:|\n| {r['seeds']} |\n", figure=figure, claims=claims)
 
 
 def use_fakes(monkeypatch) -> None:
@@ -238,11 +234,11 @@ def test_the_suite_adds_seeds_once_where_a_claim_is_inconclusive(tmp_path, monke
     assert again["extra_round"] == {"wobbly": ["wobbly.coin"]}
     assert [v["seeds"] for v in again["verdicts"]] == [5, 5, 3]
 
-    base = registry.identity("quick", CoinSettings(3))
-    assert registry.finished_envelope(tmp_path / "out", "wobbly", base, 2) is not None
-    assert registry.finished_envelope(tmp_path / "out", "wobbly", base, 1) is None
-    assert registry.finished_envelope(tmp_path / "out", "wobbly",
-                                      registry.identity("quick", CoinSettings(5)), 2) is None
+    base = identity("quick", CoinSettings(3))
+    assert finished_envelope(tmp_path / "out", "wobbly", base, 2) is not None
+    assert finished_envelope(tmp_path / "out", "wobbly", base, 1) is None
+    assert finished_envelope(tmp_path / "out", "wobbly",
+                             identity("quick", CoinSettings(5)), 2) is None
 
 
 def test_off_below_three_seeds_and_turned_on_later(tmp_path, monkeypatch, trained_hashes):
@@ -264,13 +260,16 @@ def test_off_below_three_seeds_and_turned_on_later(tmp_path, monkeypatch, traine
 
 def test_a_failing_round_fails_its_experiment_only(tmp_path, monkeypatch):
     use_fakes(monkeypatch)
-    mods = {n: registry.load(n) for n in registry.EXPERIMENTS}
-    out, ctx = tmp_path / "out", Context(work=tmp_path / "work", device="cpu")
+    out = tmp_path / "out"
     first = _run(out, tmp_path / "work", extra_seeds=0)
-    envelopes = dict(first["envelopes"])
-    mods["wobbly"].plan = lambda s: (_ for _ in ()).throw(RuntimeError("no plan today"))
-    due = settle(mods, envelopes, first["verdicts"], profile="quick", seeds=None,
-                 extra_seeds=2, ctx=ctx, out=out)
+    suite = Suite(Runner(tmp_path / "work", "cpu"), out, "quick")
+    suite.load(list(registry.EXPERIMENTS))
+    suite.envelopes = dict(first["envelopes"])
+    suite.experiments["wobbly"] = dataclasses.replace(
+        suite.experiments["wobbly"],
+        plan=lambda s: (_ for _ in ()).throw(RuntimeError("no plan today")))
+    due = suite.extra_round(first["verdicts"], 2)
+    envelopes = suite.envelopes
     assert due == {"wobbly": ["wobbly.coin"]}
     assert envelopes["wobbly"]["status"] == "failed"
     assert envelopes["wobbly"]["reason"] == "extra round: cannot plan: RuntimeError: no plan today"

@@ -1,4 +1,5 @@
-"""The ladder (SPEC §3.1): row configs and parameter counts by hand, a micro run, every claim."""
+"""The ladder (docs/experiments.md, "The ladder"): row configs and parameter counts by
+hand, a micro run, every claim."""
 
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ from pathlib import Path
 import pytest
 
 from attnlab.experiments import ladder
-from attnlab.experiments.base import Context, settings_dict
-from attnlab.experiments.claims import evaluate
-from attnlab.experiments.registry import run_experiment
-from attnlab.experiments.runner import Runner
+from attnlab.lab.claims import evaluate
+from attnlab.lab.context import Context
+from attnlab.lab.runner import Runner
+from attnlab.lab.tables import settings_dict
 from attnlab.nn.model import LanguageModel
+from attnlab.suite import run_experiment
 
 DATA = Path(
     os.environ.get("ATTNLAB_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -71,8 +73,8 @@ def test_profiles():
 @pytest.mark.skipif(not (DATA / "tinyshakespeare.txt").is_file(), reason="corpus not found")
 def test_micro_run_table_figure_and_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("ATTNLAB_DATA", str(DATA))
-    ctx = Context(work=tmp_path / "work")
-    env = run_experiment("ladder", "micro", ctx, out=tmp_path / "out")
+    runner = Runner(tmp_path / "work")
+    env = run_experiment("ladder", "micro", runner, out=tmp_path / "out")
     rows = env["record"]["rows"]
     assert [r["row"] for r in rows] == list(ladder.ROWS)
     micro = ladder.PROFILES["micro"]
@@ -89,8 +91,8 @@ def test_micro_run_table_figure_and_cache(tmp_path, monkeypatch):
     assert "Overfitting check" in text
     assert len([p for p in (tmp_path / "work").iterdir() if p.is_dir()]) == 12  # one run each
     runner = Runner(work=tmp_path / "work")
-    assert runner.pending(ladder.plan(micro)) == []  # every planned run finished
-    again = ladder.analyse(micro, runner.train(ladder.plan(micro)), ctx)  # read, not retrained
+    assert runner.pending(runner.resolve_all(ladder.plan(micro))) == []  # every run finished
+    again = ladder.analyse(micro, runner.train(ladder.plan(micro)), Context.of(runner))  # read
     assert json.dumps(again) == json.dumps(env["record"])
     verdicts = evaluate({"ladder": env["record"]}, ladder.CLAIMS)
     assert {v["status"] for v in verdicts} == {"inconclusive"}  # one seed decides nothing

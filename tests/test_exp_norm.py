@@ -1,4 +1,5 @@
-"""Pre-norm vs post-norm (SPEC §3.3): configs, gradient norms at init, a micro run, the claims."""
+"""Pre-norm vs post-norm (docs/experiments.md, "Pre-norm or post-norm"): configs,
+gradient norms at init, a micro run, the claims."""
 
 from __future__ import annotations
 
@@ -13,10 +14,10 @@ import torch.nn.functional as F
 
 from attnlab.data.dataset import sample_batch
 from attnlab.experiments import norm
-from attnlab.experiments.base import Context
-from attnlab.experiments.claims import evaluate
-from attnlab.experiments.registry import run_experiment
+from attnlab.lab.claims import evaluate
+from attnlab.lab.runner import Runner
 from attnlab.nn.model import LanguageModel
+from attnlab.suite import run_experiment
 from attnlab.train.distributed import sampler_seed
 
 DATA = Path(
@@ -72,7 +73,7 @@ def test_grad_norms_are_the_first_update_of_the_run(placement):
 @pytest.mark.skipif(not (DATA / "tinyshakespeare.txt").is_file(), reason="corpus not found")
 def test_micro_run_table_and_figure(tmp_path, monkeypatch):
     monkeypatch.setenv("ATTNLAB_DATA", str(DATA))
-    env = run_experiment("norm", "micro", Context(work=tmp_path / "work"), out=tmp_path / "out")
+    env = run_experiment("norm", "micro", Runner(tmp_path / "work"), out=tmp_path / "out")
     rec = env["record"]
     assert set(rec["cells"]) == {"pre/no_warmup", "pre/warmup", "post/no_warmup", "post/warmup"}
     micro = norm.PROFILES["micro"]

@@ -1,4 +1,5 @@
-"""The parameter experiment (SPEC §3.6): hand-computed counts, the GPT-2 small table, claims."""
+"""The parameter experiment (docs/experiments.md, "Where the parameters are"):
+hand-computed counts, the GPT-2 small table, claims."""
 
 from __future__ import annotations
 
@@ -7,10 +8,10 @@ import copy
 import pytest
 
 from attnlab.experiments import params
-from attnlab.experiments.base import Context
-from attnlab.experiments.claims import decide, evaluate
-from attnlab.experiments.registry import run_experiment
+from attnlab.lab.claims import decide, evaluate
+from attnlab.lab.runner import Runner
 from attnlab.nn.config import ModelConfig
+from attnlab.suite import run_experiment
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +71,7 @@ def test_table_and_figure(record, tmp_path):
 
 
 def test_registry_micro_run_and_claims_hold(tmp_path):
-    env = run_experiment("params", "micro", Context(work=tmp_path / "w"), tmp_path / "out")
+    env = run_experiment("params", "micro", Runner(tmp_path / "w"), tmp_path / "out")
     assert (tmp_path / "out" / "params" / "figure.png").is_file()
     verdicts = evaluate({"params": env["record"]}, params.CLAIMS)
     # micro leaves out the Hugging Face count: the count claim says skipped, not held

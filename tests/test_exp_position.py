@@ -1,4 +1,5 @@
-"""Position (SPEC §3.4): configs, permutation equivariance, untrained table rows after a
+"""Position (docs/experiments.md, "Position"): configs, permutation equivariance,
+untrained table rows after a
 micro run, and every claim decided both ways on synthetic records."""
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ import pytest
 import torch
 
 from attnlab.experiments import position
-from attnlab.experiments.base import Context
-from attnlab.experiments.claims import evaluate
-from attnlab.experiments.registry import run_experiment
+from attnlab.lab.claims import evaluate
+from attnlab.lab.context import Context
+from attnlab.lab.runner import Runner
+from attnlab.suite import run_experiment
 from attnlab.train.config import RunConfig
 from attnlab.train.runtime import build_model
 
@@ -50,8 +52,8 @@ def test_permutation_needs_two_tokens():
 
 
 def test_micro_run(tmp_path, shakespeare_head):
-    ctx = Context(work=tmp_path / "work", corpus=str(shakespeare_head))
-    env = run_experiment("position", "micro", ctx, out=tmp_path / "out")
+    runner = Runner(tmp_path / "work", corpus=str(shakespeare_head))
+    env = run_experiment("position", "micro", runner, out=tmp_path / "out")
     rec = env["record"]
     s = position.PROFILES["micro"]
     assert [r["scheme"] for r in rec["rows"]] == list(position.SCHEMES)
@@ -66,7 +68,7 @@ def test_micro_run(tmp_path, shakespeare_head):
     cfg = position.model_config(s, "learned")
     tc = position.train_config(s)
     start = build_model(RunConfig(model=cfg, train=tc), torch.device("cpu")).pos.table.weight
-    trained = ctx.trained({"run_dir": learned["run_dirs"][0]}).pos.table.weight
+    trained = Context.of(runner).trained({"run_dir": learned["run_dirs"][0]}).pos.table.weight
     decay = (1 - tc.lr * tc.weight_decay) ** tc.steps
     assert torch.allclose(trained[s.n_ctx:], start[s.n_ctx:] * decay, atol=1e-6)
     assert not torch.allclose(trained[: s.n_ctx], start[: s.n_ctx] * decay, atol=1e-6)

@@ -8,11 +8,10 @@ import logging
 import os
 
 import pytest
-import torch
 
-from attnlab.cli.run import resolve_jobs
-from attnlab.experiments.pool import default_workers, worker_envs
-from attnlab.experiments.runner import DIVERGED, Results, Runner, RunSpec, seeded, train_cost
+from attnlab.cli.common import resolve_jobs
+from attnlab.lab.executors import LocalPool, default_workers, worker_envs
+from attnlab.lab.runner import DIVERGED, Results, Runner, RunSpec, seeded, train_cost
 from attnlab.nn.config import ModelConfig
 from attnlab.train.config import DataConfig, RunConfig, TrainConfig, run_hash
 from attnlab.train.trainer import TrainingDiverged
@@ -44,7 +43,7 @@ def test_each_planned_run_is_trained_once(tmp_path, trained_hashes):
     assert [r["run_dir"] for r in results.seeds("tiny")] == \
         [results[f"tiny seed {s}"]["run_dir"] for s in range(3)]
     assert runner.train([*specs, twin]) == results and len(calls) == 3  # all cached
-    assert runner.pending(specs) == []
+    assert runner.pending(runner.resolve_all(specs)) == []
 
 
 def test_the_key_names_the_resolved_device_and_precision(tmp_path):
@@ -63,8 +62,10 @@ def test_a_diverged_run_is_recorded_where_the_plan_allows_it(tmp_path, monkeypat
 
     calls = []
 
-    def diverge(cfg, run_dir, **kw):
+    def diverge(cfg, run_dir, **kw):  # as the trainer does: the marker, then the error
         calls.append(1)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / DIVERGED).write_text('{"message": "non-finite loss (nan) at step 1 of 2"}')
         raise TrainingDiverged("non-finite loss (nan) at step 1 of 2")
 
     monkeypatch.setattr(trainer, "train", diverge)
@@ -99,8 +100,8 @@ def test_in_order_and_on_workers_give_the_same_bits(tmp_path, caplog):
     specs = seeded("tiny", TINY.replace(train=dataclasses.replace(TINY.train, steps=6)), 4,
                    data=Tokens())
     events = []
-    with caplog.at_level(logging.INFO, logger="attnlab.experiments.pool"):
-        pooled = Runner(work=tmp_path / "a", device="cpu", workers=2,
+    with caplog.at_level(logging.INFO, logger="attnlab.lab.executors"):
+        pooled = Runner(work=tmp_path / "a", device="cpu", executor=LocalPool(2, "cpu"),
                         progress=events.append).train(specs)
     started = [r.getMessage() for r in caplog.records if "(worker " in r.getMessage()]
     assert len(started) == 4  # each run named as a worker starts it
@@ -117,25 +118,24 @@ def test_in_order_and_on_workers_give_the_same_bits(tmp_path, caplog):
 
 def test_a_run_that_fails_in_a_worker_raises_in_order(tmp_path):
     bad = TINY.replace(data=DataConfig(corpus=str(tmp_path / "missing.txt"), vocab_size=64))
-    runner = Runner(work=tmp_path, device="cpu", workers=2)
+    runner = Runner(work=tmp_path, device="cpu", corpus=str(tmp_path / "missing.txt"),
+                    executor=LocalPool(2, "cpu"))
     specs = [RunSpec(f"bad {i}", bad.replace(train=TrainConfig(steps=1, seed=i))) for i in (0, 1)]
-    runner.corpus = str(tmp_path / "missing.txt")
     with pytest.raises(ValueError, match="missing.txt"):
         runner.train(specs)
 
 
 def test_one_worker_per_gpu_by_default_more_share_them(monkeypatch, tmp_path):
-    import attnlab.experiments.pool as pool
+    import attnlab.lab.executors as pool
 
     monkeypatch.setattr(pool, "gpu_count", lambda: 2)
-    monkeypatch.setattr(Runner, "resolve_device", lambda self: torch.device("cuda"))
     assert default_workers() == 2 and resolve_jobs(None) == 2  # --jobs not given: one per GPU
     cores = max(1, min(8, len(os.sched_getaffinity(0))))
     assert resolve_jobs(None, "cpu") == default_workers("cpu") == cores  # --device cpu: per core
-    assert Runner(work=tmp_path, device="cuda", workers=2).pool_size(5) == 2
-    runner = Runner(work=tmp_path, device="cuda", workers=8)  # --jobs 8: four on each GPU
-    assert runner.pool_size(5) == 5 and runner.pool_size(1) == 1
-    assert Runner(work=tmp_path, device="cuda", workers=1).pool_size(5) == 1  # --jobs 1
+    assert LocalPool(2, "cuda").slots(5) == 2
+    pool8 = LocalPool(8, "cuda")  # --jobs 8: four on each GPU
+    assert pool8.slots(5) == 5 and pool8.slots(1) == 1
+    assert LocalPool(1, "cuda").slots(5) == 1  # --jobs 1
     assert worker_envs(2, "cuda", 2) == [{"CUDA_VISIBLE_DEVICES": "0"},
                                          {"CUDA_VISIBLE_DEVICES": "1"}]
     assert worker_envs(3, "cuda", 2, "3,5") == [{"CUDA_VISIBLE_DEVICES": "3"},
@@ -145,9 +145,8 @@ def test_one_worker_per_gpu_by_default_more_share_them(monkeypatch, tmp_path):
         worker_envs(3, "cuda", 0)
     assert worker_envs(2, "cpu", 0) == [{}, {}]
     monkeypatch.setattr(pool, "gpu_count", lambda: 0)  # asked for CUDA, none there
-    assert Runner(work=tmp_path, device="cuda", workers=8).pool_size(5) == 1
-    monkeypatch.setattr(Runner, "resolve_device", lambda self: torch.device("cpu"))
-    assert Runner(work=tmp_path, workers=2).pool_size(5) == 2
+    assert LocalPool(8, "cuda").slots(5) == 1
+    assert Runner(work=tmp_path, executor=LocalPool(2)).slots(5) == 2
 
 
 def test_jobs_option():
@@ -169,3 +168,43 @@ def test_a_damaged_result_of_a_finished_run_is_one_data_error(tmp_path) -> None:
     (run_dir / "result.json").write_text("[1, 2]")
     with pytest.raises(DataError, match="expected a JSON object"):
         runner.finished(spec)
+
+
+def test_the_executor_contract(tmp_path):
+    """An executor gets the pending runs resolved and longest first with a Job, answers a
+    status per label; the runner trains what it left in order, through ``train_spec``."""
+    import pickle
+
+    from attnlab.lab.executors import Job
+    from attnlab.lab.work import train_spec
+
+    class HalfDone:
+        name = "half"
+
+        def __init__(self) -> None:
+            self.seen: list[list[str]] = []
+
+        def slots(self, n_pending: int) -> int:
+            return 2
+
+        def run(self, pending: list[RunSpec], job: Job) -> dict[str, str]:
+            self.seen.append([s.label for s in pending])
+            assert all(s.config.train.device == "cpu" for s in pending)  # resolved
+            assert [train_cost(s.config) for s in pending] == \
+                sorted((train_cost(s.config) for s in pending), reverse=True)
+            first = pending[0]
+            train_spec(first, job.work, progress=job.progress)
+            return {first.label: "done", pending[1].label: "failed: not tried"}
+
+    assert pickle.loads(pickle.dumps(train_spec)) is train_spec  # top level: any process runs it
+    short = seeded("short", TINY, 1, data=Tokens())
+    long = seeded("long", TINY.replace(train=dataclasses.replace(TINY.train, steps=4)), 1,
+                  data=Tokens())
+    executor = HalfDone()
+    runner = Runner(work=tmp_path, device="cpu", executor=executor)
+    results = runner.train([*short, *long])
+    assert executor.seen == [["long seed 0", "short seed 0"]]
+    assert set(results) == {"short seed 0", "long seed 0"}
+    assert runner.pending(runner.resolve_all([*short, *long])) == []  # the rest trained here
+    runner.train([*short, *long])
+    assert executor.seen == [["long seed 0", "short seed 0"]]  # nothing pending: not called

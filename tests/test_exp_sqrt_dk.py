@@ -1,4 +1,5 @@
-"""Why divide by √d_k (SPEC §3.2): the analytic numbers, attention statistics, a micro run,
+"""Why divide by √d_k (docs/experiments.md, "Why divide by √d_k"): the analytic
+numbers, attention statistics, a micro run,
 and both claims decided both ways on synthetic records."""
 
 from __future__ import annotations
@@ -12,11 +13,11 @@ import torch
 
 from attnlab.experiments import sqrt_dk
 from attnlab.experiments import sqrt_dk_stats as st
-from attnlab.experiments.base import Context
-from attnlab.experiments.claims import evaluate
-from attnlab.experiments.registry import run_experiment
+from attnlab.lab.claims import evaluate
+from attnlab.lab.runner import Runner
 from attnlab.nn.config import ModelConfig
 from attnlab.nn.model import LanguageModel
+from attnlab.suite import run_experiment
 
 # -- analytic part -----------------------------------------------------------------
 
@@ -154,7 +155,7 @@ def test_configs():
 
 
 def test_micro_run(tmp_path, shakespeare_head):
-    ctx = Context(work=tmp_path / "work", corpus=str(shakespeare_head))
+    ctx = Runner(tmp_path / "work", corpus=str(shakespeare_head))
     env = run_experiment("sqrt_dk", "micro", ctx, out=tmp_path / "out")
     rec = env["record"]
     assert [r["d"] for r in rec["variance"]] == [4, 16]

@@ -1,4 +1,5 @@
-"""Winograd referents (SPEC §3.7): configs, scoring, attention rows, a micro run, the claims."""
+"""Winograd referents (docs/experiments.md, "Winograd referents"): configs, scoring,
+attention rows, a micro run, the claims."""
 
 from __future__ import annotations
 
@@ -11,10 +12,10 @@ import torch
 
 from attnlab.data.synthetic import winograd_dataset
 from attnlab.experiments import winograd
-from attnlab.experiments.base import Context
-from attnlab.experiments.claims import evaluate
-from attnlab.experiments.registry import run_experiment
+from attnlab.lab.claims import evaluate
+from attnlab.lab.runner import Runner
 from attnlab.nn.model import LanguageModel
+from attnlab.suite import run_experiment
 
 DATA_B = winograd_dataset("B", 0)
 SMALL = winograd.Settings(d_model=16)
@@ -30,14 +31,14 @@ def test_quick_changes_only_the_budget():
 
 def test_model_configs():
     v = DATA_B.vocab.size
-    mean, one, two = (winograd.model_config(k, v, SMALL) for k in winograd.MODELS)
+    mean, one, two = (winograd.model_config(SMALL, k, v) for k in winograd.MODELS)
     assert (mean.mixer, mean.position, mean.residual, mean.mlp) == ("mean", "none", True, True)
     assert (one.mixer, one.n_head, one.n_layer, one.position) == ("mha", 4, 1, "learned")
     assert two == one.replace(n_layer=2)
     assert one.replace(mixer="mean", position="none") == mean  # only the mixer (and positions)
     assert mean.n_ctx == DATA_B.train.shape[1] - 1 and mean.vocab_size == v
     with pytest.raises(ValueError, match="unknown model"):
-        winograd.model_config("three blocks", v, SMALL)
+        winograd.model_config(SMALL, "three blocks", v)
 
 
 def test_sentence_stream_is_the_sentences_end_to_end():
@@ -92,7 +93,7 @@ def test_scored_logits_reads_only_the_prefix():
 
 def _model(kind: str) -> LanguageModel:
     torch.manual_seed(0)
-    return LanguageModel(winograd.model_config(kind, DATA_B.vocab.size, SMALL)).eval()
+    return LanguageModel(winograd.model_config(SMALL, kind, DATA_B.vocab.size)).eval()
 
 
 def test_attention_rows_shapes_and_rows():
@@ -130,7 +131,7 @@ def test_attention_rows_bad_input(sentence, match):
 
 
 def test_micro_run_table_figure_and_cache(tmp_path):
-    ctx = Context(work=tmp_path / "work")
+    ctx = Runner(tmp_path / "work")
     env = run_experiment("winograd", "micro", ctx, out=tmp_path / "out")
     record = env["record"]
     assert set(record["variants"]) == {"A", "B"}

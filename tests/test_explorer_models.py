@@ -209,7 +209,7 @@ def test_cli_winograd_page_reports_the_measured_accuracy(tiny_probes, tmp_path, 
         forced_choice_accuracy,
         winograd_dataset,
     )
-    from attnlab.experiments.base import Context
+    from attnlab.lab.context import Context
 
     out, work = tmp_path / "w.html", tmp_path / "work"
     assert cli_main.main(["explore", "--winograd", "--work", str(work), "--out", str(out)]) == 0
@@ -230,7 +230,7 @@ def test_cli_winograd_page_reports_the_measured_accuracy(tiny_probes, tmp_path, 
 
 def test_cli_agreement_page_reports_the_measured_probabilities(tiny_probes, tmp_path) -> None:
     from attnlab.data.synthetic import verb_agreement_dataset
-    from attnlab.experiments.base import Context
+    from attnlab.lab.context import Context
 
     out, work = tmp_path / "a.html", tmp_path / "work"
     assert cli_main.main(["explore", "--agreement", "--work", str(work), "--out", str(out)]) == 0

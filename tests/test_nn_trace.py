@@ -11,6 +11,7 @@ import pytest
 import torch
 from safetensors.torch import load_model, save_file
 
+from attnlab.nn.attention import kernel
 from attnlab.nn.config import ModelConfig
 from attnlab.nn.mixers import AttentionHead, MultiHeadAttention
 from attnlab.nn.model import LanguageModel, next_token_loss
@@ -150,7 +151,7 @@ def test_every_kernel_equals_the_readable_one_in_values_and_gradients(position, 
 
 def test_default_kernel_is_the_fast_one_and_any_kernel_loads_any_checkpoint() -> None:
     assert ModelConfig().backend == "auto"
-    assert LanguageModel(ModelConfig(n_layer=1)).blocks[0].mixer.kernel == "sdpa"
+    assert LanguageModel(ModelConfig(n_layer=1)).blocks[0].mixer.kernel is kernel("sdpa")
     model = _model()
     idx = torch.randint(0, 61, (2, 12))
     for backend in ("naive", "sdpa", "memeff"):

@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from attnlab.experiments import registry
-from attnlab.experiments.claims import Margins, Part, claim
-from attnlab.experiments.suite import evaluate_claims, reproduce, select
+from attnlab.lab import registry
+from attnlab.lab.claims import Margins, Part, claim
+from attnlab.lab.registry import Experiment, select
 from attnlab.report import write_report
 from attnlab.report.write import to_html
+from attnlab.suite import evaluate_claims, reproduce
 
 TABLE = "| n | name | ppl |\n|---:|---|:---:|\n| 1 | <b>x</b> | 12.5 |\n| 2 | a \\| b | 3 |\n"
 
@@ -182,9 +183,8 @@ class FakeSettings:
     v: int = 7
 
 
-def _fake(name: str, *, needs_corpus: bool, fail: bool = False, claims=()) -> types.ModuleType:
-    """A stand-in experiment module (the real ones may not be written yet)."""
-    mod = types.ModuleType(f"fake_{name}")
+def _fake(name: str, *, needs_corpus: bool, fail: bool = False, claims=()) -> Experiment:
+    """A stand-in experiment record (the real ones may not be written yet)."""
 
     def analyse(settings, results, ctx):
         if fail:
@@ -198,13 +198,12 @@ def _fake(name: str, *, needs_corpus: bool, fail: bool = False, claims=()) -> ty
         fig.subplots().plot([0, 1], [1, 2])
         return fig
 
-    mod.__dict__.update(
-        NAME=name, TITLE=f"Fake {name}", NEEDS_CORPUS=needs_corpus, QUICK_CHANGES="none",
-        PROFILES={p: FakeSettings() for p in registry.PROFILES}, plan=lambda s: [],
+    return Experiment(
+        name=name, title=f"Fake {name}", needs_corpus=needs_corpus, quick_changes="none",
+        profiles={p: FakeSettings() for p in registry.PROFILES}, plan=lambda s: [],
         analyse=analyse, table=lambda r: f"| value |\n|---:|\n| {r['value']} |\n",
-        figure=figure, CLAIMS=list(claims),
+        figure=figure, claims=list(claims),
     )
-    return mod
 
 
 def _bad(records):
@@ -272,8 +271,8 @@ def test_select_and_bad_input():
 
 
 def test_evaluate_claims_tags_owner():
-    mod = types.ModuleType("m")
-    mod.CLAIMS = [claim("m.a", "t", "m", Part("x > 0", lambda r: Margins([-1.0])),
+    mod = types.SimpleNamespace()
+    mod.claims = [claim("m.a", "t", "m", Part("x > 0", lambda r: Margins([-1.0])),
                         trained=False)]
     (v,) = evaluate_claims({"m": mod}, {"m": {}})
     assert v["status"] == "not held" and v["experiment"] == "m" and v["needs"] == ["m"]
@@ -281,9 +280,8 @@ def test_evaluate_claims_tags_owner():
 
 def test_a_raising_claim_fails_the_suite(params_run, tmp_path, monkeypatch):
     real = registry.load("params")
-    broken = types.ModuleType("params")
-    broken.__dict__.update(real.__dict__)
-    broken.CLAIMS = [claim("params.broken", "breaks", "params", Part("r", _bad))]
+    broken = dataclasses.replace(
+        real, claims=[claim("params.broken", "breaks", "params", Part("r", _bad))])
     monkeypatch.setattr(registry, "load", lambda name: broken)
     shutil.copytree(params_run[0] / "out" / "params", tmp_path / "out" / "params")
     result = reproduce("micro", None, tmp_path / "out", tmp_path / "work", only=["params"])

@@ -6,7 +6,10 @@ The package is laid out by the parts of the idea:
 - ``attnlab.nn``         PyTorch modules: mixers, positions, blocks, the model.
 - ``attnlab.data``       corpus, tokenizer, split, perplexity, synthetic languages.
 - ``attnlab.train``      the trainer, checkpoints, run directories.
-- ``attnlab.experiments`` one module per experiment of the spec, and the claims.
+- ``attnlab.lab``        the machinery: runner, executors, registry, claims, seed rounds.
+- ``attnlab.experiments`` one module per experiment, and its own measuring helpers.
+- ``attnlab.measure``    measuring tools shared with the benchmarks (attention cost).
+- ``attnlab.suite``      the one pipeline: plan, train, analyse, claims, extra round.
 - ``attnlab.report``     the one-command report.
 - ``attnlab.explorer``   the attention explorer page.
 - ``attnlab.cli``        the ``attnlab`` command.

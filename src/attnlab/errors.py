@@ -26,3 +26,25 @@ class DataError(AttnlabError, ValueError):
 
 class WriteError(AttnlabError, OSError):
     """A file that could not be written (full disk, no permission); nothing was half-written."""
+
+
+def first_line(err: BaseException) -> str:
+    """The first non-empty line of ``str(err)``, or the exception's type name.
+
+    >>> first_line(ValueError("\\nno such file\\nmore")), first_line(KeyError())
+    ('no such file', 'KeyError')
+    """
+    for line in str(err).splitlines():
+        if line.strip():
+            return line.strip()
+    return type(err).__name__
+
+
+def one_line(err: BaseException) -> str:
+    """``Type: first line of the message``: how a failure is named in a record or a report.
+
+    >>> one_line(ValueError("bad width\\n(details)"))
+    'ValueError: bad width'
+    """
+    text = str(err).strip()
+    return f"{type(err).__name__}: {first_line(err)}" if text else type(err).__name__

@@ -20,8 +20,10 @@ traceback of either. Exit codes:
 
 Called as the program (``argv`` None: the ``attnlab`` script, ``python -m
 attnlab.cli.main``), ``main`` also applies the process-wide settings of
-``attnlab.cli.process``; called with an argument list (tests, a program
-embedding attnlab) it leaves the process alone.
+``attnlab.cli.process`` and makes SIGTERM stop the command as Ctrl-C does
+(exit 130; the trainer checkpoints first, the worker pool ends its workers);
+called with an argument list (tests, a program embedding attnlab) it leaves the
+process alone.
 """
 
 from __future__ import annotations
@@ -29,10 +31,11 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import signal
 import sys
 import traceback
 
-from attnlab.errors import AttnlabError
+from attnlab.errors import AttnlabError, first_line
 
 # Subcommand modules, in the order `attnlab --help` lists them.
 SUBCOMMANDS = [
@@ -68,19 +71,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def first_line(err: BaseException) -> str:
-    """The first non-empty line of ``str(err)``, or the exception's type name."""
-    for line in str(err).splitlines():
-        if line.strip():
-            return line.strip()
-    return type(err).__name__
-
-
 def main(argv: list[str] | None = None) -> int:
     if argv is None:
         from attnlab.cli.process import configure_process
 
         configure_process()
+        signal.signal(signal.SIGTERM, _interrupt)  # as Ctrl-C: stop, keep finished work
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(
@@ -100,6 +96,10 @@ def main(argv: list[str] | None = None) -> int:
         line = f"{type(err).__name__}: {first_line(err)}"
         hint = "" if args.verbose else " (run with -v for the traceback)"
         return _report(err, args.verbose, "internal error", 1, line + hint)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def _report(err: BaseException, verbose: bool, kind: str, code: int,

@@ -10,10 +10,11 @@ import argparse
 from typing import TextIO
 
 from attnlab.cli import reproduce
+from attnlab.cli.common import add_common
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from attnlab.experiments.registry import PROFILES
+    from attnlab.lab.registry import PROFILES
 
     p = sub.add_parser(
         "report",
@@ -21,7 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Collect the finished experiment results in --out and write the report; "
         "experiments not run yet are listed as skipped. Runs no experiment.",
     )
-    reproduce.add_common(p, list(PROFILES))
+    add_common(p, list(PROFILES))
     p.set_defaults(func=run, only=None, estimate=False)
 
 

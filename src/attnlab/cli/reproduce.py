@@ -1,4 +1,5 @@
-"""``attnlab reproduce``: run the whole suite and write the report (SPEC §4).
+"""``attnlab reproduce``: run the whole suite and write the report (docs/experiments.md,
+"The report").
 
 Finished experiments and training runs are reused, so an interrupted
 ``reproduce`` resumes when run again. Before running the full profile it prints
@@ -13,17 +14,23 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import TextIO
 
-from attnlab.cli.run import SuiteProgress, add_common, check_seeds, resolve_jobs
+from attnlab.cli.common import (
+    SuiteProgress,
+    add_common,
+    build_runner,
+    check_seeds,
+    out_dir,
+    resolve_jobs,
+)
 from attnlab.errors import UsageError
 
-__all__ = ["add_common", "register", "run"]
+__all__ = ["register", "run"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from attnlab.experiments.registry import EXPERIMENTS, PROFILES
+    from attnlab.lab.registry import EXPERIMENTS, PROFILES
 
     p = sub.add_parser(
         "reproduce",
@@ -46,29 +53,27 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, stdout: TextIO | None = None,
         stderr: TextIO | None = None) -> int:
-    from attnlab.experiments.suite import reproduce
+    from attnlab.suite import estimate, reproduce
 
     stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
     check_seeds(args.seeds, args.extra_seeds)
     only = None if args.only is None else [n for n in args.only.split(",") if n.strip()]
     if only is not None and not only:
         raise UsageError("--only needs at least one experiment name")
-    out = Path(args.out) if args.out else Path("reports") / args.profile
-    workers = resolve_jobs(args.jobs, args.device)
+    out = out_dir(args)
+    progress = SuiteProgress(stderr)
+    runner = build_runner(args, progress)  # the one runner of this command
     if getattr(args, "estimate", False) or (args.profile == "full" and not args.report_only):
-        from attnlab.experiments.estimate import estimate_suite
-
-        report = estimate_suite(args.profile, args.seeds, Path(args.work), corpus=args.corpus,
-                                only=only, device=args.device, workers=workers,
-                                extra_seeds=args.extra_seeds)
+        report = estimate(args.profile, args.seeds, runner, only=only,
+                          extra_seeds=args.extra_seeds)
         stdout.write(report.text() + "\n")
         stdout.flush()
         if getattr(args, "estimate", False):
             return 0
-    result = reproduce(args.profile, args.seeds, out, Path(args.work), corpus=args.corpus,
-                       only=only, progress=SuiteProgress(stderr),
-                       report_only=args.report_only, workers=workers, device=args.device,
-                       extra_seeds=args.extra_seeds)
+    result = reproduce(args.profile, args.seeds, out, runner.work, corpus=args.corpus,
+                       only=only, progress=progress, report_only=args.report_only,
+                       workers=resolve_jobs(args.jobs, args.device), device=args.device,
+                       extra_seeds=args.extra_seeds, runner=runner)
     counts = ", ".join(f"{sum(v['status'] == s for v in result['verdicts'])} {s}"
                        for s in ("held", "not held", "inconclusive", "skipped", "error"))
     stdout.write(f"claims: {counts}\n")

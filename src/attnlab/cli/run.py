@@ -4,7 +4,7 @@ The experiment plans its runs, the runner trains them (cached under
 ``<work>/<hash>``, on ``--jobs`` worker processes or one per GPU), and the
 experiment analyses them. When a training claim is inconclusive on 3 or more
 seeds, the experiment gets its one extra round of ``--extra-seeds`` seeds
-(``attnlab.experiments.extra_seeds``) before the claims are printed. The
+(``attnlab.lab.seeds``) before the claims are printed. The
 record, table and figure go to ``<out>/<NAME>/`` (default ``reports/<profile>/``,
 the folder ``attnlab reproduce`` uses, so a later ``reproduce`` reuses the
 finished experiment). Progress goes to stderr.
@@ -14,103 +14,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
+from attnlab.cli.common import SuiteProgress, add_common, build_runner, check_seeds, out_dir
 from attnlab.errors import UsageError
-from attnlab.train.progress import ProgressPrinter, format_duration
-
-
-class SuiteProgress:
-    """Progress sink: a line per experiment event, the trainer's lines via ProgressPrinter."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-        self.printer = ProgressPrinter(stream)
-
-    def __call__(self, info: dict[str, Any]) -> None:
-        kind = info.get("kind")
-        if kind in ("experiment", "suite"):
-            self.stream.write((experiment_line(info) if kind == "experiment" else
-                               suite_line(info)) + "\n")
-            self.stream.flush()
-        elif kind in ("train", "eval"):
-            self.printer(info)
-
-
-def experiment_line(info: dict[str, Any]) -> str:
-    """``[2/7] sqrt_dk: done in 4m05s`` and the like.
-
-    >>> experiment_line({"index": 1, "total": 2, "name": "params", "event": "skipped",
-    ...                  "reason": "no corpus"})
-    '[1/2] params: skipped (no corpus)'
-    """
-    head = f"[{info['index']}/{info['total']}] {info['name']}"
-    event = info["event"]
-    if event == "start":
-        return f"{head}: {info.get('title', '')} ..."
-    if event == "done":
-        how = "reused the finished record" if info.get("reused") else \
-            f"done in {format_duration(info.get('wall_s', 0.0))}"
-        return f"{head}: {how}"
-    if event == "failed":
-        return f"{head}: FAILED ({info.get('reason', '')})"
-    return f"{head}: {event} ({info.get('reason', '')})"
-
-
-def suite_line(info: dict[str, Any]) -> str:
-    """``training 36 of 120 planned runs on 2 worker processes`` and the like.
-
-    >>> suite_line({"event": "train", "runs": 4, "pending": 0, "workers": 1})
-    'training: all 4 planned runs finished earlier'
-    """
-    if info.get("event") == "train":
-        if not info["pending"]:
-            return f"training: all {info['runs']} planned runs finished earlier"
-        where = f"{info['workers']} worker processes" if info["workers"] > 1 else "this process"
-        return f"training {info['pending']} of {info['runs']} planned runs on {where}"
-    if info.get("event") == "extra":
-        because = "; ".join(f"{name}: {', '.join(ids)}" for name, ids in info["because"].items())
-        where = f"{info['workers']} worker processes" if info["workers"] > 1 else "this process"
-        what = f"training {info['pending']} of {info['runs']} runs on {where}" \
-            if info["pending"] else f"all {info['runs']} runs finished earlier"
-        return f"extra seeds: {what}; inconclusive on the planned seeds: {because}"
-    if info.get("event") == "estimate":
-        return info["text"]
-    return str(info)
-
-
-def add_common(p: argparse.ArgumentParser, profiles: list[str]) -> None:
-    """Options shared by ``run`` and ``reproduce``."""
-    from attnlab.experiments.extra_seeds import EXTRA_SEEDS
-
-    p.add_argument("--profile", choices=profiles, default="quick",
-                   help="full: the spec's settings; quick: scaled down for a 2-core CPU "
-                   "(default); micro: seconds, for tests")
-    p.add_argument("--seeds", type=int, default=None,
-                   help="repeat every training run with seeds 0..N-1 (tables show mean ± std; "
-                   "default: the profile's, 3 for quick and full; a claim needs 3)")
-    p.add_argument("--extra-seeds", type=int, default=EXTRA_SEEDS, metavar="N",
-                   help="once, give every experiment with a training claim inconclusive on 3 "
-                   f"or more seeds N more seeds and decide its claims again (default "
-                   f"{EXTRA_SEEDS}; 0 turns this off)")
-    p.add_argument("--out", default=None,
-                   help="folder for results and the report (default: reports/<profile>)")
-    p.add_argument("--work", default="runs",
-                   help="folder caching the training runs as <work>/<hash> (default: runs)")
-    p.add_argument("--corpus", default=None,
-                   help="corpus text file (default: $ATTNLAB_DATA, the cache, or a download)")
-    p.add_argument("--jobs", type=int, default=None,
-                   help="train on N one-thread worker processes side by side (default: one "
-                   "per CPU core; with CUDA one per GPU, and more share the GPUs "
-                   "round-robin; 1 = in this process)")
-    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
-                   help="where runs train and analyses measure (default auto: CUDA when "
-                   "present)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from attnlab.experiments.registry import EXPERIMENTS, PROFILES
+    from attnlab.lab.registry import EXPERIMENTS, PROFILES
 
     p = sub.add_parser(
         "run",
@@ -123,67 +34,41 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def check_seeds(seeds: int | None, extra_seeds: int = 0) -> None:
-    """``--seeds`` at least 1, ``--extra-seeds`` at least 0: else one UsageError line."""
-    from attnlab.experiments.extra_seeds import check_extra_seeds
-
-    if seeds is not None and seeds < 1:
-        raise UsageError(f"--seeds must be at least 1, got {seeds}")
-    check_extra_seeds(extra_seeds)
-
-
-def resolve_jobs(jobs: int | None, device: str = "auto") -> int:
-    """``--jobs``: the number given (at least 1), or one per core (per GPU on CUDA)."""
-    from attnlab.experiments.pool import default_workers
-
-    if jobs is None:
-        return default_workers(device)
-    if jobs < 1:
-        raise UsageError(f"--jobs must be at least 1, got {jobs}")
-    return jobs
-
-
 def run(args: argparse.Namespace, stdout: TextIO | None = None,
         stderr: TextIO | None = None) -> int:
-    from attnlab.experiments.base import Context
-    from attnlab.experiments.claims import render
-    from attnlab.experiments.extra_seeds import settle
-    from attnlab.experiments.registry import load, run_experiment
-    from attnlab.experiments.suite import evaluate_claims, finished_records
+    from attnlab.lab.claims import render
+    from attnlab.lab.registry import RecordError, load
+    from attnlab.suite import Suite, finished_records
 
     stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
     check_seeds(args.seeds, args.extra_seeds)
     try:
-        mod = load(args.name)  # ValueError for an unknown name
-    except ImportError as err:
+        exp = load(args.name)  # a UsageError for an unknown name
+    except (ImportError, RecordError) as err:
         raise UsageError(f"experiment {args.name!r} cannot be loaded: {err}") from err
-    out = Path(args.out) if args.out else Path("reports") / args.profile
-    if getattr(mod, "NEEDS_CORPUS", True):
+    out = out_dir(args)
+    if exp.needs_corpus:
         from attnlab.data.corpus import resolve_corpus
 
         resolve_corpus(args.corpus)  # CorpusError (a ValueError): one line, exit 2
     progress = SuiteProgress(stderr)
-    ctx = Context(work=Path(args.work), corpus=args.corpus, device=args.device,
-                  progress=progress, workers=resolve_jobs(args.jobs, args.device))
-    progress({"kind": "experiment", "index": 1, "total": 1, "name": args.name,
-              "event": "start", "title": mod.TITLE})
-    envelope = run_experiment(args.name, args.profile, ctx, out, args.seeds, args.extra_seeds)
-    progress({"kind": "experiment", "index": 1, "total": 1, "name": args.name,
-              "event": "done", "wall_s": envelope["wall_s"]})
+    suite = Suite(build_runner(args, progress), out, args.profile, args.seeds, progress)
+    suite.ctx  # noqa: B018 - a device that does not resolve is one line, up front
+    suite.experiments[args.name] = exp
+    plans = suite.plan(suite.wanted(args.extra_seeds))
+    suite.train(plans, announce=False)  # one experiment: no suite line
+    suite.analyse(plans, [args.name])
     others = finished_records(out, args.profile, args.seeds, args.extra_seeds)
-    verdicts = evaluate_claims({args.name: mod}, {**others, args.name: envelope["record"]})
-    envelopes = {args.name: envelope}
-    grown = settle({args.name: mod}, envelopes, verdicts, profile=args.profile,
-                   seeds=args.seeds, extra_seeds=args.extra_seeds, ctx=ctx, out=out,
-                   emit=progress)
-    envelope = envelopes[args.name]  # grown by the extra round, or with its note why not
+    others.pop(args.name, None)
+    if suite.envelopes[args.name].get("status", "ok") == "ok":
+        suite.extra_round(suite.verdicts(others), args.extra_seeds)
+    envelope = suite.envelopes[args.name]  # grown by the extra round, or with its note why not
     if envelope.get("status") == "failed":
         stderr.write(f"FAILED {args.name}: {envelope['reason']}\n")
         return 1
-    if grown:  # all its claims, decided again on all its seeds
-        verdicts = evaluate_claims({args.name: mod}, {**others, args.name: envelope["record"]})
+    verdicts = suite.verdicts(others)  # all its claims, on all its seeds
     folder = out / args.name
-    stdout.write(f"# {mod.TITLE} ({args.profile})\n\n")
+    stdout.write(f"# {exp.title} ({args.profile})\n\n")
     stdout.write((folder / "table.md").read_text(encoding="utf-8").rstrip() + "\n\n")
     if "extra_round" in envelope:
         stdout.write(f"Seeds: {envelope['seeds']}; {envelope['extra_round']['text']}\n\n")

@@ -36,6 +36,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="where the run lives (default: runs/<config hash>)")
     p.add_argument("--corpus", metavar="PATH",
                    help="train on this UTF-8 text file (same as --set data.corpus=PATH)")
+    p.add_argument("--threads", type=int, default=None, metavar="N",
+                   help="CPU threads for training (default 1, the count every path of "
+                   "`attnlab run` and `reproduce` uses, so the same config gives the same "
+                   "weights; another count changes their last bits); ignored on CUDA")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the result record as JSON")
     p.set_defaults(func=run)
@@ -46,9 +50,12 @@ def run(args: argparse.Namespace) -> int:
     from attnlab.train.config import load_run_config, run_hash
     from attnlab.train.progress import ProgressPrinter
     from attnlab.train.rundir import RESULT, check_same_config
-    from attnlab.train.runtime import resolve_run
+    from attnlab.train.runtime import CPU_THREADS, resolve_run, training_threads
     from attnlab.train.trainer import TrainingDiverged, train
 
+    threads = CPU_THREADS if args.threads is None else args.threads
+    if threads < 1:
+        raise UsageError(f"--threads must be at least 1, got {threads}")
     overrides = list(args.overrides)
     if args.corpus is not None:
         overrides.append(f"data.corpus={args.corpus}")
@@ -67,7 +74,8 @@ def run(args: argparse.Namespace) -> int:
 
     progress = None if args.quiet or not main_rank else ProgressPrinter(sys.stderr)
     try:
-        result = train(cfg, run_dir, progress=progress, on_start=started)
+        with training_threads(cfg.train.device, threads):
+            result = train(cfg, run_dir, progress=progress, on_start=started)
     except TrainingDiverged as err:
         say(f"attnlab: training stopped: {err}", file=sys.stderr)
         return 1

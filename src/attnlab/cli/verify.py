@@ -47,7 +47,7 @@ def summary(passed: int, failed: int, skipped: list[tuple[str, str]]) -> str:
 def run(args: argparse.Namespace) -> int:
     import torch
 
-    from attnlab.errors import UsageError
+    from attnlab.errors import UsageError, first_line
     from attnlab.train.runtime import resolve_device
     from attnlab.verify import CHECKS
 
@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
             with torch.device(device):  # every tensor and module the check makes
                 out = fn()
         except ImportError as err:  # an optional dependency (transformers) is missing
-            reason = str(err).splitlines()[0] if str(err) else type(err).__name__
+            reason = first_line(err)
             skipped.append((fn.__name__, reason))
             print(f"{fn.__name__:<{width}} {'-':>11} {'-':>8}  SKIP ({reason})")
             continue

@@ -1,4 +1,5 @@
-"""Verb agreement (SPEC §3.8, the curriculum's seed ``I work , you work , he ___``).
+"""Verb agreement (docs/experiments.md, "Agreement"; the curriculum's seed
+``I work , you work , he ___``).
 
 Dimension legend: ``n`` sentences, ``L`` blocks, ``h`` heads per block, ``t``
 query positions, ``s`` key positions, ``V`` vocabulary.
@@ -48,18 +49,11 @@ import numpy as np
 import torch
 
 from attnlab.data.synthetic import VerbAgreementData, verb_agreement_dataset
-from attnlab.experiments.base import (
-    Context,
-    SentenceStream,
-    attention_trace,
-    fmt_ms,
-    markdown_table,
-    mean_std,
-    model_device,
-    settings_dict,
-)
-from attnlab.experiments.claims import MOST, WELL_ABOVE, Claim, Margins, Part, Records, claim
-from attnlab.experiments.runner import Results, RunSpec, seeded
+from attnlab.lab.claims import MOST, WELL_ABOVE, Claim, Margins, Part, Records, claim
+from attnlab.lab.context import Context, SentenceStream, attention_trace, model_device
+from attnlab.lab.registry import Experiment
+from attnlab.lab.runner import Results, RunSpec, seeded
+from attnlab.lab.tables import fmt_ms, markdown_table, mean_std, settings_dict
 from attnlab.nn.config import ModelConfig
 from attnlab.train.config import DataConfig, RunConfig, TrainConfig
 
@@ -266,7 +260,7 @@ def figure(record: dict[str, Any]) -> Figure:
     return fig
 
 
-# -- claims (SPEC §3.8) ----------------------------------------------------------
+# -- claims (docs/experiments.md, "Claims and verdicts") -------------------------
 
 
 def _accuracy(records: Records) -> Margins:
@@ -304,3 +298,8 @@ CLAIMS: list[Claim] = [
 
 __all__ = ["CLAIMS", "GROUPS", "NAME", "PROFILES", "Settings", "TITLE", "analyse", "baseline",
            "figure", "group_masks", "measure", "plan", "table"]
+
+EXPERIMENT = Experiment(
+    name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
+    analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
+)

@@ -1,8 +1,9 @@
-"""§3.5 The cost of attention, as an experiment: profiles, analyse, table, figure, claims.
+"""The cost of attention as an experiment: profiles, analyse, table, figure, claims
+(docs/experiments.md, "Cost of attention").
 
 The measurements themselves (one attention layer, timing, peak memory per size
 in a fresh subprocess under a hard memory limit on the CPU, by the allocator on
-CUDA) live in ``attnlab.experiments.cost_measure``; this module chooses the
+CUDA) live in ``attnlab.measure.cost``; this module chooses the
 sizes and limits per profile, measures on the device the run resolves to
 (``Context.device``), renders the sweep and states the claims about the fitted
 exponents. Nothing is trained, so the claims have one evaluation each.
@@ -12,21 +13,22 @@ Left out: the backward pass (forward only is timed and measured) and batch > 1.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from attnlab.experiments import cost_measure as measure
-from attnlab.experiments.base import Context
-from attnlab.experiments.claims import Claim, Margins, Part, Records, Skip, claim
-from attnlab.experiments.cost_measure import size_text
-from attnlab.experiments.runner import Results, RunSpec
+from attnlab.lab.claims import Claim, Margins, Part, Records, Skip, claim
+from attnlab.lab.context import Context
+from attnlab.lab.registry import Experiment
+from attnlab.lab.runner import Results, RunSpec
+from attnlab.measure import cost as measure
+from attnlab.measure.cost import size_text
+from attnlab.measure.cost_view import sweep_figure, sweep_table
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 NAME = "cost"
-TITLE = "The cost of attention (§3.5)"
+TITLE = "The cost of attention"
 NEEDS_CORPUS = False
 
 
@@ -72,7 +74,7 @@ def plan(settings: Settings) -> list[RunSpec]:
 def analyse(settings: Settings, results: Results | None = None,
             ctx: Context | None = None) -> dict[str, Any]:
     """The sweep on the context's device, and its fitted exponents."""
-    device = str(ctx.torch_device) if ctx is not None else "cpu"
+    device = str(ctx.device) if ctx is not None else "cpu"
     records = measure.sweep(
         settings.kinds, settings.sizes, int(settings.mem_limit_gib * measure.GIB),
         settings.repeats, d_model=settings.d_model, n_head=settings.n_head,
@@ -106,64 +108,6 @@ def table(record: dict[str, Any]) -> str:
 
 def figure(record: dict[str, Any]) -> Figure:
     return sweep_figure(record["records"])
-
-
-def _num(value: float | None, fmt: str) -> str:
-    return "–" if value is None else format(value, fmt)
-
-
-def sweep_table(records: Sequence[dict]) -> str:
-    """Markdown: one table per kind, then its fitted time and memory exponents."""
-    fitted = measure.exponents(records)
-    parts = []
-    for kind, exps in fitted.items():
-        lines = [f"### {kind}", "",
-                 "| n | total ms | ratio | proj ms | n×n bytes | peak memory | ratio |",
-                 "|---:|---:|---:|---:|---:|---:|---:|"]
-        for r in (r for r in records if r["kind"] == kind):
-            if r["status"] == "ok":
-                cells = [_num(r["total_ms"], ".1f"), _num(r["time_ratio"], ".2f"),
-                         _num(r["proj_ms"], ".1f"), size_text(r["nn_bytes"]),
-                         size_text(r["peak_bytes"]), _num(r["mem_ratio"], ".2f")]
-            else:
-                word = "OUT OF MEMORY" if r["status"] == "oom" else r["status"].upper()
-                cells = [word, "", "", size_text(r["nn_bytes"]), word, ""]
-            lines.append(f"| {r['n']} | " + " | ".join(cells) + " |")
-        lines += ["", f"Fitted exponent over the last four completed rows ({kind}): "
-                      f"time {_num(exps['time'], '.2f')}, memory {_num(exps['memory'], '.2f')}.",
-                  ""]
-        parts.append("\n".join(lines))
-    return "\n".join(parts)
-
-
-def sweep_figure(records: Sequence[dict]) -> Figure:
-    """Forward time and peak memory against n, log-log, one line per kind."""
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(10, 4))
-    time_ax, mem_ax = fig.subplots(1, 2)
-    for kind in dict.fromkeys(r["kind"] for r in records):
-        rows = [r for r in records if r["kind"] == kind and r["status"] == "ok"]
-        timed = [r for r in rows if r["total_ms"]]
-        sized = [r for r in rows if r["peak_bytes"] and r["peak_bytes"] > 0]
-        time_ax.plot([r["n"] for r in timed], [r["total_ms"] for r in timed], "o-", label=kind)
-        mem_ax.plot([r["n"] for r in sized], [r["peak_bytes"] / 2**20 for r in sized], "o-",
-                    label=kind)
-    for ax, ylabel in ((time_ax, "forward ms"), (mem_ax, "peak memory (MiB)")):
-        ax.set_xlabel("n (positions)")
-        ax.set_ylabel(ylabel)
-        if not any(len(line.get_xdata()) for line in ax.get_lines()):
-            ax.text(0.5, 0.5, "no size completed", ha="center", transform=ax.transAxes)
-            continue  # a log axis needs positive data
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend()
-    fig.suptitle("Cost of one attention layer (width 512, 8 heads, batch 1, float32)")
-    fig.tight_layout()
-    return fig
-
-
 
 
 # -- claims -------------------------------------------------------------------
@@ -213,3 +157,8 @@ CLAIMS: list[Claim] = [
                "completes"),
           trained=False),
 ]
+
+EXPERIMENT = Experiment(
+    name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
+    analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
+)

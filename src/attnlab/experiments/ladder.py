@@ -1,4 +1,5 @@
-"""The ladder (SPEC §3.1): from a mean to a transformer block, one measured step at a time.
+"""The ladder: from a mean to a transformer block, one measured step at a time
+(docs/experiments.md, "The ladder").
 
 Ten models, each a ``ModelConfig`` that changes one thing from the row above,
 all trained with the same budget on Tiny Shakespeare (BPE-1024); every row ends
@@ -15,9 +16,10 @@ in an untied linear layer with bias to the vocabulary:
  9. + LayerNorm, pre-norm, before each sublayer and at the end (3 · 2d parameters);
 10. two blocks.
 
-Per row: parameters, train and held-out perplexity (SPEC §2; mean ± std over
+Per row: parameters, train and held-out perplexity (docs/data.md; mean ± std over
 seeds), and the change from the row above (row 7's "above" is row 5, row 8's is
-row 6). The claims of SPEC §3.8 that these numbers decide are in ``CLAIMS``.
+row 6). The claims (docs/experiments.md, "Claims and verdicts") these numbers
+decide are in ``CLAIMS``.
 
 Left out: dropout and weight tying (both off in every row), learning-rate
 schedules (constant AdamW rate), and any tuning per row — one budget for all.
@@ -30,8 +32,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from attnlab.experiments.base import Context, fmt_ms, markdown_table, mean_std, settings_dict
-from attnlab.experiments.claims import (
+from attnlab.lab.claims import (
     CLEAR,
     NEGLIGIBLE,
     Claim,
@@ -41,9 +42,13 @@ from attnlab.experiments.claims import (
     claim,
     per_seed,
 )
-from attnlab.experiments.runner import Results, RunSpec, seeded
+from attnlab.lab.context import Context
+from attnlab.lab.registry import Experiment
+from attnlab.lab.runner import Results, RunSpec, seeded
+from attnlab.lab.settings import OneBudget
+from attnlab.lab.tables import fmt_ms, markdown_table, mean_std, settings_dict
 from attnlab.nn.config import ModelConfig
-from attnlab.train.config import DataConfig, RunConfig, TrainConfig
+from attnlab.train.config import RunConfig, TrainConfig
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -56,18 +61,10 @@ NEEDS_CORPUS = True
 
 
 @dataclass(frozen=True)
-class Settings:
-    """Width, context and the one training budget every row gets."""
+class Settings(OneBudget):
+    """Width (also the single head's), context and the one training budget every row gets
+    (``OneBudget``: steps per row, a constant rate), and the overfitting pair."""
 
-    d_model: int = 128  # residual width (and the single head's width)
-    n_ctx: int = 128  # context length in training and evaluation
-    steps: int = 3000  # AdamW updates per row
-    lr: float = 1e-3  # constant AdamW learning rate
-    batch_size: int = 64  # windows per update
-    train_tokens: int | None = None  # first N training tokens only (None: the whole 90%)
-    vocab_size: int = 1024  # BPE vocabulary
-    eval_batch_size: int = 64  # windows per forward pass when measuring perplexity
-    seeds: int = 3  # training seeds per row (a claim needs at least 3 for a verdict)
     # The overfitting claim (row 10 vs row 9) needs many passes over the data. None: rows 9
     # and 10 of the ladder decide it (the spec's setting); a number: rows 9 and 10 are also
     # trained on only the first ``overfit_tokens`` training tokens for ``overfit_steps``.
@@ -152,7 +149,7 @@ def plan(settings: Settings) -> list[RunSpec]:
     for profile, rows, is_small in ((s, ROWS, False), (small, (9, 10), True)):
         if profile is None:
             continue
-        data = DataConfig(vocab_size=profile.vocab_size, train_tokens=profile.train_tokens)
+        data = profile.data_config()
         for row in rows:
             cfg = RunConfig(model=row_config(profile, row), train=train_config(profile), data=data)
             specs += seeded(row_label(row, is_small), cfg, s.seeds)
@@ -283,7 +280,7 @@ def figure(record: dict) -> Figure:
     return fig
 
 
-# -- claims (SPEC §3.8) ----------------------------------------------------------
+# -- claims (docs/experiments.md, "Claims and verdicts") -------------------------
 # Each margin compares rows trained with the same seed. "Several times worse" is at least
 # twice; "barely", "no better" and "clearly" are the claims module's NEGLIGIBLE and CLEAR.
 
@@ -356,3 +353,8 @@ __all__ = [
     "TITLE", "analyse", "base_config", "figure", "plan", "row_config", "row_name", "table",
     "train_config",
 ]
+
+EXPERIMENT = Experiment(
+    name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
+    analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
+)

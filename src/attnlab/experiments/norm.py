@@ -1,4 +1,5 @@
-"""Pre-norm or post-norm (SPEC §3.3): twelve blocks at a high rate, with and without warmup.
+"""Pre-norm or post-norm: twelve blocks at a high rate, with and without warmup
+(docs/experiments.md, "Pre-norm or post-norm").
 
 Dimension legend: ``b`` batch, ``t`` positions, ``L`` blocks.
 
@@ -30,12 +31,15 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from attnlab.experiments.base import Context, fmt_ms, markdown_table, mean_std, settings_dict
-from attnlab.experiments.claims import FAR, NEGLIGIBLE, Claim, Margins, Part, Records, claim
-from attnlab.experiments.runner import Results, RunSpec, seeded
+from attnlab.lab.claims import FAR, NEGLIGIBLE, Claim, Margins, Part, Records, claim
+from attnlab.lab.context import Context
+from attnlab.lab.registry import Experiment
+from attnlab.lab.runner import Results, RunSpec, seeded
+from attnlab.lab.settings import OneBudget
+from attnlab.lab.tables import fmt_ms, markdown_table, mean_std, settings_dict
 from attnlab.nn.config import ModelConfig
 from attnlab.nn.model import LanguageModel
-from attnlab.train.config import DataConfig, RunConfig, TrainConfig
+from attnlab.train.config import RunConfig, TrainConfig
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -49,21 +53,14 @@ PLACEMENTS = ("pre", "post")
 
 
 @dataclass(frozen=True)
-class Settings:
-    """The deep stack and its high-rate training budget."""
+class Settings(OneBudget):
+    """The deep stack and its high-rate training budget (``OneBudget``; seeds per cell)."""
 
-    n_layer: int = 12  # blocks: depth is what makes post-norm fragile
-    d_model: int = 128  # residual width
-    n_head: int = 4  # heads of width d_model / n_head
-    n_ctx: int = 128  # context length
-    steps: int = 1000  # AdamW updates per run
     lr: float = 3e-3  # a high constant rate (after warmup)
-    batch_size: int = 64  # windows per update
+    steps: int = 1000  # AdamW updates per run
+    n_layer: int = 12  # blocks: depth is what makes post-norm fragile
+    n_head: int = 4  # heads of width d_model / n_head
     warmup_steps: int = 200  # linear warmup of the "with warmup" runs
-    train_tokens: int | None = None  # first N training tokens only (None: all)
-    vocab_size: int = 1024  # BPE vocabulary
-    eval_batch_size: int = 64  # windows per forward pass when measuring perplexity
-    seeds: int = 3  # training seeds per cell (a claim needs at least 3 for a verdict)
 
 
 PROFILES = {
@@ -138,7 +135,7 @@ def cell_label(norm: str, warmup: bool) -> str:
 def plan(settings: Settings) -> list[RunSpec]:
     """The 2×2 cells for every seed; a diverged run is a result here, not an error."""
     s = settings
-    data = DataConfig(vocab_size=s.vocab_size, train_tokens=s.train_tokens)
+    data = s.data_config()
     return [spec for norm in PLACEMENTS for warmup in (False, True)
             for spec in seeded(cell_label(norm, warmup),
                                RunConfig(model=model_config(s, norm),
@@ -164,7 +161,7 @@ def analyse(settings: Settings, results: Results, ctx: Context) -> dict:
     data = ctx.token_data(s.vocab_size, s.train_tokens)
     grads = {
         norm: [grad_norms_at_init(model_config(s, norm), data.train, s.batch_size, seed,
-                                  ctx.torch_device) for seed in range(s.seeds)]
+                                  ctx.device) for seed in range(s.seeds)]
         for norm in PLACEMENTS
     }
     cells = {f"{norm}/{'warmup' if warmup else 'no_warmup'}": _cell(results, norm, warmup)
@@ -253,7 +250,7 @@ def figure(record: dict) -> Figure:
     return fig
 
 
-# -- claims (SPEC §3.8) ----------------------------------------------------------
+# -- claims (docs/experiments.md, "Claims and verdicts") -------------------------
 # "Far worse", "matches" and "hardly matters" are the claims module's FAR (1.2×) and
 # NEGLIGIBLE (5%); each seed compares the cells trained with that seed.
 
@@ -286,3 +283,8 @@ CLAIMS: list[Claim] = [
           _ratio(("pre", False), ("pre", True), lambda r: NEGLIGIBLE - abs(r - 1),
                  f"|held-out ppl pre/no warmup ÷ pre/warmup − 1| ≤ {NEGLIGIBLE:g}")),
 ]
+
+EXPERIMENT = Experiment(
+    name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
+    analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
+)

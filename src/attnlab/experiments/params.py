@@ -1,4 +1,5 @@
-"""Where the parameters are (SPEC §3.6): a per-block breakdown and GPT-2 small's count.
+"""Where the parameters are: a per-block breakdown and GPT-2 small's count
+(docs/experiments.md, "Where the parameters are").
 
 Two models are counted part by part with ``attnlab.nn.params.breakdown``:
 attnlab's default model (width 128, one block, four heads, BPE-1024) and GPT-2
@@ -28,9 +29,10 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from attnlab.experiments.base import markdown_table
-from attnlab.experiments.claims import Claim, Margins, Part, Records, Skip, claim
-from attnlab.experiments.runner import Results, RunSpec
+from attnlab.lab.claims import Claim, Margins, Part, Records, Skip, claim
+from attnlab.lab.registry import Experiment
+from attnlab.lab.runner import Results, RunSpec
+from attnlab.lab.tables import markdown_table
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -42,7 +44,7 @@ log = logging.getLogger(__name__)
 NAME = "params"
 TITLE = "Where the parameters are"
 NEEDS_CORPUS = False
-GPT2_SMALL_TOTAL = 124_439_808  # SPEC §1
+GPT2_SMALL_TOTAL = 124_439_808  # docs/model.md
 PARTS = ("attention", "mlp", "norms")
 
 
@@ -237,3 +239,8 @@ CLAIMS: list[Claim] = [
           "the MLP holds two thirds of a block's parameters", NAME,
           _mlp_share("default"), _mlp_share("GPT-2 small"), trained=False),
 ]
+
+EXPERIMENT = Experiment(
+    name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
+    analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
+)

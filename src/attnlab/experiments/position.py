@@ -1,4 +1,5 @@
-"""Position (SPEC §3.4): five schemes trained on 64 tokens, evaluated on 64, 128 and 256.
+"""Position: five schemes trained on 64 tokens, evaluated on 64, 128 and 256
+(docs/experiments.md, "Position").
 
 Dimension legend: ``b`` batch, ``t`` positions, ``c`` model width, ``h`` heads.
 
@@ -8,7 +9,7 @@ only ``position`` changed: learned absolute (GPT-2), sinusoidal (Vaswani et al.
 control: a causal model can still tell positions apart by how many tokens it
 sees). All train with a 64-token context; held-out perplexity is then measured
 over the *whole* held-out split in non-overlapping windows of 64, 128 and 256
-tokens (SPEC §2). The learned table has 256 rows (``n_pos``), so positions
+tokens (docs/data.md). The learned table has 256 rows (``n_pos``), so positions
 64..255 exist but keep their untrained N(0, 1) initial vectors (they get no
 gradient; only AdamW's decoupled weight decay shrinks them, by (1 − lr·wd)^steps
 ≈ 0.97 over the full run — a test checks exactly that).
@@ -38,14 +39,17 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from attnlab.data.perplexity import perplexity
-from attnlab.experiments.base import Context, fmt_ms, markdown_table, mean_std, settings_dict
-from attnlab.experiments.claims import Claim, Margins, Part, Records, Skip, claim, per_seed
-from attnlab.experiments.runner import Results, RunSpec, seeded
+from attnlab.lab.claims import Claim, Margins, Part, Records, Skip, claim, per_seed
+from attnlab.lab.context import Context
+from attnlab.lab.registry import Experiment
+from attnlab.lab.runner import Results, RunSpec, seeded
+from attnlab.lab.settings import OneBudget
+from attnlab.lab.tables import fmt_ms, markdown_table, mean_std, settings_dict
 from attnlab.nn.attention import attention
 from attnlab.nn.config import POSITIONS, ModelConfig
 from attnlab.nn.mixers import MultiHeadAttention
 from attnlab.nn.positions import AdditivePositions, alibi_bias
-from attnlab.train.config import DataConfig, RunConfig, TrainConfig
+from attnlab.train.config import RunConfig, TrainConfig
 from attnlab.train.runtime import autocast
 
 if TYPE_CHECKING:
@@ -60,23 +64,16 @@ SCHEMES = ("learned", "sinusoidal", "rope", "alibi", "none")
 
 
 @dataclass(frozen=True)
-class Settings:
-    """The block, its training budget and the evaluation lengths."""
+class Settings(OneBudget):
+    """The block, its training budget (``OneBudget``: per scheme, a constant rate, and the
+    batch of every evaluation, the trainer's too) and the evaluation lengths."""
 
-    schemes: tuple[str, ...] = SCHEMES  # position schemes, one model each
     n_ctx: int = 64  # training context
+    schemes: tuple[str, ...] = SCHEMES  # position schemes, one model each
     eval_lengths: tuple[int, ...] = (64, 128, 256)  # held-out window lengths
-    d_model: int = 128  # residual width
     n_head: int = 4  # heads of the block
-    steps: int = 3000  # AdamW updates per scheme
-    lr: float = 1e-3  # constant AdamW learning rate
-    batch_size: int = 64  # windows per update
-    train_tokens: int | None = None  # first N training tokens only (None: the whole 90%)
-    vocab_size: int = 1024  # BPE vocabulary
-    eval_batch_size: int = 64  # windows per forward pass in every evaluation (trainer's too)
     perm_tokens: int = 12  # tokens in the permutation check
     perm_d_model: int = 32  # width of the attention layer in the permutation check
-    seeds: int = 3  # training seeds per scheme (a claim needs at least 3 for a verdict)
 
 
 PROFILES = {
@@ -154,7 +151,7 @@ PERMUTATION_CASES = (("none", False), ("none", True), ("learned", False),
 def plan(settings: Settings) -> list[RunSpec]:
     """Every scheme for every seed."""
     s = settings
-    data = DataConfig(vocab_size=s.vocab_size, train_tokens=s.train_tokens)
+    data = s.data_config()
     return [spec for scheme in s.schemes
             for spec in seeded(f"position {scheme}",
                                RunConfig(model=model_config(s, scheme), train=train_config(s),
@@ -181,9 +178,9 @@ def analyse(settings: Settings, results: Results, ctx: Context) -> dict:
                 if n == s.n_ctx:
                     ppl[str(n)].append(r["held_ppl"])
                     continue
-                with autocast(ctx.torch_device, r.get("precision", "fp32")):  # as the trainer
+                with autocast(ctx.device, r.get("precision", "fp32")):  # as the trainer
                     ppl[str(n)].append(perplexity(model, held, n, s.eval_batch_size,
-                                                  ctx.torch_device))
+                                                  ctx.device))
         rows.append({"scheme": scheme, "params": runs[0]["params"], "ppl": ppl,
                      "train_ppl": [r["train_ppl"] for r in runs],
                      "wall_s": [r["wall_s"] for r in runs],
@@ -256,7 +253,7 @@ def figure(record: dict) -> Figure:
     return fig
 
 
-# -- claims (SPEC §3.8) ----------------------------------------------------------
+# -- claims (docs/experiments.md, "Claims and verdicts") -------------------------
 # One scale for the words, on r(n) = ppl at n / ppl at the trained length, per seed:
 # "gets better": r < 1; "degrades gently": 1 < r(4×) ≤ GENTLE; "fails to extrapolate": r(4×) >
 # GENTLE (the complement of gentle, so no ratio is both); "falls off a cliff": already at 2×,
@@ -370,3 +367,8 @@ __all__ = [
     "Settings", "TITLE", "analyse", "figure", "model_config", "permutation_check", "plan", "table",
     "train_config",
 ]
+
+EXPERIMENT = Experiment(
+    name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
+    analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
+)

@@ -1,4 +1,5 @@
-"""Why divide by √d_k (SPEC §3.2): the variance argument, then training with and without.
+"""Why divide by √d_k: the variance argument, then training with and without
+(docs/experiments.md, "Why divide by √d_k").
 
 Dimension legend: ``d`` (= d_k) query/key width, ``b`` windows, ``t`` positions.
 
@@ -41,8 +42,7 @@ import numpy as np
 import torch
 
 from attnlab.experiments import sqrt_dk_stats as stats
-from attnlab.experiments.base import Context, fmt_ms, markdown_table, mean_std, settings_dict
-from attnlab.experiments.claims import (
+from attnlab.lab.claims import (
     CLEAR,
     NEGLIGIBLE,
     Claim,
@@ -52,9 +52,13 @@ from attnlab.experiments.claims import (
     Skip,
     claim,
 )
-from attnlab.experiments.runner import Results, RunSpec, seeded
+from attnlab.lab.context import Context
+from attnlab.lab.registry import Experiment
+from attnlab.lab.runner import Results, RunSpec, seeded
+from attnlab.lab.settings import CorpusSettings
+from attnlab.lab.tables import fmt_ms, markdown_table, mean_std, settings_dict
 from attnlab.nn.config import ModelConfig
-from attnlab.train.config import DataConfig, RunConfig, TrainConfig
+from attnlab.train.config import RunConfig, TrainConfig
 from attnlab.train.runtime import build_model
 
 if TYPE_CHECKING:
@@ -69,16 +73,14 @@ STATS = ("score_std", "entropy", "eff_tokens", "frozen")
 
 
 @dataclass(frozen=True)
-class Settings:
-    """The analytic sizes and the two training settings."""
+class Settings(CorpusSettings):
+    """The analytic sizes and the two training settings (``CorpusSettings``: width, context,
+    rate, data and seeds of both)."""
 
     dims: tuple[int, ...] = (4, 16, 64, 256, 1024)  # widths d of the analytic part
     n_pairs: int = 20_000  # random (q, k) pairs per width for Var(q·k)
     n_keys: int = 64  # scores per row
     n_rows: int = 2_000  # random rows per width for the frozen fraction and Jacobian
-    d_model: int = 128  # residual width of every trained model
-    n_ctx: int = 128  # context length
-    lr: float = 1e-3  # AdamW learning rate (both settings)
     default_widths: tuple[int, ...] = (32, 128)  # d_k in the default block (n_head = d_model/d_k)
     default_steps: int = 3000  # the spec's default budget
     default_batch: int = 64
@@ -86,10 +88,7 @@ class Settings:
     short_steps: int = 1500
     short_batch: int = 32
     stats_windows: int = 16  # held-out windows of n_ctx tokens for the attention statistics
-    train_tokens: int | None = None  # first N training tokens only (None: the whole 90%)
-    vocab_size: int = 1024  # BPE vocabulary
     seed: int = 0  # seed of the analytic draws
-    seeds: int = 3  # training seeds per run (a claim needs at least 3 for a verdict)
 
 
 PROFILES = {
@@ -167,7 +166,7 @@ def run_label(setting: str, d_k: int, scale: bool) -> str:
 def plan(settings: Settings) -> list[RunSpec]:
     """Scaled and unscaled runs of every trained width, every seed."""
     s = settings
-    data = DataConfig(vocab_size=s.vocab_size, train_tokens=s.train_tokens)
+    data = s.data_config()
     return [spec for setting, d_k, make, tc in settings_runs(s) for scale in (True, False)
             for spec in seeded(run_label(setting, d_k, scale),
                                RunConfig(model=make(s, d_k, scale), train=tc, data=data),
@@ -181,7 +180,7 @@ def _one_width(s: Settings, results: Results, ctx: Context, setting: str, d_k: i
         cfg = make(s, d_k, scale)
         runs = results.seeds(run_label(setting, d_k, scale))
         init = [stats.attention_stats(
-            initial_model(cfg, dataclasses.replace(tc, seed=k), ctx.torch_device), idx)
+            initial_model(cfg, dataclasses.replace(tc, seed=k), ctx.device), idx)
             for k in range(len(runs))]
         after = [stats.attention_stats(ctx.trained(r), idx) for r in runs]
         row["scaled" if scale else "unscaled"] = {
@@ -225,7 +224,7 @@ def analyse(settings: Settings, results: Results, ctx: Context) -> dict:
     runs = settings_runs(s)
     if runs:
         held = ctx.token_data(s.vocab_size).held
-        idx = stats_windows(held, s.stats_windows, s.n_ctx).to(ctx.torch_device)
+        idx = stats_windows(held, s.stats_windows, s.n_ctx).to(ctx.device)
         for setting, d_k, make, tc in runs:
             record["training"].append(_one_width(s, results, ctx, setting, d_k, make, tc, idx))
     return record
@@ -337,7 +336,7 @@ def figure(record: dict) -> Figure:
     return fig
 
 
-# -- claims (SPEC §3.8) ----------------------------------------------------------
+# -- claims (docs/experiments.md, "Claims and verdicts") -------------------------
 # "No difference" and "a large one" are the claims module's NEGLIGIBLE (5%) and CLEAR (10%)
 # on the gap; each seed's gap compares the scaled and unscaled runs of that seed.
 
@@ -412,3 +411,8 @@ __all__ = [
     "analyse", "default_config", "figure", "gaps", "plan", "settings_runs", "short_config",
     "stats_windows", "table",
 ]
+
+EXPERIMENT = Experiment(
+    name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
+    analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
+)

@@ -1,4 +1,5 @@
-"""A question with a right answer (SPEC §3.7): Winograd referents, after Levesque et al. 2012.
+"""A question with a right answer: Winograd referents, after Levesque et al. 2012
+(docs/experiments.md, "Winograd referents").
 
 Dimension legend: ``n`` sentences, ``h`` heads, ``t`` query positions, ``s``
 key positions, ``V`` vocabulary.
@@ -80,16 +81,7 @@ from attnlab.data.synthetic import (
     winograd_dataset,
 )
 from attnlab.errors import UsageError
-from attnlab.experiments.base import (
-    Context,
-    SentenceStream,
-    fmt_ms,
-    markdown_table,
-    mean_std,
-    model_device,
-    settings_dict,
-)
-from attnlab.experiments.claims import (
+from attnlab.lab.claims import (
     CLEAR,
     NEGLIGIBLE,
     WELL_ABOVE,
@@ -99,7 +91,10 @@ from attnlab.experiments.claims import (
     Records,
     claim,
 )
-from attnlab.experiments.runner import Results, RunSpec, seeded
+from attnlab.lab.context import Context, SentenceStream, model_device
+from attnlab.lab.registry import Experiment
+from attnlab.lab.runner import Results, RunSpec, seeded
+from attnlab.lab.tables import fmt_ms, markdown_table, mean_std, settings_dict
 from attnlab.nn.config import ModelConfig
 from attnlab.train.config import DataConfig, RunConfig, TrainConfig
 
@@ -149,7 +144,7 @@ QUICK_CHANGES = (
 )
 
 
-def model_config(kind: str, vocab_size: int, s: Settings) -> ModelConfig:
+def model_config(s: Settings, kind: str, vocab_size: int) -> ModelConfig:
     """The ``ModelConfig`` of ``kind`` (one of ``MODELS``); n_ctx = one sentence's inputs."""
     common = dict(vocab_size=vocab_size, n_ctx=N_CTX, d_model=s.d_model, mlp=True, norm="pre",
                   residual=True)
@@ -162,7 +157,7 @@ def model_config(kind: str, vocab_size: int, s: Settings) -> ModelConfig:
     raise ValueError(f"unknown model {kind!r}; choose one of: {', '.join(MODELS)}")
 
 
-def train_config(steps: int, s: Settings) -> TrainConfig:
+def train_config(s: Settings, steps: int) -> TrainConfig:
     """AdamW with cosine decay to lr/10, evaluated only at the end, checkpoints every quarter
     (only at the end under 100 steps, where a checkpoint costs more than redoing the run)."""
     return TrainConfig(steps=steps, lr=s.lr, decay="cosine", min_lr_ratio=0.1,
@@ -231,8 +226,8 @@ def plan(settings: Settings) -> list[RunSpec]:
         data = winograd_dataset(variant, s.data_seed)
         steps = s.steps_a if variant == "A" else s.steps_b
         for kind in MODELS:
-            cfg = RunConfig(model=model_config(kind, data.vocab.size, s),
-                            train=train_config(steps, s),
+            cfg = RunConfig(model=model_config(s, kind, data.vocab.size),
+                            train=train_config(s, steps),
                             data=DataConfig(vocab_size=data.vocab.size))
             specs += seeded(run_label(variant, kind), cfg, s.seeds, data=SentenceStream.of(data))
     return specs
@@ -450,3 +445,8 @@ CLAIMS: list[Claim] = [
           _attention_part(1, lambda d: d - CLEAR,
                           f"the same difference for block 2 > {CLEAR:g}")),
 ]
+
+EXPERIMENT = Experiment(
+    name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
+    analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
+)

@@ -42,12 +42,12 @@ from attnlab.explorer.build import page_data, view_from_traces
 from attnlab.explorer.traces import attnlab_traces
 from attnlab.nn.config import ModelConfig
 from attnlab.train.config import TrainConfig
+from attnlab.train.progress import Progress
 from attnlab.train.runtime import load_trained, resolve_device
 
 log = logging.getLogger(__name__)
 
 Compute = Callable[[str], dict[str, Any]]
-Progress = Callable[[dict], None]
 
 WINOGRAD_TEXT = "the animal did not cross the street because it was too {adj} , so the"
 AGREEMENT_TEXT = "I work , you work , he"
@@ -157,9 +157,9 @@ def _train_probe(
     label: str, probe: Probe, vocab_size: int, train_rows: np.ndarray, held_rows: np.ndarray,
     work: Path, progress: Progress | None,
 ) -> tuple[torch.nn.Module, dict[str, Any]]:  # fmt: skip
-    from attnlab.experiments.base import Context
+    from attnlab.lab.context import Context
 
-    ctx = Context(work=Path(work), progress=progress)
+    ctx = Context.local(Path(work), progress=progress)
     cfg = probe.model.replace(vocab_size=vocab_size)
     stream = _Stream(train=train_rows.ravel(), held=held_rows.ravel())
     threads = torch.get_num_threads()

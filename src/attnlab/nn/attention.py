@@ -25,11 +25,13 @@ Left out: attention-weight dropout in the fused kernels is PyTorch's own.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from attnlab.nn.config import BACKENDS
 from attnlab.nn.positions import alibi_bias_from_slopes
 
 
@@ -49,7 +51,7 @@ def causal_mask(n_query: int, n_key: int, device: torch.device | None = None) ->
     return j <= i + offset
 
 
-BACKENDS = ("auto", "naive", "sdpa", "memeff")
+Kernel = Callable[..., tuple[Tensor, Tensor | None]]  # (q, k, v, *, options) -> (out, weights)
 
 
 def resolve_backend(backend: str) -> str:
@@ -62,6 +64,12 @@ def resolve_backend(backend: str) -> str:
         raise ValueError(f"unknown attention backend {backend!r}; choose one of: "
                          f"{', '.join(BACKENDS)}")
     return "sdpa" if backend == "auto" else backend
+
+
+def kernel(backend: str) -> Kernel:
+    """The attention function of ``backend``, chosen once (a mixer keeps it from its
+    construction on); it takes ``attention``'s arguments but ``backend``."""
+    return _KERNELS[resolve_backend(backend)]
 
 
 def stable_softmax(scores: Tensor) -> Tensor:
@@ -97,7 +105,8 @@ def attention(
         alibi_slopes: optional (h,) ALiBi slopes (Press et al. 2022): the bias
             -slope·(distance back), built per call, or per tile by ``memeff``, which
             so stays linear in memory.
-        scale: divide scores by √d_k; ``False`` is the experiment of §3.2.
+        scale: divide scores by √d_k; ``False`` is the experiment of
+            (docs/experiments.md, "Why divide by √d_k").
         dropout_p: dropout on the attention weights after the softmax (training only).
         backend: ``auto`` | ``naive`` | ``sdpa`` | ``memeff`` (see the module docstring).
 
@@ -105,6 +114,14 @@ def attention(
         ``(out, weights)``: out is (b, h, i, d_v); weights is (b, h, i, j) for
         the naive kernel and ``None`` for the fused ones.
     """
+    return kernel(backend)(q, k, v, causal=causal, mask=mask, bias=bias,
+                           alibi_slopes=alibi_slopes, scale=scale, dropout_p=dropout_p,
+                           training=training)
+
+
+def _checked(q: Tensor, k: Tensor, v: Tensor, causal: bool, scale: bool, dropout_p: float,
+             training: bool) -> tuple[bool, float, float]:
+    """Shapes checked; (causal, dropout probability, score factor) as every kernel uses them."""
     if q.dim() != 4 or k.dim() != 4 or v.dim() != 4:
         raise ValueError(
             f"attention expects (batch, heads, positions, width) tensors, got shapes "
@@ -115,42 +132,32 @@ def attention(
             f"shape mismatch: q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)} "
             "(q and k must share width, k and v must share positions)"
         )
-    n_query, n_key, d_k = q.shape[-2], k.shape[-2], q.shape[-1]
+    n_query, n_key = q.shape[-2], k.shape[-2]
     if causal and n_query > n_key:
         raise ValueError(f"causal attention needs n_query <= n_key, got {n_query} > {n_key}")
     if causal and n_query == 1:
         # One query, the newest position (a KV-cache decoding step): it may see every
         # key, so the causal mask would forbid nothing; skip building it.
         causal = False
-    p = dropout_p if training else 0.0
-    factor = 1.0 / math.sqrt(d_k) if scale else 1.0
-    backend = resolve_backend(backend)
-    if backend == "memeff":
-        from attnlab.nn.memeff import memory_efficient_attention
+    factor = 1.0 / math.sqrt(q.shape[-1]) if scale else 1.0
+    return causal, dropout_p if training else 0.0, factor
 
-        if mask is not None or p:
-            raise ValueError("the memeff backend supports causal/bias only (no mask, no dropout)")
-        out = memory_efficient_attention(q, k, v, causal=causal, bias=bias,
-                                         alibi_slopes=alibi_slopes, scale=scale)
-        return out, None
-    if alibi_slopes is not None:
-        alibi = alibi_bias_from_slopes(alibi_slopes, n_query, n_key)  # (h, i, j)
-        bias = alibi if bias is None else bias + alibi
 
-    if backend == "sdpa":
-        if causal and mask is None and bias is None and n_query == n_key:
-            # Plain causal self-attention: every query sees itself, so no row is fully
-            # masked, and the kernel builds the mask itself (no (i, j) tensor here).
-            out = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True, scale=factor)
-            return out, None
-        allowed = _combined_mask(mask, causal, n_query, n_key, q.device)
-        attn_mask = bias if allowed is None else _bias_with_mask(bias, allowed, q.dtype)
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, dropout_p=p,
-                                             scale=factor)
-        if allowed is not None:  # fully masked rows: SDPA gives NaN, we define zeros
-            out = torch.where(allowed.any(-1, keepdim=True), out, torch.zeros_like(out))
-        return out, None
+def _with_alibi(bias: Tensor | None, alibi_slopes: Tensor | None, n_query: int,
+                n_key: int) -> Tensor | None:
+    if alibi_slopes is None:
+        return bias
+    alibi = alibi_bias_from_slopes(alibi_slopes, n_query, n_key)  # (h, i, j)
+    return alibi if bias is None else bias + alibi
 
+
+def _naive(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = True, mask: Tensor | None = None,
+           bias: Tensor | None = None, alibi_slopes: Tensor | None = None, scale: bool = True,
+           dropout_p: float = 0.0, training: bool = False) -> tuple[Tensor, Tensor]:
+    """The readable kernel: the (i, j) scores, masked, softmaxed; returns the weights."""
+    causal, p, factor = _checked(q, k, v, causal, scale, dropout_p, training)
+    n_query, n_key = q.shape[-2], k.shape[-2]
+    bias = _with_alibi(bias, alibi_slopes, n_query, n_key)
     scores = (q @ k.transpose(-2, -1)) * factor  # (b, h, i, j)
     if bias is not None:
         scores = scores + bias
@@ -161,6 +168,44 @@ def attention(
     if p:
         weights = F.dropout(weights, p=p, training=True)
     return weights @ v, weights  # (b, h, i, d_v), (b, h, i, j)
+
+
+def _sdpa(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = True, mask: Tensor | None = None,
+          bias: Tensor | None = None, alibi_slopes: Tensor | None = None, scale: bool = True,
+          dropout_p: float = 0.0, training: bool = False) -> tuple[Tensor, None]:
+    """PyTorch's fused kernel (no weights)."""
+    causal, p, factor = _checked(q, k, v, causal, scale, dropout_p, training)
+    n_query, n_key = q.shape[-2], k.shape[-2]
+    bias = _with_alibi(bias, alibi_slopes, n_query, n_key)
+    if causal and mask is None and bias is None and n_query == n_key:
+        # Plain causal self-attention: every query sees itself, so no row is fully
+        # masked, and the kernel builds the mask itself (no (i, j) tensor here).
+        out = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True, scale=factor)
+        return out, None
+    allowed = _combined_mask(mask, causal, n_query, n_key, q.device)
+    attn_mask = bias if allowed is None else _bias_with_mask(bias, allowed, q.dtype)
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, dropout_p=p,
+                                         scale=factor)
+    if allowed is not None:  # fully masked rows: SDPA gives NaN, we define zeros
+        out = torch.where(allowed.any(-1, keepdim=True), out, torch.zeros_like(out))
+    return out, None
+
+
+def _memeff(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = True, mask: Tensor | None = None,
+            bias: Tensor | None = None, alibi_slopes: Tensor | None = None, scale: bool = True,
+            dropout_p: float = 0.0, training: bool = False) -> tuple[Tensor, None]:
+    """attnlab's tiled kernel (``attnlab.nn.memeff``; no weights, no mask, no dropout)."""
+    from attnlab.nn.memeff import memory_efficient_attention
+
+    causal, p, _ = _checked(q, k, v, causal, scale, dropout_p, training)
+    if mask is not None or p:
+        raise ValueError("the memeff backend supports causal/bias only (no mask, no dropout)")
+    out = memory_efficient_attention(q, k, v, causal=causal, bias=bias,
+                                     alibi_slopes=alibi_slopes, scale=scale)
+    return out, None
+
+
+_KERNELS: dict[str, Kernel] = {"naive": _naive, "sdpa": _sdpa, "memeff": _memeff}
 
 
 def _combined_mask(

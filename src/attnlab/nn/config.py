@@ -67,9 +67,6 @@ class ModelConfig:
             )
         if self.position == "rope" and self.mixer in ("head", "mha") and self.qk_dim % 2:
             raise ValueError(f"RoPE rotates pairs of dims: head width {self.qk_dim} must be even")
-        if self.tie_weights and self.lm_head_bias:
-            # Allowed, but a tied head usually has no bias; keep it explicit.
-            pass
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
         if self.n_pos is not None and self.n_pos < self.n_ctx:

@@ -4,7 +4,7 @@ Dimension legend: ``b`` batch, ``t`` new positions, ``s`` all positions seen
 (cache + new), ``c`` model width, ``h`` heads, ``d`` head width.
 
 The derivation of the block, one mixer at a time:
-``NoContext``          each token alone (the bigram model);
+(``mixer="none"``     no mixer sublayer: each token alone, the bigram model;)
 ``UniformCausalMean``  the mean of every token so far: the averaging matrix,
                        lower-triangular with rows summing to one;
 ``AttentionHead``      a *learned* weighted mean: softmax(q·k/√d_k) over v;
@@ -32,21 +32,11 @@ import math
 import torch
 from torch import Tensor, nn
 
-from attnlab.nn.attention import attention, causal_mask, resolve_backend
+from attnlab.nn.attention import causal_mask, kernel
 from attnlab.nn.cache import LayerCache
 from attnlab.nn.config import ModelConfig
 from attnlab.nn.positions import alibi_bias_from_slopes, alibi_slopes, rope_rotate
 from attnlab.nn.trace import BlockTrace
-
-
-class NoContext(nn.Module):
-    """Identity: each position sees only itself (with a linear head, a bigram model)."""
-
-    def forward(self, x: Tensor, positions: Tensor, cache: LayerCache | None = None) -> Tensor:
-        return x
-
-    def trace(self, x: Tensor, positions: Tensor) -> tuple[Tensor, BlockTrace]:
-        return x, BlockTrace(x, None, None, None, 1.0, None, None, None)
 
 
 class UniformCausalMean(nn.Module):
@@ -82,7 +72,8 @@ class _Attention(nn.Module):
         self.divide = cfg.scale
         self.factor = 1.0 / math.sqrt(d_qk) if cfg.scale else 1.0
         self.dropout = cfg.dropout
-        self.kernel = resolve_backend(cfg.backend)
+        self.kernel = kernel(cfg.backend)  # the attention function, chosen once
+        self.readable = kernel("naive")  # trace's: the one that returns the weights
         slopes = alibi_slopes(n_head) if cfg.position == "alibi" else None
         self.register_buffer("alibi", slopes, persistent=False)  # (h,) or None
         self.register_load_state_dict_pre_hook(_fuse_separate_qkv)
@@ -104,18 +95,18 @@ class _Attention(nn.Module):
         if cache is not None:  # every key and value so far: the cached ones, then the new
             k = cache.append("k", k, dim=2)  # (b, h, s, d)
             v = cache.append("v", v, dim=2)  # (b, h, s, d_v)
-        out, _ = attention(
+        out, _ = self.kernel(
             q, k, v, causal=True, alibi_slopes=self.alibi, scale=self.divide,
-            dropout_p=self.dropout, training=self.training, backend=self.kernel,
+            dropout_p=self.dropout, training=self.training,
         )
         return _merge(out)
 
     def trace_attend(self, x: Tensor, positions: Tensor) -> tuple[Tensor, BlockTrace]:
         """``attend`` through the readable kernel, recording what it computed."""
         q, k, v = self.project(x, positions)
-        out, weights = attention(
+        out, weights = self.readable(
             q, k, v, causal=True, alibi_slopes=self.alibi, scale=self.divide,
-            dropout_p=self.dropout, training=self.training, backend="naive",
+            dropout_p=self.dropout, training=self.training,
         )
         t, s = q.shape[2], k.shape[2]
         bias = None if self.alibi is None else alibi_bias_from_slopes(self.alibi, t, s)
@@ -178,9 +169,8 @@ class MultiHeadAttention(_Attention):
 
 
 def build_mixer(cfg: ModelConfig) -> nn.Module:
-    """The mixer named by ``cfg.mixer``."""
-    if cfg.mixer == "none":
-        return NoContext()
+    """The mixer named by ``cfg.mixer`` (``none`` has none: the block leaves out its mixer
+    sublayer, ``attnlab.nn.block.Block``)."""
     if cfg.mixer == "mean":
         return UniformCausalMean()
     return AttentionHead(cfg) if cfg.mixer == "head" else MultiHeadAttention(cfg)

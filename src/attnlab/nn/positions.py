@@ -82,9 +82,10 @@ class AdditivePositions(nn.Module):
 
     The sinusoids of the first ``rows`` positions are computed once, in float64,
     into a buffer that follows the model's device (not saved in checkpoints);
-    positions beyond it (extrapolation, §3.4) are computed on the fly, on the
-    same device. Callers pass the range of positions as Python integers, so no
-    step ever waits on the device to learn how long the input is.
+    positions beyond it (extrapolation: docs/experiments.md, "Position") are
+    computed on the fly, on the same device. Callers pass the range of positions
+    as Python integers, so no step ever waits on the device to learn how long the
+    input is.
     """
 
     def __init__(self, scheme: str, rows: int, d: int) -> None:
@@ -92,7 +93,7 @@ class AdditivePositions(nn.Module):
         self.rows = rows
         self.d = d
         # Learned tables start from N(0, 1) like nn.Embedding; rows never reached in
-        # training keep these untrained vectors (the point of §3.4's extrapolation).
+        # training keep these untrained vectors (what the position experiment extrapolates).
         self.table = nn.Embedding(rows, d) if scheme == "learned" else None
         sines = sinusoidal_table(torch.arange(rows), d) if scheme == "sinusoidal" else None
         self.register_buffer("sines", sines, persistent=False)  # (rows, d) or None
@@ -100,12 +101,7 @@ class AdditivePositions(nn.Module):
     def forward(self, start: int, length: int) -> Tensor:
         """The vectors (length, d) of positions start … start + length - 1."""
         stop = start + length
-        if self.table is not None:
-            if stop > self.rows:
-                raise ValueError(
-                    f"position {stop - 1} is beyond the learned table of {self.rows} rows; "
-                    "build the model with a larger n_pos"
-                )
+        if self.table is not None:  # the model refuses positions past the table first
             return self.table.weight[start:stop]  # (length, d)
         if stop <= self.rows:
             return self.sines[start:stop]  # (length, d)

@@ -7,8 +7,10 @@ Dimension legend: ``b`` batch, ``t`` query positions, ``s`` key positions,
 the logits and, per block, the mixer's input, the queries, keys and values
 it made, the scores and the weights. The explorer, the √d_k statistics and
 the probe experiments read attention only through it (in the spirit of
-TransformerLens's activation cache), so there is one copy of the score
-computation: the mixers' own.
+TransformerLens's activation cache). The pass runs each mixer's own
+projections and its readable kernel, so the weights are those the kernel
+computed; the recorded scores are formed once more beside it, from the same q,
+k, scale and bias (the kernel does not hand back its pre-softmax scores).
 
 For attention mixers ``softmax(scores masked causally)`` is ``weights``, and
 ``q @ k.transpose(-2, -1) * scale + bias`` is ``scores``, so a reader can

@@ -2,7 +2,7 @@
 
 ``write_report`` writes ``report.md``, a self-contained ``report.html``
 (figures inlined, no network) and ``results.json``. Running the suite is
-``attnlab.experiments.suite.reproduce``; this package only renders.
+``attnlab.suite.reproduce``; this package only renders.
 """
 
 from attnlab.report.write import write_report

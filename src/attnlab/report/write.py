@@ -8,11 +8,11 @@ anywhere, and can be mailed as one file. ``results.json`` holds every
 envelope (the experiment records), every claim verdict and the meta.
 
 Nothing here runs an experiment or decides a claim: it renders finished
-records (``attnlab.experiments.suite`` makes them) and verdicts
-(``attnlab.experiments.claims`` decides them).
+records (``attnlab.suite`` makes them) and verdicts
+(``attnlab.lab.claims`` decides them).
 
-An *envelope* is what ``attnlab.experiments.registry.analyse_and_write``
-returns. An experiment that did not run is an envelope with ``status``
+An *envelope* is what ``attnlab.suite.Suite.analyse`` writes
+(``attnlab.lab.envelope``). An experiment that did not run is an envelope with ``status``
 ``"skipped"`` or ``"failed"`` and a one-line ``reason``. Tables and figures
 are read from ``<experiments_dir>/<name>/table.md`` and ``figure.png``, where
 ``run_experiment`` writes them.
@@ -28,9 +28,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from attnlab.experiments.claims import MIN_SEEDS, STATUSES, Z, fmt_margin, render
-from attnlab.experiments.extra_seeds import rule_text
 from attnlab.files import write_text
+from attnlab.lab.claims import MIN_SEEDS, STATUSES, Z, fmt_margin, render
+from attnlab.lab.seeds import rule_text
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +86,7 @@ def _table_text(name: str, envelope: dict, folder: Path) -> str:
     if path.is_file():
         return path.read_text(encoding="utf-8")
     try:  # re-render from the record when the table file is gone
-        from attnlab.experiments.registry import load
+        from attnlab.lab.registry import load
 
         return load(name).table(envelope["record"])
     except Exception as err:  # noqa: BLE001 - the report must still be written

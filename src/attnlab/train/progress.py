@@ -18,6 +18,8 @@ from typing import Any, TextIO
 
 BAR_WIDTH = 20
 
+Progress = Callable[[dict[str, Any]], None]  # a sink of progress dicts (the one alias)
+
 
 def format_duration(seconds: float) -> str:
     """Seconds as ``1h02m``, ``4m05s`` or ``12s``.

@@ -13,6 +13,7 @@ import contextlib
 import dataclasses
 import hashlib
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,27 @@ from attnlab.train.rundir import (
 )
 
 log = logging.getLogger(__name__)
+
+# Threads of every CPU training run, on every path (the runner in order, its worker processes,
+# a retry, `attnlab train`): a CPU matmul sums in an order that depends on how many threads
+# split it, so another count changes the last bits of the weights.
+CPU_THREADS = 1
+
+
+@contextlib.contextmanager
+def training_threads(device: str, threads: int = CPU_THREADS) -> Iterator[None]:
+    """Within the block, torch uses ``threads`` threads when ``device`` is the CPU (the
+    caller's count is restored after); on CUDA the count is left alone."""
+    if device != "cpu":
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
 
 def resolve_device(name: str) -> torch.device:
     """``auto`` → CUDA when available, else CPU; ``cuda`` without a GPU is an error."""
@@ -157,7 +179,7 @@ def evaluate(
     batch_size: int = 64,
     precision: str = "fp32",
 ) -> dict[str, float]:
-    """Train and held-out perplexity (SPEC §2): the whole held-out split, and a fixed
+    """Train and held-out perplexity (docs/data.md): the whole held-out split, and a fixed
     slice of the train split of the same size, in non-overlapping windows."""
     device = next(model.parameters()).device
     amp = autocast(device, precision)

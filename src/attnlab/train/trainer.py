@@ -79,6 +79,7 @@ from attnlab.train.checkpoint import (
 from attnlab.train.config import RunConfig, run_hash
 from attnlab.train.distributed import DistInfo
 from attnlab.train.divergence import LossGuard
+from attnlab.train.progress import Progress
 from attnlab.train.rundir import (
     DIVERGED,
     RESULT,
@@ -115,9 +116,6 @@ __all__ = ["CKPT_SECONDS", "TrainingDiverged", "TrainingInterrupted", "train"]
 log = logging.getLogger(__name__)
 
 CKPT_SECONDS = 60.0  # a single-process run also checkpoints at least this often (wall time)
-
-Progress = Callable[[dict[str, Any]], None]
-
 
 class TrainingInterrupted(KeyboardInterrupt):
     """Stopped by Ctrl-C or SIGTERM at a step boundary, after writing a checkpoint."""

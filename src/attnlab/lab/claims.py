@@ -1,4 +1,5 @@
-"""The textbook's claims (SPEC §3.8): predicates that yield a signed margin per seed.
+"""The textbook's claims: predicates that yield a signed margin per seed
+(docs/experiments.md, "Claims and verdicts").
 
 A claim is written once, next to the experiment whose numbers decide it, as a
 ``Claim`` in that module's ``CLAIMS`` list. Each of its ``Part``\\ s is a
@@ -15,7 +16,7 @@ seed-to-seed noise. Over the seeds (``verdict``):
 
 An experiment left with a training claim inconclusive on ``MIN_SEEDS`` or more
 seeds gets one extra round of seeds, once, and all its claims are decided again
-(``attnlab.experiments.extra_seeds`` states that rule).
+(``attnlab.lab.seeds`` states that rule).
 
 A claim that needs no training (a parameter count, an exponent of a timed
 sweep, a random-number table) has one evaluation, marked as such: held when
@@ -39,6 +40,8 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from attnlab.errors import one_line
 
 Records = dict[str, dict]  # experiment name -> its result record
 
@@ -193,16 +196,6 @@ def evaluate(records: Records, claims: list[Claim]) -> list[dict[str, Any]]:
     return [decide(c, records) for c in claims]
 
 
-def all_claims() -> list[Claim]:
-    """Every claim of every registered experiment, in registry order."""
-    from attnlab.experiments.registry import EXPERIMENTS, load
-
-    out: list[Claim] = []
-    for name in EXPERIMENTS:
-        out.extend(getattr(load(name), "CLAIMS", []))
-    return out
-
-
 def fmt_margin(part: dict[str, Any]) -> str:
     """``+0.123 ± 0.045`` (mean ± standard error), or the single value, with the unit."""
     if "mean" not in part:
@@ -228,12 +221,6 @@ def render(verdicts: list[dict[str, Any]]) -> str:
                          + (f"; numbers: {nums}" if nums else "") + "  ")
         lines[-1] = lines[-1].rstrip()
     return "\n".join(lines) + "\n"
-
-
-def one_line(err: BaseException) -> str:
-    """``Type: first line of the message``."""
-    text = str(err).strip().splitlines()
-    return f"{type(err).__name__}: {text[0]}" if text else type(err).__name__
 
 
 def _fmt(x: Any) -> str:

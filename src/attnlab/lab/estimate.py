@@ -1,8 +1,9 @@
 """How long a suite should take here: every pending run's step, timed on this machine.
 
-``estimate_suite`` plans the selected experiments exactly as ``reproduce``
-does, keeps the runs that have not finished, and times a few training steps
-of each distinct shape (model, batch, context) in a fresh one-thread process
+``attnlab.suite.estimate`` plans the selected experiments exactly as
+``reproduce`` does (``Suite.plan``) and keeps the runs that have not finished;
+``estimate_plans`` times a few training steps of each distinct shape (model,
+batch, context) in a fresh one-thread process
 (on CUDA: on the device, under the run's precision), as a worker would run
 it. Each shape is timed in interleaved rounds and the best round is kept, so
 a burst of other work on a shared machine inflates the estimate less. A run
@@ -15,7 +16,7 @@ per GPU: how much sharing gains is for a measurement to say, not assumed.
 
 Left out: analysis after training (minutes in the quick profile: the cost
 sweep, position's longer windows), warm-up effects of long runs, and the
-extra-seed round (``attnlab.experiments.extra_seeds``): whether it runs depends
+extra-seed round (``attnlab.lab.seeds``): whether it runs depends
 on verdicts not known before training. The printed estimate says so, with the
 most it can add: ``extra / seeds`` of the training time of each experiment
 that gets it.
@@ -26,7 +27,6 @@ from __future__ import annotations
 import multiprocessing as mp
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from attnlab.train.config import RunConfig
@@ -101,10 +101,10 @@ def _time_steps(configs: list[RunConfig]) -> list[float]:
     import torch
 
     from attnlab.nn.model import next_token_loss
-    from attnlab.train.runtime import autocast, build_model
+    from attnlab.train.runtime import CPU_THREADS, autocast, build_model
     from attnlab.train.speed import make_optimizer
 
-    torch.set_num_threads(1)  # this process is the stand-in for one worker
+    torch.set_num_threads(CPU_THREADS)  # this process is the stand-in for one worker
     states = []
     for cfg in configs:
         device = torch.device(cfg.train.device)
@@ -161,37 +161,21 @@ def makespan(seconds: list[float], workers: int) -> float:
     return max(load)
 
 
-def estimate_suite(profile: str, seeds: int | None, work: Path, *, corpus: str | None = None,
-                   only: list[str] | None = None, device: str = "auto",
-                   workers: int = 1, extra_seeds: int = 0) -> Estimate:
-    """Plan the selected experiments, time their pending runs' steps, lay them on workers."""
-    from attnlab.experiments import registry
-    from attnlab.experiments.extra_seeds import seeds_of
-    from attnlab.experiments.pool import gpu_count
-    from attnlab.experiments.runner import Runner
-    from attnlab.experiments.suite import corpus_problem, select
+def estimate_plans(profile: str, pending: dict[str, list[Any]], runner: Any, *,
+                   seeds: dict[str, int], extra_seeds: int = 0) -> Estimate:
+    """Time the steps of the ``pending`` runs (experiment -> resolved specs not finished),
+    lay them on the runner's executor slots; ``seeds``: planned seeds per experiment."""
+    from attnlab.lab.executors import gpu_count
 
-    runner = Runner(work=Path(work), device=device, corpus=corpus, workers=workers)
-    no_corpus = corpus_problem(corpus)[0] is not None
-    pending: dict[str, list[Any]] = {}
-    planned_seeds: dict[str, int] = {}
-    for name in select(only):
-        mod = registry.load(name)
-        if getattr(mod, "NEEDS_CORPUS", True) and no_corpus:
-            continue  # reproduce skips it too
-        settings = registry.settings_of(mod, profile, seeds)
-        pending[name] = runner.pending(mod.plan(settings))
-        if seeds_of(settings) is not None:
-            planned_seeds[name] = seeds_of(settings)
     shapes = list(dict.fromkeys(shape_of(s.config) for specs in pending.values() for s in specs))
     first = {shape_of(s.config): s.config for specs in pending.values() for s in specs}
     start = time.perf_counter()
     timed = dict(zip(shapes, step_seconds([first[s] for s in shapes]), strict=True))
-    pool = runner.pool_size(sum(map(len, pending.values())))
+    pool = runner.slots(sum(map(len, pending.values())))
     device = runner.resolve_device()
     laid = min(pool, max(1, gpu_count())) if device.type == "cuda" else pool
     out = Estimate(profile, laid, str(device), timing_s=time.perf_counter() - start,
-                   extra_seeds=extra_seeds, seeds=planned_seeds, sharing=pool)
+                   extra_seeds=extra_seeds, seeds=seeds, sharing=pool)
     every = []
     for name, specs in pending.items():
         secs = [run_seconds(s.config, timed[shape_of(s.config)], _held_tokens(s, runner))

@@ -1,10 +1,10 @@
-"""The extra-seed round (issue 11 §2): more seeds, once, where a training claim is inconclusive.
+"""The extra-seed round: more seeds, once, where a training claim is inconclusive.
 
 The rule, fixed before any number it acts on was seen (``rule_text`` says it in the
 report, word for word):
 
 1. The planned runs are trained, every experiment is analysed and every claim is
-   decided (``attnlab.experiments.claims``).
+   decided (``attnlab.lab.claims``).
 2. An experiment gets an *extra round* when at least one *training* claim that needs
    it is **inconclusive** on at least ``MIN_SEEDS`` (3) seeds. Held, not-held,
    skipped and error verdicts never call for one, nor do claims that need no
@@ -29,6 +29,9 @@ a bounded second look: it can turn an inconclusive verdict into held or not held
 and it can also turn a held one inconclusive. Left out: a correction of the two
 standard errors for that second look (the report states the rule instead).
 
+The round itself is the suite's pipeline run again (``attnlab.suite.Suite``):
+plan with more seeds, train, analyse. This module holds the rule and the notes.
+
 Every trained experiment's envelope says what happened (``extra_round``): whether
 the round ran, the seeds before and added, the claims that called for it, and a
 one-line ``text`` the report prints in the experiment's section.
@@ -36,24 +39,11 @@ one-line ``text`` the report prints in the experiment's section.
 
 from __future__ import annotations
 
-import dataclasses
-import logging
-import time
-from collections.abc import Callable, Iterable
-from pathlib import Path
-from types import ModuleType
+from collections.abc import Iterable
 from typing import Any
 
 from attnlab.errors import UsageError
-from attnlab.experiments import registry
-from attnlab.experiments.base import Context
-from attnlab.experiments.claims import MIN_SEEDS, one_line
-from attnlab.experiments.runner import RunSpec
-from attnlab.files import write_json
-
-log = logging.getLogger(__name__)
-
-Progress = Callable[[dict], None]
+from attnlab.lab.claims import MIN_SEEDS
 
 EXTRA_SEEDS = 2  # seeds added by the one extra round (3 seeds -> 5)
 
@@ -79,13 +69,6 @@ def rule_text(extra_seeds: int) -> str:
         f"for a round; a claim decided on fewer than {MIN_SEEDS} seeds stays inconclusive; a "
         f"round never removes a seed and never repeats."
     )
-
-
-def seeds_of(settings: Any) -> int | None:
-    """The training seeds of an experiment's settings (None: it does not train)."""
-    fields = {f.name for f in dataclasses.fields(settings)} \
-        if dataclasses.is_dataclass(settings) else set()
-    return settings.seeds if "seeds" in fields else None
 
 
 def triggers(verdicts: Iterable[dict], candidates: Iterable[str]) -> dict[str, list[str]]:
@@ -136,95 +119,8 @@ def skipped_note(seeds: int, extra_seeds: int) -> dict[str, Any]:
             "text": f"no extra round: {why}"}
 
 
-def settle(modules: dict[str, ModuleType], envelopes: dict[str, dict], verdicts: list[dict],
-           *, profile: str, seeds: int | None, extra_seeds: int, ctx: Context, out: Path,
-           emit: Progress | None = None) -> dict[str, list[str]]:
-    """Apply the rule to decided ``verdicts``: run the one extra round where it is due.
-
-    ``envelopes`` (experiment -> envelope, as the main pass left them) are updated in
-    place: an experiment that had its round now holds the envelope analysed on all its
-    seeds (or a failed one, with the reason, when the round's training or analysis
-    raised); every other finished experiment that trains gets its ``extra_round`` note
-    (also written to its ``result.json``). Returns experiment -> the claim ids that
-    called for its round now (empty: nothing changed, the verdicts stand). The caller
-    decides the claims again.
-    """
-    check_extra_seeds(extra_seeds)
-    emit = emit or (lambda info: None)
-    out = Path(out)
-    candidates: dict[str, Any] = {}
-    for name, env in envelopes.items():
-        if env.get("status", "ok") != "ok" or name not in modules:
-            continue
-        if (env.get("extra_round") or {}).get("ran"):
-            continue  # point 5: one round only
-        settings = registry.settings_of(modules[name], profile, seeds)
-        if seeds_of(settings) is not None:
-            candidates[name] = settings
-    due = triggers(verdicts, candidates) if extra_seeds > 0 else {}
-    for name, settings in candidates.items():
-        if name not in due:
-            _note(envelopes, name, out, skipped_note(seeds_of(settings), extra_seeds))
-    if not due:
-        return {}
-
-    plans: dict[str, tuple[Any, Any, list[RunSpec]]] = {}
-    for name in due:
-        base = candidates[name]
-        bigger = registry.settings_of(modules[name], profile, seeds_of(base) + extra_seeds)
-        try:
-            plans[name] = (base, bigger, modules[name].plan(bigger))
-        except Exception as err:  # noqa: BLE001 - report it, run the rest
-            reason = f"extra round: cannot plan: {one_line(err)}"
-            envelopes[name] = _failed(name, modules[name], reason)
-    specs = [spec for _, _, runs in plans.values() for spec in runs]
-    runner = ctx.runner()
-    n_pending = len(runner.pending(specs))
-    emit({"kind": "suite", "event": "extra", "because": due, "runs": len(specs),
-          "pending": n_pending, "workers": runner.pool_size(n_pending)})
-    try:
-        runner.prefetch(specs)  # one pool for all extra runs of all experiments
-    except Exception as err:  # noqa: BLE001 - each experiment retries its own runs below
-        log.warning("the training pool stopped: %s", one_line(err))
-    for index, (name, (base, bigger, runs)) in enumerate(plans.items(), 1):
-        mod, note = modules[name], ran_note(seeds_of(base), extra_seeds, due[name])
-        info = {"kind": "experiment", "index": index, "total": len(plans), "name": name}
-        emit({**info, "event": "start", "title": note["text"]})
-        start = time.perf_counter()
-        try:
-            results = ctx.runner().train(runs)
-            extra = {"planned": registry.identity(profile, base), "extra_round": note}
-            envelopes[name] = {**registry.analyse_and_write(
-                name, mod, profile, bigger, results, ctx, out, extra=extra), "reused": False}
-        except Exception as err:  # noqa: BLE001 - report it, run the rest
-            log.debug("%s traceback", name, exc_info=True)
-            envelopes[name] = _failed(name, mod, f"extra round: {one_line(err)}")
-            emit({**info, "event": "failed", "reason": envelopes[name]["reason"]})
-            continue
-        emit({**info, "event": "done", "wall_s": time.perf_counter() - start,
-              "reused": False})
-    return due
-
-
 def grown(envelopes: dict[str, dict]) -> dict[str, list[str]]:
     """Experiment -> the claim ids that called for its extra round, for every envelope that
     had one (in this run or an earlier one)."""
     return {name: list(env["extra_round"].get("because", []))
             for name, env in envelopes.items() if (env.get("extra_round") or {}).get("ran")}
-
-
-def _note(envelopes: dict[str, dict], name: str, out: Path, note: dict[str, Any]) -> None:
-    """Set an experiment's ``extra_round`` note, in memory and in its result.json."""
-    env = envelopes[name]
-    if env.get("extra_round") == note:
-        return
-    envelopes[name] = {**env, "extra_round": note}
-    stored = {k: v for k, v in envelopes[name].items() if k != "reused"}
-    path = out / name / "result.json"
-    if path.is_file():
-        write_json(path, stored, sort_keys=False)
-
-
-def _failed(name: str, mod: ModuleType, reason: str) -> dict[str, Any]:
-    return {"name": name, "title": getattr(mod, "TITLE", name), "status": "failed",
-            "reason": reason}

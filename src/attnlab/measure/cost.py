@@ -1,4 +1,5 @@
-"""The cost of attention (SPEC §3.5): time and peak memory of one layer against n.
+"""The cost of attention: time and peak memory of one layer against n
+(docs/experiments.md, "Cost of attention").
 
 One attention layer — width 512, 8 heads, batch 1, float32, causal, with its
 q/k/v/o projections (``nn.Linear``) — is run forward at n = 128 … 16,384 for
@@ -65,6 +66,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from attnlab.errors import one_line
 from attnlab.files import write_json
 from attnlab.nn.attention import attention
 from attnlab.nn.memeff import memory_efficient_attention
@@ -199,7 +201,7 @@ def _run_child(spec: dict, timeout_s: float | None) -> dict:
         p for p in (src, os.environ.get("PYTHONPATH", "")) if p))
     with tempfile.TemporaryDirectory() as tmp:
         result = Path(tmp) / "record.json"
-        command = [sys.executable, "-m", "attnlab.experiments.cost_measure", json.dumps(spec),
+        command = [sys.executable, "-m", "attnlab.measure.cost", json.dumps(spec),
                    str(result)]
         start = time.perf_counter()
         try:
@@ -321,7 +323,7 @@ def _oom(record: dict, error: BaseException) -> None:
     message = f"{type(error).__name__}: {error}"
     if not any(w in message.lower() for w in _OOM_WORDS):
         raise error
-    record.update(status="oom", error=message.splitlines()[0][:300], peak_bytes=None)
+    record.update(status="oom", error=one_line(error)[:300], peak_bytes=None)
 
 
 def _reset_peak_rss() -> None:
@@ -441,7 +443,7 @@ def size_text(nbytes: float | None) -> str:
 
 
 def _child_main(argv: Sequence[str]) -> int:
-    """Entry of the measuring subprocess (``python -m attnlab.experiments.cost_measure``)."""
+    """Entry of the measuring subprocess (``python -m attnlab.measure.cost``)."""
     spec, out = json.loads(argv[0]), Path(argv[1])
     write_json(out, _run_measurement(spec), fsync=False)  # a temporary hand-over file
     return 0

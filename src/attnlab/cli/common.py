@@ -1,0 +1,137 @@
+"""What several experiment commands share (``run``, ``reproduce``, ``report``): their
+options, their progress lines, and the runner they build once per command."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any, TextIO
+
+from attnlab.errors import UsageError
+from attnlab.train.progress import ProgressPrinter, format_duration
+
+
+class SuiteProgress:
+    """Progress sink: a line per experiment event, the trainer's lines via ProgressPrinter."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.printer = ProgressPrinter(stream)
+
+    def __call__(self, info: dict[str, Any]) -> None:
+        kind = info.get("kind")
+        if kind in ("experiment", "suite"):
+            self.stream.write((experiment_line(info) if kind == "experiment" else
+                               suite_line(info)) + "\n")
+            self.stream.flush()
+        elif kind in ("train", "eval"):
+            self.printer(info)
+
+
+def experiment_line(info: dict[str, Any]) -> str:
+    """``[2/7] sqrt_dk: done in 4m05s`` and the like.
+
+    >>> experiment_line({"index": 1, "total": 2, "name": "params", "event": "skipped",
+    ...                  "reason": "no corpus"})
+    '[1/2] params: skipped (no corpus)'
+    """
+    head = f"[{info['index']}/{info['total']}] {info['name']}"
+    event = info["event"]
+    if event == "start":
+        return f"{head}: {info.get('title', '')} ..."
+    if event == "done":
+        how = "reused the finished record" if info.get("reused") else \
+            f"done in {format_duration(info.get('wall_s', 0.0))}"
+        return f"{head}: {how}"
+    if event == "failed":
+        return f"{head}: FAILED ({info.get('reason', '')})"
+    return f"{head}: {event} ({info.get('reason', '')})"
+
+
+def suite_line(info: dict[str, Any]) -> str:
+    """``training 36 of 120 planned runs on 2 worker processes`` and the like.
+
+    >>> suite_line({"event": "train", "runs": 4, "pending": 0, "workers": 1})
+    'training: all 4 planned runs finished earlier'
+    """
+    if info.get("event") == "plan":
+        return f"planning the runs of {len(info['experiments'])} experiment(s)"
+    if info.get("event") == "train":
+        if not info["pending"]:
+            return f"training: all {info['runs']} planned runs finished earlier"
+        where = f"{info['workers']} worker processes" if info["workers"] > 1 else "this process"
+        return f"training {info['pending']} of {info['runs']} planned runs on {where}"
+    if info.get("event") == "extra":
+        because = "; ".join(f"{name}: {', '.join(ids)}" for name, ids in info["because"].items())
+        where = f"{info['workers']} worker processes" if info["workers"] > 1 else "this process"
+        what = f"training {info['pending']} of {info['runs']} runs on {where}" \
+            if info["pending"] else f"all {info['runs']} runs finished earlier"
+        return f"extra seeds: {what}; inconclusive on the planned seeds: {because}"
+    if info.get("event") == "estimate":
+        return info["text"]
+    return str(info)
+
+
+def add_common(p: argparse.ArgumentParser, profiles: list[str]) -> None:
+    """Options shared by ``run`` and ``reproduce``."""
+    from attnlab.lab.seeds import EXTRA_SEEDS
+
+    p.add_argument("--profile", choices=profiles, default="quick",
+                   help="full: the spec's settings; quick: scaled down for a 2-core CPU "
+                   "(default); micro: seconds, for tests")
+    p.add_argument("--seeds", type=int, default=None,
+                   help="repeat every training run with seeds 0..N-1 (tables show mean ± std; "
+                   "default: the profile's, 3 for quick and full; a claim needs 3)")
+    p.add_argument("--extra-seeds", type=int, default=EXTRA_SEEDS, metavar="N",
+                   help="once, give every experiment with a training claim inconclusive on 3 "
+                   f"or more seeds N more seeds and decide its claims again (default "
+                   f"{EXTRA_SEEDS}; 0 turns this off)")
+    p.add_argument("--out", default=None,
+                   help="folder for results and the report (default: reports/<profile>)")
+    p.add_argument("--work", default="runs",
+                   help="folder caching the training runs as <work>/<hash> (default: runs)")
+    p.add_argument("--corpus", default=None,
+                   help="corpus text file (default: $ATTNLAB_DATA, the cache, or a download)")
+    p.add_argument("--jobs", type=int, default=None,
+                   help="train on N one-thread worker processes side by side (default: one "
+                   "per CPU core; with CUDA one per GPU, and more share the GPUs "
+                   "round-robin; 1 = in this process)")
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
+                   help="where runs train and analyses measure (default auto: CUDA when "
+                   "present)")
+
+
+def check_seeds(seeds: int | None, extra_seeds: int = 0) -> None:
+    """``--seeds`` at least 1, ``--extra-seeds`` at least 0: else one UsageError line."""
+    from attnlab.lab.seeds import check_extra_seeds
+
+    if seeds is not None and seeds < 1:
+        raise UsageError(f"--seeds must be at least 1, got {seeds}")
+    check_extra_seeds(extra_seeds)
+
+
+def resolve_jobs(jobs: int | None, device: str = "auto") -> int:
+    """``--jobs``: the number given (at least 1), or one per core (per GPU on CUDA)."""
+    from attnlab.lab.executors import default_workers
+
+    if jobs is None:
+        return default_workers(device)
+    if jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, got {jobs}")
+    return jobs
+
+
+def build_runner(args: argparse.Namespace, progress: Any = None) -> Any:
+    """The command's one ``Runner``: ``--work``, ``--device``, ``--corpus``, and ``--jobs``
+    local worker processes."""
+    from attnlab.lab.executors import LocalPool
+    from attnlab.lab.runner import Runner
+
+    workers = resolve_jobs(args.jobs, args.device)
+    return Runner(Path(args.work), args.device, args.corpus, LocalPool(workers, args.device),
+                  progress)
+
+
+def out_dir(args: argparse.Namespace) -> Path:
+    """``--out``, or ``reports/<profile>``."""
+    return Path(args.out) if args.out else Path("reports") / args.profile

@@ -1,0 +1,113 @@
+"""The experiments by name, and the record each one declares.
+
+An experiment is one module under ``attnlab.experiments`` ending in an
+``EXPERIMENT = Experiment(...)`` record, plus its name in ``EXPERIMENTS``
+below (whose order is the report's). ``load(name)`` imports the module and
+checks the record: a missing or wrong field is one ``RecordError`` line naming
+the module and the field. The smallest example is ``attnlab.experiments.params``
+(no training: ``plan`` returns no runs); ``docs/design.md`` walks through it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from attnlab.errors import UsageError
+
+# Order = report order.
+EXPERIMENTS = ["ladder", "sqrt_dk", "norm", "position", "cost", "params", "winograd",
+               "agreement"]
+PROFILES = ("full", "quick", "micro")
+
+_MISSING: Any = object()  # a field the module did not give (see Experiment.__post_init__)
+
+
+class RecordError(TypeError):
+    """An experiment module whose record is missing or incomplete (a bug, not bad input)."""
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """What an experiment module declares; the lab needs nothing else from it."""
+
+    name: str = _MISSING  # the name ``attnlab run NAME`` takes
+    title: str = _MISSING  # a heading for the report
+    profiles: Mapping[str, Any] = _MISSING  # full (the documented settings), quick, micro
+    quick_changes: str = _MISSING  # what "quick" changes from "full", in words
+    plan: Callable[[Any], list] = _MISSING  # settings -> [RunSpec], every seed included
+    analyse: Callable[..., dict] = _MISSING  # (settings, Results, Context) -> record (JSON)
+    table: Callable[[dict], str] = _MISSING  # record -> Markdown
+    figure: Callable[[dict], Any] = _MISSING  # record -> matplotlib Figure (no pyplot)
+    claims: tuple = _MISSING  # the Claims its record decides (attnlab.lab.claims)
+    needs_corpus: bool = _MISSING  # skipped with a reason when the corpus is missing
+
+    def __post_init__(self) -> None:
+        missing = [f.name for f in dataclasses.fields(self) if getattr(self, f.name) is _MISSING]
+        if missing:
+            raise RecordError(f"experiment record lacks {', '.join(missing)}")
+        object.__setattr__(self, "claims", tuple(self.claims))
+        wrong = [p for p in PROFILES if p not in self.profiles]
+        if wrong:
+            raise RecordError(f"experiment record's profiles lack {', '.join(wrong)}")
+        for name in ("plan", "analyse", "table", "figure"):
+            if not callable(getattr(self, name)):
+                raise RecordError(f"experiment record's {name} is not callable")
+
+    def settings(self, profile: str, seeds: int | None = None) -> Any:
+        """The profile's settings, with ``seeds`` training seeds where it trains (None: the
+        profile's own number)."""
+        check_profile(profile)
+        settings = self.profiles[profile]
+        if seeds is not None:
+            if seeds < 1:
+                raise UsageError(f"seeds must be at least 1, got {seeds}")
+            if seeds_of(settings) is not None:
+                settings = dataclasses.replace(settings, seeds=seeds)
+        return settings
+
+
+def seeds_of(settings: Any) -> int | None:
+    """The training seeds of an experiment's settings (None: it does not train)."""
+    fields = {f.name for f in dataclasses.fields(settings)} \
+        if dataclasses.is_dataclass(settings) else set()
+    return settings.seeds if "seeds" in fields else None
+
+
+def check_profile(profile: str) -> None:
+    if profile not in PROFILES:
+        raise UsageError(f"unknown profile {profile!r}; choose one of: {', '.join(PROFILES)}")
+
+
+def load(name: str) -> Experiment:
+    """The record of experiment ``name`` (a UsageError for an unknown name, a RecordError
+    naming the module for a broken record)."""
+    if name not in EXPERIMENTS:
+        raise UsageError(f"unknown experiment {name!r}; choose one of: {', '.join(EXPERIMENTS)}")
+    module = f"attnlab.experiments.{name}"
+    try:
+        record = getattr(importlib.import_module(module), "EXPERIMENT", None)
+    except RecordError as err:
+        raise RecordError(f"{module}: {err}") from None
+    if not isinstance(record, Experiment):
+        raise RecordError(f"{module}: defines no EXPERIMENT = Experiment(...) record")
+    if record.name != name:
+        raise RecordError(f"{module}: its record is named {record.name!r}, not {name!r}")
+    return record
+
+
+def select(only: list[str] | None) -> list[str]:
+    """Experiment names to run, in registry order; unknown names are a UsageError."""
+    if only is None:
+        return list(EXPERIMENTS)
+    wanted = [n.strip() for n in only if n.strip()]
+    unknown = [n for n in wanted if n not in EXPERIMENTS]
+    if unknown or not wanted:
+        raise UsageError(
+            f"unknown experiment(s) {', '.join(map(repr, unknown)) or '(none given)'}; "
+            f"choose from: {', '.join(EXPERIMENTS)}"
+        )
+    return [n for n in EXPERIMENTS if n in wanted]

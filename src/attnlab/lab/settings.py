@@ -1,0 +1,41 @@
+"""The settings every experiment that trains on the corpus shares, written once.
+
+``CorpusSettings`` holds what the corpus runs of ladder, norm, position and
+sqrt_dk all set (width, context, rate, data, seeds); ``OneBudget`` adds the
+single training budget of those that give every run the same one (ladder,
+norm, position). An experiment's own ``Settings`` extends one of them with its
+own fields and may give a shared field another default (norm's higher rate,
+position's shorter context). The field names are those the experiments had,
+so a finished envelope's settings, compared by name and value, stay reusable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from attnlab.train.config import DataConfig
+
+
+@dataclass(frozen=True)
+class CorpusSettings:
+    """Width, context, rate, data and seeds of an experiment's corpus runs."""
+
+    d_model: int = 128  # residual width of every trained model
+    n_ctx: int = 128  # context length in training and evaluation
+    lr: float = 1e-3  # AdamW learning rate
+    train_tokens: int | None = None  # first N training tokens only (None: the whole 90%)
+    vocab_size: int = 1024  # BPE vocabulary
+    seeds: int = 3  # training seeds per run (a claim needs at least 3 for a verdict)
+
+    def data_config(self) -> DataConfig:
+        """The corpus data of every run: this vocabulary, these training tokens."""
+        return DataConfig(vocab_size=self.vocab_size, train_tokens=self.train_tokens)
+
+
+@dataclass(frozen=True)
+class OneBudget(CorpusSettings):
+    """``CorpusSettings`` and the one training budget every run of the experiment gets."""
+
+    steps: int = 3000  # AdamW updates per run
+    batch_size: int = 64  # windows per update
+    eval_batch_size: int = 64  # windows per forward pass when measuring perplexity

@@ -1,0 +1,87 @@
+"""The worker side: train one resolved run into its directory, the same way on every path.
+
+``train_spec`` is the one function that trains a planned run. The runner calls
+it in order in its own process (``--jobs 1``, and the driver's retry of a run
+whose worker failed), each local worker process calls it
+(``attnlab.lab.executors.LocalPool``), and a cluster task would call it too. It
+is top level and needs nothing but the spec, the work folder and the token
+data, so any process can run it.
+
+Same bits on every path. A CPU matmul sums in an order that depends on how many
+threads split it, so two thread counts give weights that differ in the last
+bits (measured: the four norm runs of the micro profile, trained in the main
+process on two threads, ended with other weights than on the pool's one-thread
+workers). So a CPU run always trains on ``attnlab.train.runtime.CPU_THREADS``
+(one) thread (``training_threads``), and the caller's thread count is restored
+afterwards (an analysis in the same process keeps its own). ``attnlab train``
+uses the same count by default (``--threads`` changes it, and with it the last
+bits). On CUDA the count is left alone: the CPU threads do not take part in the
+arithmetic.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from attnlab.errors import first_line
+from attnlab.lab.spec import RunSpec, run_key
+from attnlab.train.progress import Progress
+from attnlab.train.rundir import DIVERGED, RESULT
+
+log = logging.getLogger(__name__)
+
+
+
+def finished(spec: RunSpec, work: Path) -> dict | None:
+    """The stored record of a resolved ``spec`` under ``work`` if it finished, or if it
+    diverged and its spec allows that (``{"diverged": True, ...}``); else None."""
+    from attnlab.train.rundir import read_json_object
+
+    run_dir = Path(work) / run_key(spec)
+    names = (RESULT, DIVERGED) if spec.may_diverge else (RESULT,)
+    for name in names:
+        path = run_dir / name
+        if path.is_file():
+            record = read_json_object(path)  # damaged: one DataError naming the file
+            if name == DIVERGED:
+                record = {**record, "diverged": True}
+            return {**record, "run_dir": str(run_dir)}
+    return None
+
+
+def train_spec(spec: RunSpec, work: Path, *, data: Any = None,
+               progress: Progress | None = None) -> dict:
+    """Train one resolved ``spec`` into ``work/<key>`` (or read it if it finished); its record.
+
+    ``data`` is the token data of a corpus run (None: the spec's own data, else the
+    trainer loads the corpus of ``spec.config.data``). ``progress`` gets the trainer's
+    dicts with ``"run": spec.label``. A divergence is a record when the spec allows it
+    (the trainer wrote ``diverged.json``) and raises ``TrainingDiverged`` otherwise; an
+    interruption raises ``TrainingInterrupted`` after the checkpoint is written.
+    """
+    from attnlab.train import trainer
+    from attnlab.train.runtime import training_threads
+
+    done = finished(spec, work)
+    if done is not None:
+        return done
+    run_dir = Path(work) / run_key(spec)
+
+    def tagged(info: dict) -> None:
+        if progress is not None:
+            progress({**info, "run": spec.label})
+
+    log.info("training %s (%s)", spec.label, run_dir)
+    given = spec.data if spec.data is not None else data
+    try:
+        with training_threads(spec.config.train.device):
+            record = trainer.train(spec.config, run_dir, data=given, progress=tagged)
+    except trainer.TrainingDiverged as err:
+        if not spec.may_diverge:
+            raise
+        log.warning("%s diverged: %s", spec.label, err)
+        return finished(spec, work) or {"diverged": True, "message": first_line(err),
+                                        "run_dir": str(run_dir)}
+    return {**record, "run_dir": str(run_dir)}

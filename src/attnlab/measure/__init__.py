@@ -1,0 +1,1 @@
+"""Measuring tools shared by experiments and benchmarks (the attention-cost sweep)."""

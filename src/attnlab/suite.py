@@ -1,0 +1,433 @@
+"""The suite's one pipeline: plan → train → analyse, then the claims, the extra round, the report.
+
+``Suite`` is written once and used by every command that runs experiments:
+
+- ``reproduce`` (``reproduce`` below): every selected experiment plans its
+  runs (``Suite.plan``; an experiment finished earlier with the same profile
+  and settings is reused), the runs of all of them go to the one runner at once
+  (``Suite.train``: one executor pass, longest runs first, so no worker idles at
+  an experiment's boundary), and each experiment, in registry order, reads its
+  runs, measures and writes its envelope, table and figure (``Suite.analyse``).
+  Then the claims are decided; each experiment with a training claim
+  inconclusive on at least 3 seeds gets its one extra round
+  (``Suite.extra_round``: the same three calls with more seeds; the rule is in
+  ``attnlab.lab.seeds``), and the report is written (``attnlab.report``);
+- ``attnlab run NAME``: the same pipeline for one experiment, no report;
+- ``reproduce --estimate`` times the runs of the same plan
+  (``attnlab.lab.estimate``).
+
+Everything is cached, so running it again skips finished work and resumes an
+interrupted run. Outcomes:
+
+- an experiment whose module cannot be imported, whose runs fail, or whose
+  ``analyse`` raises is *failed*, with its one-line error; the rest still run;
+- when the corpus cannot be found or fetched, experiments that need it are
+  *skipped* with the reason and the others still run;
+- a claim whose predicate raises is an *error* verdict.
+
+``ok`` is False (and the command exits non-zero) when an experiment failed or a
+claim is an error. The layers: ``attnlab.lab`` (runner, registry, claims) and
+``attnlab.report`` sit below this module; the CLI above it.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from attnlab.errors import UsageError, first_line, one_line
+from attnlab.lab import registry
+from attnlab.lab.claims import evaluate
+from attnlab.lab.context import Context
+from attnlab.lab.envelope import (
+    ENVELOPE,
+    Envelope,
+    finished_envelope,
+    identity,
+    not_run,
+    store_note,
+    write_envelope,
+)
+from attnlab.lab.executors import LocalPool
+from attnlab.lab.registry import Experiment, seeds_of
+from attnlab.lab.runner import Runner, RunSpec
+from attnlab.lab.seeds import (
+    EXTRA_SEEDS,
+    check_extra_seeds,
+    grown,
+    ran_note,
+    skipped_note,
+    triggers,
+)
+from attnlab.train.progress import Progress
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One experiment's planned runs, resolved once."""
+
+    experiment: Experiment
+    settings: Any
+    specs: list[RunSpec]  # resolved by the runner
+    extra: dict[str, Any] | None = None  # the extra round: its planned identity and note
+
+
+class Suite:
+    """The pipeline over one runner, one output folder and one profile."""
+
+    def __init__(self, runner: Runner, out: Path, profile: str, seeds: int | None = None,
+                 emit: Progress | None = None, *, strict: bool = False) -> None:
+        self.runner, self.out, self.profile, self.seeds = runner, Path(out), profile, seeds
+        self.strict = strict  # an experiment's failure raises (tests) instead of its envelope
+        self.emit = emit or (lambda info: None)
+        self.experiments: dict[str, Experiment] = {}
+        self.envelopes: dict[str, dict] = {}  # name -> envelope (JSON form, + "reused")
+
+    @functools.cached_property
+    def ctx(self) -> Context:
+        return Context.of(self.runner)
+
+    def load(self, names: list[str]) -> None:
+        """Load each experiment's record; one that cannot load gets a failed envelope."""
+        for name in names:
+            try:
+                self.experiments[name] = registry.load(name)
+            except Exception as err:  # noqa: BLE001 - e.g. a module not written yet
+                self.envelopes[name] = not_run(name, name, "failed", f"cannot load: "
+                                               f"{one_line(err)}")
+
+    def wanted(self, extra_seeds: int | None,
+               skip: Callable[[Experiment], tuple[str, str] | None] | None = None
+               ) -> dict[str, Any]:
+        """The settings of every loaded experiment still to run; the others get their
+        envelope: a finished one with the same identity is reused (grown by an extra
+        round of ``extra_seeds``; None: any), ``skip(exp)`` may say (status, reason)."""
+        wanted = {}
+        for name, exp in self.experiments.items():
+            try:
+                settings = exp.settings(self.profile, self.seeds)
+            except Exception as err:  # noqa: BLE001 - report it, run the rest
+                self.envelopes[name] = not_run(name, exp.title, "failed",
+                                               f"cannot plan: {one_line(err)}")
+                continue
+            cached = finished_envelope(self.out, name, identity(self.profile, settings),
+                                       extra_seeds)
+            why = None if cached is not None or skip is None else skip(exp)
+            if cached is not None:
+                self.envelopes[name] = {**cached, "reused": True}
+            elif why is not None:
+                self.envelopes[name] = not_run(name, exp.title, *why)
+            else:
+                wanted[name] = settings
+        return wanted
+
+    # -- the pipeline ---------------------------------------------------------
+
+    def plan(self, wanted: dict[str, Any],
+             extra: dict[str, dict[str, Any]] | None = None) -> dict[str, Plan]:
+        """Each experiment's runs for its settings (``wanted``: name -> settings), resolved;
+        one that cannot plan gets a failed envelope. ``extra``: the extra round's fields
+        of each envelope (its planned identity and note)."""
+        plans: dict[str, Plan] = {}
+        for name, settings in wanted.items():
+            exp, more = self.experiments[name], (extra or {}).get(name)
+            try:
+                specs = self.runner.resolve_all(exp.plan(settings))
+            except Exception as err:  # noqa: BLE001 - report it, run the rest
+                if self.strict:
+                    raise
+                reason = f"{'extra round: ' if more else ''}cannot plan: {one_line(err)}"
+                self.envelopes[name] = not_run(name, exp.title, "failed", reason)
+                continue
+            plans[name] = Plan(exp, settings, specs, more)
+        return plans
+
+    def train(self, plans: dict[str, Plan], *, announce: bool = True, **event: Any) -> None:
+        """Every planned run of every experiment in one pass of the executor (failures are
+        left to the experiment that planned them, which retries in order and reports).
+        ``announce``: emit the suite's ``train`` event (with ``event``'s fields)."""
+        specs = [spec for p in plans.values() for spec in p.specs]
+        if not specs and "because" not in event:
+            return
+        n_pending = len(self.runner.pending(specs))
+        if announce:
+            self.emit({"kind": "suite", "event": "train", **event, "runs": len(specs),
+                       "pending": n_pending, "workers": self.runner.slots(n_pending)})
+        try:
+            self.runner.train(specs, resolved=True, retry=False)
+        except Exception as err:  # noqa: BLE001 - the experiments retry their own runs
+            log.warning("the training pool stopped: %s", one_line(err))
+
+    def analyse(self, plans: dict[str, Plan], order: list[str] | None = None) -> None:
+        """In ``order`` (default: the plans'), each planned experiment's runs (anything the
+        executor did not finish is trained here, in order), analysis and files; the other
+        names of ``order`` are reported as reused, skipped or failed."""
+        order = list(plans) if order is None else order
+        for index, name in enumerate(order, 1):
+            info = {"kind": "experiment", "index": index, "total": len(order), "name": name}
+            if name not in plans:
+                env = self.envelopes[name]
+                status = env.get("status", "ok")
+                self.emit({**info, "event": "done" if status == "ok" else status,
+                           "reused": True, "reason": env.get("reason")})
+                continue
+            plan = plans[name]
+            title = plan.extra["extra_round"]["text"] if plan.extra else plan.experiment.title
+            self.emit({**info, "event": "start", "title": title})
+            start = time.perf_counter()
+            try:
+                self.envelopes[name] = {**self._analyse_one(name, plan), "reused": False}
+            except Exception as err:  # noqa: BLE001 - report it, run the rest
+                if self.strict:
+                    raise
+                log.debug("%s traceback", name, exc_info=True)
+                reason = f"{'extra round: ' if plan.extra else ''}{one_line(err)}"
+                self.envelopes[name] = not_run(name, plan.experiment.title, "failed", reason,
+                                               None if plan.extra else
+                                               time.perf_counter() - start)
+                self.emit({**info, "event": "failed", "reason": reason})
+                continue
+            self.emit({**info, "event": "done", "wall_s": time.perf_counter() - start,
+                       "reused": False})
+
+    def _analyse_one(self, name: str, plan: Plan) -> dict[str, Any]:
+        from attnlab.train.rundir import code_revision
+
+        results = self.runner.train(plan.specs, resolved=True)
+        exp, start = plan.experiment, time.perf_counter()
+        record = exp.analyse(plan.settings, results, self.ctx)
+        envelope = Envelope(
+            name=name, title=exp.title, profile=self.profile, settings=plan.settings,
+            quick_changes=exp.quick_changes, record=record,
+            wall_s=time.perf_counter() - start,
+            train_s=sum(r.get("wall_s") or 0.0 for r in results.values()),
+            runs=len(results), code_revision=code_revision(),
+            finished_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"), **(plan.extra or {}))
+        return write_envelope(self.out, envelope, exp.table(record), exp.figure(record))
+
+    # -- claims and the extra round -----------------------------------------------
+
+    def verdicts(self, others: dict[str, dict] | None = None) -> list[dict]:
+        """Every claim of the loaded experiments over the finished records (and ``others``,
+        records of experiments outside this suite), tagged with the experiment that owns
+        it."""
+        records = {**(others or {}), **{n: e["record"] for n, e in self.envelopes.items()
+                                         if e.get("status", "ok") == "ok"}}
+        return evaluate_claims(self.experiments, records)
+
+    def extra_round(self, verdicts: list[dict], extra_seeds: int) -> dict[str, list[str]]:
+        """Apply the rule of ``attnlab.lab.seeds`` to decided ``verdicts``: plan the due
+        experiments with ``extra_seeds`` more seeds, train, analyse. Every other finished
+        experiment that trains gets its note why not. Returns experiment -> the claim ids
+        that called for its round (empty: the verdicts stand)."""
+        check_extra_seeds(extra_seeds)
+        candidates: dict[str, Any] = {}
+        for name, env in self.envelopes.items():
+            if env.get("status", "ok") != "ok" or name not in self.experiments:
+                continue
+            if (env.get("extra_round") or {}).get("ran"):
+                continue  # one round only
+            settings = self.experiments[name].settings(self.profile, self.seeds)
+            if seeds_of(settings) is not None:
+                candidates[name] = settings
+        due = triggers(verdicts, candidates) if extra_seeds > 0 else {}
+        for name, settings in candidates.items():
+            if name not in due:
+                self._note(name, skipped_note(seeds_of(settings), extra_seeds))
+        if not due:
+            return {}
+        wanted, extra = {}, {}
+        for name in due:
+            base = candidates[name]
+            n = seeds_of(base)
+            wanted[name] = self.experiments[name].settings(self.profile, n + extra_seeds)
+            extra[name] = {"planned": identity(self.profile, base),
+                           "extra_round": ran_note(n, extra_seeds, due[name])}
+        plans = self.plan(wanted, extra)
+        self.train(plans, event="extra", because=due)
+        self.analyse(plans)
+        return due
+
+    def _note(self, name: str, note: dict[str, Any]) -> None:
+        env = self.envelopes[name]
+        if env.get("extra_round") != note:
+            self.envelopes[name] = {**env, "extra_round": note}
+            store_note(self.out, self.envelopes[name])
+
+
+def evaluate_claims(experiments: dict[str, Experiment], records: dict[str, dict]) -> list[dict]:
+    """Verdicts of every claim of ``experiments``, tagged with the experiment that owns it."""
+    out = []
+    for name, exp in experiments.items():
+        for verdict in evaluate(records, list(exp.claims)):
+            if verdict["status"] == "error":
+                log.warning("claim %s: %s", verdict["id"], verdict["why"])
+            out.append({**verdict, "experiment": name})
+    return out
+
+
+def finished_records(out_dir: Path, profile: str, seeds: int | None,
+                     extra_seeds: int | None = None) -> dict[str, dict]:
+    """Records already finished under ``out_dir`` with this profile and seed count (and,
+    for one grown by the extra-seed round, this number of extra seeds; None: any)."""
+    records = {}
+    for name in registry.EXPERIMENTS:
+        try:
+            ident = identity(profile, registry.load(name).settings(profile, seeds))
+        except Exception:  # noqa: BLE001 - a module that cannot load has no record
+            continue
+        envelope = finished_envelope(Path(out_dir), name, ident, extra_seeds)
+        if envelope is not None:
+            records[name] = envelope["record"]
+    return records
+
+
+def corpus_problem(corpus: str | None) -> tuple[str | None, str]:
+    """(None, where it is) when the corpus resolves; (the reason, the same) when it does not."""
+    from attnlab.data.corpus import CorpusError, resolve_corpus
+
+    try:
+        return None, f"`{resolve_corpus(corpus)}`"
+    except CorpusError as err:
+        reason = first_line(err)
+        return reason, f"unavailable ({reason})"
+
+
+def check_args(profile: str, seeds: int | None) -> None:
+    registry.check_profile(profile)
+    if seeds is not None and (not isinstance(seeds, int) or seeds < 1):
+        raise UsageError(f"seeds must be a whole number >= 1, got {seeds!r}")
+
+
+def reproduce(
+    profile: str,
+    seeds: int | None,
+    out_dir: str | Path,
+    work_dir: str | Path,
+    corpus: str | None = None,
+    only: Iterable[str] | None = None,
+    progress: Progress | None = None,
+    report_only: bool = False,
+    workers: int = 1,
+    device: str = "auto",
+    extra_seeds: int = EXTRA_SEEDS,
+    runner: Runner | None = None,
+) -> dict[str, Any]:
+    """Run the suite (or the ``only`` experiments) and write the report into ``out_dir``.
+
+    ``seeds`` replaces every training experiment's seed count (None: the profile's).
+    ``workers`` > 1 trains on that many local worker processes (one thread each; on CUDA
+    one per GPU); the results are the same bits. ``device`` is where runs train and
+    analyses measure (auto: CUDA when present). ``runner`` replaces the runner these
+    three would build (another executor). ``extra_seeds`` is the size of the one extra
+    round for experiments left with an inconclusive training claim (0: off).
+
+    ``report_only`` runs nothing: it rewrites the report from the results already
+    finished in ``out_dir`` (with this profile and seeds, grown by any extra round);
+    the others are skipped.
+
+    ``progress`` receives ``{"kind": "experiment", "index", "total", "name", "event", ...}``
+    (event: start, done, skipped, failed), ``{"kind": "suite", "event": "train" | "extra",
+    ...}`` and the trainer's own progress dicts. Returns ``paths`` (report files),
+    ``envelopes``, ``verdicts``, lists ``failed``, ``skipped`` and ``errors`` (claims),
+    ``extra_round`` (experiment -> the claim ids that called for its extra round, this
+    call or an earlier one whose envelope was reused), ``extra_round_now`` (the same, in
+    this call only) and ``ok``.
+    """
+    from attnlab.lab.meta import collect_meta
+    from attnlab.report.write import status_of, write_report
+
+    check_args(profile, seeds)
+    check_extra_seeds(extra_seeds)
+    names = registry.select(None if only is None else list(only))
+    out_dir = Path(out_dir)
+    started_at, start = time.strftime("%Y-%m-%dT%H:%M:%S%z"), time.perf_counter()
+    runner = runner or Runner(Path(work_dir), device, corpus, LocalPool(workers, device),
+                              progress)
+    suite = Suite(runner, out_dir, profile, seeds, progress)
+    if not report_only:
+        suite.ctx  # noqa: B018 - a device that does not resolve is one line, up front
+    suite.load(names)
+    corpus_reason, corpus_status = None, "not needed"
+    if report_only:
+        corpus_status = "not used (report only)"
+    elif any(e.needs_corpus for e in suite.experiments.values()):
+        corpus_reason, corpus_status = corpus_problem(corpus)
+
+    def skip(exp: Experiment) -> tuple[str, str] | None:
+        if report_only:
+            return "skipped", (f"report only: no finished {profile} result at "
+                               f"{out_dir / exp.name / ENVELOPE}")
+        if exp.needs_corpus and corpus_reason is not None:
+            return "skipped", f"corpus unavailable: {corpus_reason}"
+        return None
+
+    wanted = suite.wanted(None if report_only else extra_seeds, skip)  # report only: any round
+    if wanted:
+        suite.emit({"kind": "suite", "event": "plan", "experiments": list(wanted)})
+    plans = suite.plan(wanted)
+    t0 = time.perf_counter()
+    suite.train(plans)
+    phases = {"train": time.perf_counter() - t0}
+    suite.analyse(plans, names)
+    phases["analyse"] = time.perf_counter() - t0 - phases["train"]
+
+    suite.envelopes = {n: suite.envelopes[n] for n in names}  # registry order
+    verdicts = suite.verdicts()
+    due: dict[str, list[str]] = {}
+    if not report_only:
+        t1 = time.perf_counter()
+        due = suite.extra_round(verdicts, extra_seeds)
+        if due:  # the grown experiments' claims, decided again on all their seeds
+            verdicts = suite.verdicts()
+            phases["extra seeds"] = time.perf_counter() - t1
+    envelopes = suite.envelopes
+    meta = collect_meta(profile, seeds, corpus=corpus, corpus_status=corpus_status,
+                        only=None if only is None else names, started_at=started_at,
+                        wall_s=time.perf_counter() - start, workers=workers, phases=phases,
+                        extra_seeds=extra_seeds, extra_round=grown(envelopes))
+    paths = write_report(envelopes, verdicts, out_dir, meta)
+    failed = [n for n, e in envelopes.items() if status_of(e) == "failed"]
+    skipped = [n for n, e in envelopes.items() if status_of(e) == "skipped"]
+    errors = [v["id"] for v in verdicts if v["status"] == "error"]
+    return {"paths": paths, "envelopes": envelopes, "verdicts": verdicts, "meta": meta,
+            "failed": failed, "skipped": skipped, "errors": errors,
+            "extra_round": grown(envelopes), "extra_round_now": due,
+            "ok": not failed and not errors}
+
+
+def estimate(profile: str, seeds: int | None, runner: Runner, *, only: list[str] | None = None,
+             extra_seeds: int = 0) -> Any:
+    """How long the training of ``reproduce`` should take here: the same plan, its pending
+    runs timed (``attnlab.lab.estimate``)."""
+    from attnlab.lab.estimate import estimate_plans
+
+    suite = Suite(runner, Path("."), profile, seeds)
+    suite.load(registry.select(only))
+    no_corpus = corpus_problem(runner.corpus)[0] is not None
+    wanted = {name: exp.settings(profile, seeds) for name, exp in suite.experiments.items()
+              if not (exp.needs_corpus and no_corpus)}  # reproduce skips those too
+    plans = suite.plan(wanted)
+    pending = {name: runner.pending(p.specs) for name, p in plans.items()}
+    planned = {name: n for name, p in plans.items() if (n := seeds_of(p.settings)) is not None}
+    return estimate_plans(profile, pending, runner, seeds=planned, extra_seeds=extra_seeds)
+
+
+def run_experiment(name: str, profile: str, runner: Runner, out: Path,
+                   seeds: int | None = None, extra_seeds: int | None = None) -> dict[str, Any]:
+    """One experiment through the pipeline (or its finished envelope, one grown by
+    ``extra_seeds`` included); its envelope. No claims and no extra round (``attnlab run``
+    adds them); a failure raises."""
+    suite = Suite(runner, Path(out), profile, seeds, strict=True)
+    suite.experiments[name] = registry.load(name)
+    plans = suite.plan(suite.wanted(extra_seeds))
+    suite.train(plans)
+    suite.analyse(plans, [name])
+    return suite.envelopes[name]

@@ -1,0 +1,120 @@
+"""No import circle anywhere in ``attnlab``: no module imports one that imports it back, through
+any chain, function-level imports included (they hide a circle from Python, not from a reader).
+
+Every module is parsed with ``ast``; every ``import`` and ``from … import`` in it (top level,
+in functions, under ``TYPE_CHECKING``) is an edge to the module it names, with relative imports
+resolved and ``from pkg import name`` pointing at ``pkg.name`` when that is a module (and
+at ``pkg`` otherwise). The parents a Python import runs first are not edges: every
+submodule import would be a circle with a package that re-exports it. A package's
+``__init__`` is a module like the others. Strings handed to ``importlib`` are not edges: the
+registry loads experiments by name, which is the point of a registry.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import attnlab
+
+ROOT = Path(attnlab.__file__).resolve().parent  # src/attnlab
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(ROOT.rglob("*.py"))}
+
+
+def imports(name: str, path: Path, known: set[str]) -> set[str]:
+    """The attnlab modules ``name`` (at ``path``) imports, anywhere in its body."""
+    is_package = path.name == "__init__.py"
+    package = name if is_package else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                origin = ".".join(base + ([node.module] if node.module else []))
+            else:
+                origin = node.module or ""
+            # "from pkg import mod" imports pkg.mod; "from pkg import name" imports pkg
+            targets = [f"{origin}.{alias.name}" if f"{origin}.{alias.name}" in known
+                       else origin for alias in node.names]
+        else:
+            continue
+        for target in targets:
+            while target and target not in known:  # "attnlab.x.y.Name" -> "attnlab.x.y"
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                found.add(target)
+    return found
+
+
+def graph() -> dict[str, set[str]]:
+    mods = modules()
+    known = set(mods)
+    return {name: imports(name, path, known) for name, path in mods.items()}
+
+
+def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
+    """One import circle as ``[a, b, ..., a]``, or None."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(edges.get(node, ())):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(edges):
+        if node not in state and (found := visit(node)):
+            return found
+    return None
+
+
+def test_the_walk_sees_function_level_and_relative_imports(tmp_path):
+    known = {"attnlab", "attnlab.a", "attnlab.b", "attnlab.pkg", "attnlab.pkg.c"}
+    a = tmp_path / "a.py"
+    a.write_text("def f():\n    from attnlab.b import thing\n    from .pkg import c\n")
+    assert imports("attnlab.a", a, known) == {"attnlab.b", "attnlab.pkg.c"}
+    assert find_cycle({"x": {"y"}, "y": {"z"}, "z": {"x"}}) == ["x", "y", "z", "x"]
+    assert find_cycle({"x": {"y"}, "y": set()}) is None
+
+
+def test_no_import_circle_in_attnlab():
+    edges = graph()
+    assert "attnlab.lab.runner" in edges and "attnlab.suite" in edges
+    cycle = find_cycle(edges)
+    assert cycle is None, "import circle: " + " -> ".join(cycle or [])
+
+
+def test_the_layers_point_down():
+    """The lab never imports the experiments, the suite, the report or the CLI; the
+    experiments never import the suite, the report or the CLI; the report not the suite."""
+    edges = graph()
+
+    def reaches(prefix: str, banned: tuple[str, ...]) -> list[str]:
+        return sorted(f"{m} -> {t}" for m, ts in edges.items() if m.startswith(prefix)
+                      for t in ts if t.startswith(banned))
+
+    assert reaches("attnlab.lab", ("attnlab.experiments", "attnlab.suite", "attnlab.report",
+                                   "attnlab.cli")) == []
+    assert reaches("attnlab.experiments", ("attnlab.suite", "attnlab.report",
+                                           "attnlab.cli")) == []
+    assert reaches("attnlab.report", ("attnlab.suite", "attnlab.cli")) == []

@@ -1,0 +1,72 @@
+"""The experiment record: every registered experiment declares one, and a module whose record
+is missing a field fails at load with one line naming the module and the field."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+import attnlab.experiments
+from attnlab.lab import registry
+from attnlab.lab.registry import Experiment, RecordError
+
+
+def test_every_experiment_declares_its_record():
+    for name in registry.EXPERIMENTS:
+        exp = registry.load(name)
+        assert isinstance(exp, Experiment) and exp.name == name
+        assert set(registry.PROFILES) <= set(exp.profiles) and exp.title
+
+
+@pytest.fixture
+def experiment_file(tmp_path, monkeypatch):
+    """Write ``attnlab.experiments.<name>`` into a folder on the package's path."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(attnlab.experiments, "__path__",
+                        [*attnlab.experiments.__path__, str(tmp_path)])
+
+    def write(name: str, body: str) -> str:
+        (tmp_path / f"{name}.py").write_text(body, encoding="utf-8")
+        monkeypatch.setattr(registry, "EXPERIMENTS", [*registry.EXPERIMENTS, name])
+        monkeypatch.delitem(sys.modules, f"attnlab.experiments.{name}", raising=False)
+        return name
+
+    return write
+
+
+PARTS = """
+from attnlab.lab.registry import Experiment
+
+def plan(s): return []
+def analyse(s, results, ctx): return {}
+def table(record): return ""
+def figure(record): return None
+"""
+
+
+def test_a_record_missing_a_field_is_one_line_naming_module_and_field(experiment_file):
+    name = experiment_file("nofig", PARTS + """
+EXPERIMENT = Experiment(name="nofig", title="T", profiles={"full": 1, "quick": 1, "micro": 1},
+                        quick_changes="", plan=plan, analyse=analyse, table=table,
+                        needs_corpus=False)
+""")
+    with pytest.raises(RecordError) as err:
+        registry.load(name)
+    assert str(err.value) == \
+        "attnlab.experiments.nofig: experiment record lacks figure, claims"
+
+
+def test_no_record_and_a_wrong_name_are_refused(experiment_file):
+    with pytest.raises(RecordError, match=r"^attnlab.experiments.bare: defines no EXPERIMENT"):
+        registry.load(experiment_file("bare", PARTS))
+    other = experiment_file("other", PARTS + """
+EXPERIMENT = Experiment(name="else", title="T", profiles={"full": 1, "quick": 1, "micro": 1},
+                        quick_changes="", plan=plan, analyse=analyse, table=table,
+                        figure=figure, claims=[], needs_corpus=False)
+""")
+    with pytest.raises(RecordError, match="named 'else', not 'other'"):
+        registry.load(other)
+    with pytest.raises(RecordError, match="profiles lack micro"):
+        Experiment(name="x", title="T", profiles={"full": 1, "quick": 1}, quick_changes="",
+                   plan=len, analyse=len, table=len, figure=len, claims=(), needs_corpus=False)
