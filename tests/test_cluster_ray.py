@@ -25,9 +25,11 @@ os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
 ray = pytest.importorskip("ray")
 
 from attnlab.errors import UsageError  # noqa: E402
-from attnlab.experiments.runner import Runner, RunSpec, seeded  # noqa: E402
-from attnlab.lab.ray_executor import Job, RayExecutor, _train_spec  # noqa: E402
+from attnlab.lab.cluster import RunFailed  # noqa: E402
+from attnlab.lab.executors import LocalPool  # noqa: E402
+from attnlab.lab.ray_executor import RayExecutor  # noqa: E402
 from attnlab.lab.ray_preflight import preflight  # noqa: E402
+from attnlab.lab.runner import Runner, RunSpec, seeded  # noqa: E402
 from attnlab.nn.config import ModelConfig  # noqa: E402
 from attnlab.train.config import DataConfig, RunConfig, TrainConfig  # noqa: E402
 
@@ -69,10 +71,12 @@ def cluster():  # noqa: ANN201
     shutil.rmtree(tmp, ignore_errors=True)
 
 
-def local_record(spec: RunSpec, work: Path) -> dict:
-    """``spec`` trained in order in this process (the reference bits)."""
-    resolved = Runner(work=work, device="cpu").resolve(spec)
-    return _train_spec(resolved, work)
+def on_cluster(work: Path, progress=None) -> Runner:  # noqa: ANN001
+    return Runner(work, "cpu", executor=RayExecutor(ray, "cpu"), progress=progress)
+
+
+def in_order(work: Path) -> Runner:
+    return Runner(work, "cpu", executor=LocalPool(1, "cpu"))
 
 
 def same(record: dict) -> dict:  # everything but time, speed and where it lives
@@ -81,42 +85,36 @@ def same(record: dict) -> dict:  # everything but time, speed and where it lives
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory) -> dict:  # noqa: ANN001
-    return local_record(RunSpec("long", LONG, Tokens()), tmp_path_factory.mktemp("ref"))
-
-
-def run_on(cluster, specs: list[RunSpec], work: Path, progress=None) -> tuple:  # noqa: ANN001
-    runner = Runner(work=work, device="cpu")
-    pending = runner.pending(specs)
-    executor = RayExecutor(ray, "cpu")
-    status = executor.run(pending, Job(work=work, progress=progress))
-    return executor, status, runner
+    """The long run trained in order in this process: the bits every other path must give."""
+    return in_order(tmp_path_factory.mktemp("ref")).train([RunSpec("long", LONG, Tokens())])["long"]
 
 
 def sessions(run_dir: Path) -> list[dict]:
     return json.loads((run_dir / "meta.json").read_text())["sessions"]
 
 
-def test_a_plan_on_the_cluster_is_bitwise_the_plan_in_order(cluster, tmp_path):
+def test_a_plan_on_the_cluster_is_bitwise_the_plan_in_order(cluster, tmp_path,
+                                                            trained_hashes):
     specs = seeded("tiny", TINY, 4, data=Tokens())
     events: list[dict] = []
+    runner = on_cluster(tmp_path / "ray", events.append)
     started = time.perf_counter()
-    executor, status, runner = run_on(cluster, specs, tmp_path / "ray", events.append)
+    results = runner.train(specs)
     took = time.perf_counter() - started
-    assert set(status.values()) == {"done"} and len(status) == 4
-    assert executor.slots(4) == 2  # two one-CPU nodes
-    assert len(executor.nodes) == 2  # both nodes trained
-    in_order = {s.label: local_record(s, tmp_path / "local") for s in specs}
-    assert {k: same(v) for k, v in executor.records.items()} == \
-        {k: same(v) for k, v in in_order.items()}
-    assert len({r["weights_sha256"] for r in in_order.values()}) == 4  # four different models
+    assert trained_hashes == []  # nothing trained on the driver
+    assert runner.slots(4) == 2 and len(runner.executor.nodes) == 2  # both nodes trained
+    local = in_order(tmp_path / "local").train(specs)
+    assert {k: same(v) for k, v in results.items()} == {k: same(v) for k, v in local.items()}
+    assert len({r["weights_sha256"] for r in local.values()}) == 4  # four different models
     named = {e["run"] for e in events if e.get("kind") == "train"}
     assert {n.split(" on ")[0] for n in named} == {s.label for s in specs}
     assert all(" on 127.0.0.1 (" in n for n in named)  # each line names its node
+    meta = json.loads((Path(results["tiny seed 0"]["run_dir"]) / "meta.json").read_text())
+    assert meta["sessions"][0]["host"] and meta["sessions"][0]["processor"]
     print(f"cluster up in {cluster.start_s:.1f} s; 4 micro runs on it in {took:.1f} s")
 
 
 def test_a_node_lost_mid_run_costs_only_time(cluster, tmp_path, reference):
-    spec = RunSpec("long", LONG, Tokens())
     killed: list[str] = []
 
     def kill_its_node(info: dict) -> None:  # runs on the driver, between two polls
@@ -128,15 +126,12 @@ def test_a_node_lost_mid_run_costs_only_time(cluster, tmp_path, reference):
         killed.append(node_id)
 
     started = time.perf_counter()
-    executor, status, runner = run_on(cluster, [spec], tmp_path, kill_its_node)
+    record = on_cluster(tmp_path, kill_its_node).train([RunSpec("long", LONG, Tokens())])["long"]
     took = time.perf_counter() - started
     cluster.add_node(num_cpus=1)  # the next tests get two nodes again
-    assert killed and status == {"long": "done"}
-    record = executor.records["long"]
     resumed = sessions(Path(record["run_dir"]))
-    assert len(resumed) == 2 and resumed[1]["start_step"] > 0  # resumed from a checkpoint
-    assert record["weights_sha256"] == reference["weights_sha256"]
-    assert same(record) == same(reference)
+    assert killed and len(resumed) == 2 and resumed[1]["start_step"] > 0  # from a checkpoint
+    assert same(record) == same(reference)  # the weights' hash included
     print(f"node lost at step >= 250; resumed from step {resumed[1]['start_step']}; "
           f"{took:.1f} s; weights {record['weights_sha256'][:16]} == in-order run's")
 
@@ -150,21 +145,27 @@ def test_ctrl_c_on_the_driver_leaves_checkpoints_and_the_rerun_resumes(cluster, 
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        run_on(cluster, [spec], tmp_path, interrupt)
-    (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+        on_cluster(tmp_path, interrupt).train([spec])
+    (run_dir,) = [p for p in tmp_path.iterdir() if not p.name.startswith(".")]
     assert (run_dir / "checkpoint").is_dir() and not (run_dir / "result.json").exists()
-    executor, status, _ = run_on(cluster, [spec], tmp_path)
-    assert status == {"long": "done"}
+    record = on_cluster(tmp_path).train([spec])["long"]
     resumed = sessions(run_dir)
     assert len(resumed) == 2 and resumed[1]["start_step"] >= 250
-    assert executor.records["long"]["weights_sha256"] == reference["weights_sha256"]
+    assert same(record) == same(reference)
+    print(f"cancelled at step >= 250; the rerun resumed from step {resumed[1]['start_step']}")
 
 
-def test_a_failed_run_is_one_line(cluster, tmp_path):
+def test_a_failed_run_is_one_line_and_not_trained_on_the_driver(cluster, tmp_path,
+                                                                trained_hashes):
     bad = TINY.replace(model=dataclasses.replace(TINY.model, vocab_size=32))  # tokens up to 63
-    executor, status, _ = run_on(cluster, [RunSpec("bad", bad, Tokens())], tmp_path)
-    assert status["bad"].startswith("failed: ") and "\n" not in status["bad"]
-    assert "bad" not in executor.records
+    runner = on_cluster(tmp_path)
+    with pytest.raises(RunFailed) as err:
+        runner.train([RunSpec("bad", bad, Tokens())])
+    assert str(err.value).startswith("bad: failed: ") and "\n" not in str(err.value)
+    assert trained_hashes == [] and not runner.executor.records
+    with pytest.raises(RunFailed):  # asked again in the same command: not submitted again
+        runner.train([RunSpec("bad", bad, Tokens())])
+    assert len(runner.executor.failed) == 1
 
 
 # Started in every Python process of one node: a mount namespace of its own in which an

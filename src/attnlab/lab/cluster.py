@@ -19,17 +19,25 @@ trains, how many runs fit on the cluster at once.
 
 from __future__ import annotations
 
+import argparse
 import os
 import socket
 from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
-from attnlab.errors import UsageError
+from attnlab.errors import AttnlabError, UsageError
 
 CLUSTERS = ("local", "ray")  # the executors a command can choose
 INSTALL = "pip install 'attnlab[cluster]'"
 PROBE_S = 5.0  # how long the address may take to accept a TCP connection
+
+
+class RunFailed(AttnlabError):
+    """A run that failed on a cluster: one line, exit 1 (a failed outcome, not bad input).
+    It is not trained again on the driver, which may be no machine to train on."""
+
+    exit_code = 1
 
 
 def cluster_kind(flag: str | None, environ: Mapping[str, str] = os.environ) -> str:
@@ -172,3 +180,56 @@ def describe(resources: Mapping[str, Any], nodes: int) -> str:
     """
     return (f"{nodes} node{'s' if nodes != 1 else ''}, {int(resources.get('CPU', 0))} CPUs, "
             f"{int(resources.get('GPU', 0))} GPUs")
+
+
+def add_cluster_options(p: argparse.ArgumentParser) -> None:
+    """``--cluster``, ``--address`` and ``--runs-per-gpu`` (``run`` and ``reproduce``)."""
+    p.add_argument("--cluster", choices=CLUSTERS, default=None,
+                   help="where runs train: local worker processes (default) or an existing "
+                   f"Ray cluster (also ATTNLAB_CLUSTER=ray; needs {INSTALL}; --work must be "
+                   "on storage every node mounts at the same path)")
+    p.add_argument("--address", default=None,
+                   help="with --cluster ray: the cluster's address (default: $RAY_ADDRESS, else "
+                   "auto, the cluster `ray start` recorded on this machine); none is started")
+    p.add_argument("--runs-per-gpu", type=int, default=1, metavar="K",
+                   help="with --cluster ray on GPUs: K runs share each GPU (each asks for 1/K "
+                   "of one; default 1)")
+
+
+def cluster_executor(args: argparse.Namespace) -> Any | None:
+    """The Ray executor when ``--cluster``/``ATTNLAB_CLUSTER`` says ray (connected, its device
+    resolved from the cluster's resources), else None (the local pool)."""
+    if cluster_kind(getattr(args, "cluster", None)) != "ray":
+        return None
+    runs_per_gpu = getattr(args, "runs_per_gpu", 1)
+    task_resources("cuda", runs_per_gpu)  # a bad --runs-per-gpu before any connection
+    ray = connect(cluster_address(getattr(args, "address", None)))
+    from attnlab.lab.ray_executor import RayExecutor
+
+    device = cluster_device(args.device, ray.cluster_resources())
+    return RayExecutor(ray, device, runs_per_gpu)
+
+
+class Planned:
+    """An executor that only offers ``workers`` slots: the estimate for a cluster of that size
+    lays the runs on it (``reproduce --estimate --workers N``); it trains nothing."""
+
+    name = "planned"
+
+    def __init__(self, workers: int) -> None:
+        if workers < 1:
+            raise UsageError(f"--workers must be at least 1, got {workers}")
+        self.workers = workers
+
+    def slots(self, n_pending: int) -> int:
+        return max(1, min(self.workers, n_pending))
+
+    def run(self, pending: list[Any], job: Any) -> dict[str, str]:
+        raise RuntimeError("a planned executor sizes an estimate; it trains nothing")
+
+
+def sized(runner: Any, workers: int | None) -> Any:
+    """``runner``, or (``workers`` given) the same runner laid out on ``workers`` slots."""
+    import dataclasses
+
+    return runner if workers is None else dataclasses.replace(runner, executor=Planned(workers))

@@ -39,11 +39,12 @@ import logging
 import socket
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from attnlab.lab.cluster import cluster_slots, task_resources
+from attnlab.lab.cluster import cluster_device, cluster_slots, task_resources
+from attnlab.lab.executors import Job
+from attnlab.lab.spec import run_key
 
 log = logging.getLogger(__name__)
 
@@ -57,43 +58,57 @@ class RunInterrupted(Exception):  # noqa: N818 - a state, named as the trainer n
     """A run stopped by SIGTERM at a step boundary, its checkpoint written: retried."""
 
 
-@dataclass(frozen=True)
-class Job:
-    """What every run of one command shares (the executor contract's ``Job``)."""
-
-    work: Path  # runs live in work/<key>, on storage shared by every node
-    corpus: str | None = None
-    progress: Callable[[dict], None] | None = None
-    token_data: Callable[[Any], Any] | None = None  # RunConfig -> the corpus's token data
-
-
 class RayExecutor:
     """Trains resolved runs as Ray tasks on the cluster ``ray`` is connected to."""
 
     name = "ray"
+    retrains = False  # a run that failed on the cluster is reported, not trained on the driver
 
     def __init__(self, ray: Any, device_type: str = "cpu", runs_per_gpu: int = 1,
                  max_retries: int = MAX_RETRIES) -> None:
         self.ray = ray
-        self.device_type = device_type
+        self.device_type = device_type  # cpu | cuda: where every run trains (the cluster's)
         self.runs_per_gpu = runs_per_gpu
         self.max_retries = max_retries
         self.resources = task_resources(device_type, runs_per_gpu)
-        self.records: dict[str, dict] = {}  # label -> the record its task returned
+        self.records: dict[str, dict] = {}  # run key -> the record its task returned
+        self.failed: dict[str, str] = {}  # run key -> its status line: not submitted again
         self.nodes: set[str] = set()  # Ray node ids that finished a run
         self._checked: set[Path] = set()  # --work folders the preflight passed
         self._objects: dict[int, tuple[Any, Any]] = {}  # id(data) -> (data, its object ref)
 
     def slots(self, n_pending: int) -> int:
-        """How many of ``n_pending`` runs the cluster trains at once."""
+        """How many of ``n_pending`` runs the cluster trains at once (at least 2, so that the
+        runner hands every run to the cluster, never trains one on the driver)."""
         total = cluster_slots(self.device_type, self.ray.cluster_resources(), self.runs_per_gpu)
-        return max(1, min(n_pending, total))
+        return max(2, min(n_pending, total))
+
+    def resolve_run(self, cfg: Any) -> Any:
+        """``cfg`` with device and precision resolved for the *cluster* (``auto``: CUDA when
+        it has GPUs), not for the driver, which may have none."""
+        import torch
+
+        from attnlab.train.runtime import resolve_precision
+
+        device = cluster_device(cfg.train.device, {"GPU": self.device_type == "cuda"})
+        precision = resolve_precision(cfg.train.precision, torch.device(device))
+        return cfg.replace(train=dataclasses.replace(cfg.train, device=device,
+                                                     precision=precision))
+
+    def where(self) -> dict[str, Any]:
+        """What the report says about where the runs of this command trained."""
+        resources = self.ray.cluster_resources()
+        return {"training workers": f"a Ray cluster, {self.slots(10**6)} runs at once "
+                f"({int(resources.get('CPU', 0))} CPUs, {int(resources.get('GPU', 0))} GPUs)",
+                "training nodes": len(self.nodes)}
 
     def run(self, pending: list[Any], job: Job) -> dict[str, str]:
         """Train ``pending`` (resolved, longest first); ``{label: done | diverged |
         interrupted | failed: <one line>}``."""
+        status = {s.label: self.failed[run_key(s)] for s in pending if run_key(s) in self.failed}
+        pending = [s for s in pending if s.label not in status]
         if not pending:
-            return {}
+            return status
         ray = self.ray
         work = Path(job.work).resolve()
         self.preflight(work)
@@ -110,17 +125,16 @@ class RayExecutor:
             data, given = self._data(spec, job)
             bare = dataclasses.replace(spec, data=None) if given else spec
             refs[task.remote(bare, str(work), data, given, queue)] = spec
-        status: dict[str, str] = {}
+        left = list(refs)
         try:
-            while len(status) < len(refs):
-                left = [r for r, s in refs.items() if s.label not in status]
-                ready, _ = ray.wait(left, num_returns=1, timeout=POLL_S)
+            while left:
+                ready, left = ray.wait(left, num_returns=1, timeout=POLL_S)
                 self._drain(queue, job.progress)
                 for ref in ready:
                     status[refs[ref].label] = self._outcome(ref, refs[ref])
             self._drain(queue, job.progress)
         except KeyboardInterrupt:
-            self._cancel([r for r, s in refs.items() if s.label not in status])
+            self._cancel(left)
             raise
         finally:
             ray.kill(queue.actor)
@@ -167,15 +181,15 @@ class RayExecutor:
                 line = f"interrupted {self.max_retries + 1} times, the last: {_line(cause)}"
             else:
                 line = f"{type(cause).__name__}: {_line(cause)}"
-            log.warning("%s failed on the cluster: %s", spec.label, line)
-            return f"failed: {line}"
         except rx.RayError as err:  # its worker or node died on every attempt, and the like
             line = f"{type(err).__name__} after {self.max_retries + 1} attempts: {_line(err)}"
-            log.warning("%s failed on the cluster: %s", spec.label, line)
-            return f"failed: {line}"
-        self.records[spec.label] = out["record"]
-        self.nodes.add(out["node"])
-        return "diverged" if out["record"].get("diverged") else "done"
+        else:
+            self.records[run_key(spec)] = out["record"]
+            self.nodes.add(out["node"])
+            return "diverged" if out["record"].get("diverged") else "done"
+        log.warning("%s failed on the cluster: %s", spec.label, line)
+        self.failed[run_key(spec)] = f"failed: {line}"
+        return self.failed[run_key(spec)]
 
     def _cancel(self, refs: list[Any]) -> None:
         """Cancel ``refs`` (an interrupt in each running task: it checkpoints) and wait."""
@@ -199,6 +213,8 @@ def _train_task(spec: Any, work: str, data: Any, given: bool, queue: Any) -> dic
     """One run on a node: wait for a dead attempt's lock, train (or read), return the record."""
     import ray
 
+    from attnlab.lab.spec import run_key
+    from attnlab.lab.work import train_spec
     from attnlab.train.trainer import TrainingInterrupted
 
     ctx = ray.get_runtime_context()
@@ -208,40 +224,17 @@ def _train_task(spec: Any, work: str, data: Any, given: bool, queue: Any) -> dic
     attempt = ctx.get_task_attempt_number() + 1 if hasattr(ctx, "get_task_attempt_number") \
         else 1
     _put(queue, {"kind": "start", "run": spec.label, "node": node, "attempt": attempt})
-    run_dir = Path(work) / _run_key(spec)
+    run_dir = Path(work) / run_key(spec)
     wait_for_lock(run_dir)
 
     def progress(info: dict) -> None:
         _put(queue, {**info, "run": f"{spec.label} on {node}", "node": node})
 
     try:
-        record = _train_spec(spec, Path(work), data=data, progress=progress)
+        record = train_spec(spec, Path(work), data=data, progress=progress)
     except TrainingInterrupted as err:  # SIGTERM or a cancel: checkpoint written
         raise RunInterrupted(str(err)) from None
     return {"record": record, "node": ctx.get_node_id(), "host": socket.gethostname()}
-
-
-def _run_key(spec: Any) -> str:
-    """The run directory name of a resolved spec (interim: the runner's ``key``)."""
-    from attnlab.experiments.runner import Runner
-
-    return Runner(work=Path(".")).key(spec)
-
-
-def _train_spec(spec: Any, work: Path, *, data: Any = None,
-                progress: Callable[[dict], None] | None = None) -> dict:
-    """Interim stand-in for ``attnlab.lab.work.train_spec``: one thread on the CPU, the
-    runner's ``train_one`` with the token data handed in."""
-    import torch
-
-    from attnlab.experiments.runner import Runner
-
-    if spec.config.train.device == "cpu":
-        torch.set_num_threads(1)
-    runner = Runner(work=work, progress=progress)
-    if data is not None:
-        runner._data[(spec.config.data.corpus, spec.config.data.vocab_size)] = data
-    return runner.train_one(spec)
 
 
 def _put(queue: Any, info: dict) -> None:
