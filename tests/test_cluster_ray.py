@@ -12,6 +12,7 @@ import dataclasses
 import json
 import os
 import shutil
+import signal
 import tempfile
 import time
 from pathlib import Path
@@ -118,7 +119,7 @@ def test_a_node_lost_mid_run_costs_only_time(cluster, tmp_path, reference):
     killed: list[str] = []
 
     def kill_its_node(info: dict) -> None:  # runs on the driver, between two polls
-        if killed or info.get("kind") != "train" or info["step"] < 250:
+        if killed or info.get("kind") != "train" or info["step"] < 150:
             return
         node_id = info["node"].split("(")[1].rstrip(")")
         node = next(n for n in cluster.worker_nodes if n.node_id.startswith(node_id))
@@ -132,7 +133,7 @@ def test_a_node_lost_mid_run_costs_only_time(cluster, tmp_path, reference):
     resumed = sessions(Path(record["run_dir"]))
     assert killed and len(resumed) == 2 and resumed[1]["start_step"] > 0  # from a checkpoint
     assert same(record) == same(reference)  # the weights' hash included
-    print(f"node lost at step >= 250; resumed from step {resumed[1]['start_step']}; "
+    print(f"node lost at step >= 150; resumed from step {resumed[1]['start_step']}; "
           f"{took:.1f} s; weights {record['weights_sha256'][:16]} == in-order run's")
 
 
@@ -141,7 +142,7 @@ def test_ctrl_c_on_the_driver_leaves_checkpoints_and_the_rerun_resumes(cluster, 
     spec = RunSpec("long", LONG, Tokens())
 
     def interrupt(info: dict) -> None:
-        if info.get("kind") == "train" and info["step"] >= 250:
+        if info.get("kind") == "train" and info["step"] >= 150:
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
@@ -150,9 +151,24 @@ def test_ctrl_c_on_the_driver_leaves_checkpoints_and_the_rerun_resumes(cluster, 
     assert (run_dir / "checkpoint").is_dir() and not (run_dir / "result.json").exists()
     record = on_cluster(tmp_path).train([spec])["long"]
     resumed = sessions(run_dir)
-    assert len(resumed) == 2 and resumed[1]["start_step"] >= 250
+    assert len(resumed) == 2 and resumed[1]["start_step"] >= 150
     assert same(record) == same(reference)
-    print(f"cancelled at step >= 250; the rerun resumed from step {resumed[1]['start_step']}")
+    print(f"cancelled at step >= 150; the rerun resumed from step {resumed[1]['start_step']}")
+
+
+def test_sigterm_in_a_task_is_a_retried_interruption(cluster, tmp_path, reference):
+    """A preempting scheduler's SIGTERM: the run checkpoints, Ray retries it, it resumes."""
+    sent: list[int] = []
+
+    def preempt(info: dict) -> None:
+        if not sent and info.get("kind") == "train" and info["step"] >= 150:
+            os.kill(info["pid"], signal.SIGTERM)
+            sent.append(info["step"])
+
+    record = on_cluster(tmp_path, preempt).train([RunSpec("long", LONG, Tokens())])["long"]
+    resumed = sessions(Path(record["run_dir"]))
+    assert sent and len(resumed) == 2 and resumed[1]["start_step"] >= sent[0]
+    assert same(record) == same(reference)
 
 
 def test_a_failed_run_is_one_line_and_not_trained_on_the_driver(cluster, tmp_path,

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import socket
 import time
 from collections.abc import Callable
@@ -228,7 +229,7 @@ def _train_task(spec: Any, work: str, data: Any, given: bool, queue: Any) -> dic
     wait_for_lock(run_dir)
 
     def progress(info: dict) -> None:
-        _put(queue, {**info, "run": f"{spec.label} on {node}", "node": node})
+        _put(queue, {**info, "run": f"{spec.label} on {node}", "node": node, "pid": os.getpid()})
 
     try:
         record = train_spec(spec, Path(work), data=data, progress=progress)
