@@ -184,6 +184,20 @@ def test_a_failed_run_is_one_line_and_not_trained_on_the_driver(cluster, tmp_pat
     assert len(runner.executor.failed) == 1
 
 
+def test_reproduce_on_the_cluster_from_the_command_line(cluster, tmp_path, capsys,
+                                                       trained_hashes):
+    from attnlab.cli.main import main
+
+    code = main(["reproduce", "--profile", "micro", "--only", "agreement", "--seeds", "2",
+                 "--cluster", "ray", "--work", str(tmp_path / "w"), "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert code == 0 and trained_hashes == []  # every run trained on the cluster
+    assert "planned runs on the Ray cluster (2 at once)" in err
+    assert " on 127.0.0.1 (" in err  # the progress lines name their node
+    machine = json.loads((tmp_path / "o" / "results.json").read_text())["meta"]["machine"]
+    assert machine["training nodes"] in (1, 2) and "Ray cluster" in machine["training workers"]
+
+
 # Started in every Python process of one node: a mount namespace of its own in which an
 # empty tmpfs covers $HIDE (the node's view of --work differs, as a node without the share).
 HIDE = """
