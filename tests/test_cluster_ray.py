@@ -196,6 +196,10 @@ def test_reproduce_on_the_cluster_from_the_command_line(cluster, tmp_path, capsy
     assert " on 127.0.0.1 (" in err  # the progress lines name their node
     machine = json.loads((tmp_path / "o" / "results.json").read_text())["meta"]["machine"]
     assert machine["training nodes"] in (1, 2) and "Ray cluster" in machine["training workers"]
+    code = main(["reproduce", "--profile", "micro", "--only", "agreement", "--seeds", "3",
+                 "--cluster", "ray", "--estimate", "--work", str(tmp_path / "w")])
+    out = capsys.readouterr().out
+    assert code == 0 and "estimate (micro, cpu, 2 worker(s))" in out  # the cluster's size
 
 
 # Started in every Python process of one node: a mount namespace of its own in which an
