@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import os
 import shutil
 import signal
@@ -115,7 +116,7 @@ def test_a_plan_on_the_cluster_is_bitwise_the_plan_in_order(cluster, tmp_path,
     print(f"cluster up in {cluster.start_s:.1f} s; 4 micro runs on it in {took:.1f} s")
 
 
-def test_a_node_lost_mid_run_costs_only_time(cluster, tmp_path, reference):
+def test_a_node_lost_mid_run_costs_only_time(cluster, tmp_path, reference, caplog):
     killed: list[str] = []
 
     def kill_its_node(info: dict) -> None:  # runs on the driver, between two polls
@@ -127,8 +128,12 @@ def test_a_node_lost_mid_run_costs_only_time(cluster, tmp_path, reference):
         killed.append(node_id)
 
     started = time.perf_counter()
-    record = on_cluster(tmp_path, kill_its_node).train([RunSpec("long", LONG, Tokens())])["long"]
+    with caplog.at_level(logging.INFO, logger="attnlab.lab.ray_executor"):
+        record = on_cluster(tmp_path, kill_its_node).train(
+            [RunSpec("long", LONG, Tokens())])["long"]
     took = time.perf_counter() - started
+    assert any("long on node 127.0.0.1" in r.getMessage() and "(attempt 2:" in r.getMessage()
+               for r in caplog.records)  # the retry is said, naming its new node
     cluster.add_node(num_cpus=1)  # the next tests get two nodes again
     resumed = sessions(Path(record["run_dir"]))
     assert killed and len(resumed) == 2 and resumed[1]["start_step"] > 0  # from a checkpoint

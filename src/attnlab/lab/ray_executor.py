@@ -76,6 +76,7 @@ class RayExecutor:
         self.failed: dict[str, str] = {}  # run key -> its status line: not submitted again
         self.nodes: set[str] = set()  # Ray node ids that finished a run
         self._checked: set[Path] = set()  # --work folders the preflight passed
+        self._starts: dict[str, int] = {}  # label -> attempts started (this command)
         self._objects: dict[int, tuple[Any, Any]] = {}  # id(data) -> (data, its object ref)
 
     def slots(self, n_pending: int) -> int:
@@ -163,9 +164,11 @@ class RayExecutor:
 
     def _drain(self, queue: Any, progress: Callable[[dict], None] | None) -> None:
         for info in queue.get_nowait_batch(queue.qsize()):
-            if info.get("kind") == "start":
+            if info.get("kind") == "start":  # a second start of a run is Ray's retry
+                self._starts[info["run"]] = attempt = self._starts.get(info["run"], 0) + 1
                 log.info("training %s on node %s%s", info["run"], info["node"],
-                         f" (attempt {info['attempt']})" if info["attempt"] > 1 else "")
+                         f" (attempt {attempt}: resumes from its checkpoint)"
+                         if attempt > 1 else "")
             elif progress is not None:
                 progress(info)
 
@@ -222,9 +225,7 @@ def _train_task(spec: Any, work: str, data: Any, given: bool, queue: Any) -> dic
     node = f"{ray.util.get_node_ip_address()} ({ctx.get_node_id()[:6]})"
     if given:
         spec, data = dataclasses.replace(spec, data=data), None
-    attempt = ctx.get_task_attempt_number() + 1 if hasattr(ctx, "get_task_attempt_number") \
-        else 1
-    _put(queue, {"kind": "start", "run": spec.label, "node": node, "attempt": attempt})
+    _put(queue, {"kind": "start", "run": spec.label, "node": node})
     run_dir = Path(work) / run_key(spec)
     wait_for_lock(run_dir)
 
