@@ -5,10 +5,15 @@ attempt's lock, the one-line refusals (no Ray, no cluster at the address), the s
 from __future__ import annotations
 
 import fcntl
+import os
 import socket
 import sys
 
 import pytest
+
+# Ray reads this once, on its first import in the session (maybe in this module): every
+# address of test_cluster_ray's local cluster is then the loopback one.
+os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
 
 from attnlab.cli.main import main
 from attnlab.errors import UsageError
