@@ -63,7 +63,7 @@ class RayExecutor:
     """Trains resolved runs as Ray tasks on the cluster ``ray`` is connected to."""
 
     name = "ray"
-    retrains = False  # a run that failed on the cluster is reported, not trained on the driver
+    local = False  # every run trains on the cluster: one alone too, and a failed one is reported
 
     def __init__(self, ray: Any, device_type: str = "cpu", runs_per_gpu: int = 1,
                  max_retries: int = MAX_RETRIES) -> None:
@@ -80,10 +80,9 @@ class RayExecutor:
         self._objects: dict[int, tuple[Any, Any]] = {}  # id(data) -> (data, its object ref)
 
     def slots(self, n_pending: int) -> int:
-        """How many of ``n_pending`` runs the cluster trains at once (at least 2, so that the
-        runner hands every run to the cluster, never trains one on the driver)."""
+        """How many of ``n_pending`` runs the cluster trains at once."""
         total = cluster_slots(self.device_type, self.ray.cluster_resources(), self.runs_per_gpu)
-        return max(2, min(n_pending, total))
+        return max(1, min(n_pending, total))
 
     def resolve_run(self, cfg: Any) -> Any:
         """``cfg`` with device and precision resolved for the *cluster* (``auto``: CUDA when

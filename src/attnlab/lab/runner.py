@@ -159,7 +159,8 @@ class Runner:
         specs = specs if resolved else self.resolve_all(specs)
         pending = self.pending(specs)
         status: dict[str, str] = {}
-        if pending and self.slots(len(pending)) > 1:
+        local = getattr(self.executor, "local", True)  # False: a cluster; nothing trains here
+        if pending and (self.slots(len(pending)) > 1 or not local):
             status = self.executor.run(pending, self.job)
         # A cluster's tasks return their records: no reliance on the shared storage's caching.
         records = getattr(self.executor, "records", {})
@@ -172,7 +173,7 @@ class Runner:
         for spec in pending:
             if done(spec) is None:
                 if spec.label in status:
-                    if not getattr(self.executor, "retrains", True):  # a cluster's failure
+                    if not local:  # a cluster's failure: reported, not trained here
                         raise RunFailed(f"{spec.label}: {status[spec.label]} (on the "
                                         f"{self.executor.name} executor; not trained here)")
                     log.info("%s: %s on the %s executor; training it here, in order",
