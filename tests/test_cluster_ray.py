@@ -116,6 +116,23 @@ def test_a_plan_on_the_cluster_is_bitwise_the_plan_in_order(cluster, tmp_path,
     print(f"cluster up in {cluster.start_s:.1f} s; 4 micro runs on it in {took:.1f} s")
 
 
+def test_corpus_runs_get_the_token_data_once_and_no_corpus(cluster, tmp_path,
+                                                           shakespeare_head):
+    cfg = RunConfig(model=dataclasses.replace(TINY.model, vocab_size=300), train=TINY.train,
+                    data=DataConfig(vocab_size=300))
+    specs = seeded("corpus", cfg, 2)
+    runner = Runner(tmp_path / "ray", "cpu", str(shakespeare_head),
+                    executor=RayExecutor(ray, "cpu"))
+    local = Runner(tmp_path / "local", "cpu", str(shakespeare_head),
+                   executor=LocalPool(1, "cpu")).train(specs)
+    resolved = runner.resolve_all(specs)
+    runner.job.token_data(resolved[0].config)  # the driver reads and tokenises the corpus...
+    shakespeare_head.unlink()  # ...and from then on no process has it
+    results = runner.train(specs)
+    assert {k: same(v) for k, v in results.items()} == {k: same(v) for k, v in local.items()}
+    assert len(runner.executor._objects) == 1  # one object in the store for both runs
+
+
 def test_a_node_lost_mid_run_costs_only_time(cluster, tmp_path, reference, caplog):
     killed: list[str] = []
 
