@@ -39,8 +39,9 @@ TINY = RunConfig(model=ModelConfig(vocab_size=64, d_model=8, n_ctx=8, n_head=2),
                  train=TrainConfig(steps=6, batch_size=2, eval_every=0, ckpt_every=0,
                                    device="cpu"),
                  data=DataConfig(vocab_size=64))
-# Long enough to be cut: ~3 s of steps, a checkpoint every 100 of them.
-LONG = TINY.replace(train=dataclasses.replace(TINY.train, steps=600, ckpt_every=100))
+# Long enough to be cut at step 150 however late the driver hears of it: ~3-6 s of steps,
+# a checkpoint every 100 of them.
+LONG = TINY.replace(train=dataclasses.replace(TINY.train, steps=1200, ckpt_every=100))
 
 
 def Tokens() -> SimpleNamespace:  # noqa: N802 - stands for a data class

@@ -34,6 +34,7 @@ on the cluster as in order on one machine.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import os
@@ -116,9 +117,9 @@ class RayExecutor:
         from ray.util.queue import Queue
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-        here = ray.get_runtime_context().get_node_id()  # the queue lives and dies with us
-        queue = Queue(actor_options={"num_cpus": 0, "scheduling_strategy":
-                                    NodeAffinitySchedulingStrategy(here, soft=True)})
+        here = ray.get_runtime_context().get_node_id()  # the queue lives and dies with us,
+        queue = Queue(actor_options={"num_cpus": 0, "scheduling_strategy":  # not a node
+                                    NodeAffinitySchedulingStrategy(here, soft=False)})
         task = ray.remote(_train_task).options(
             **self.resources, max_retries=self.max_retries, retry_exceptions=[RunInterrupted])
         refs: dict[Any, Any] = {}
@@ -138,7 +139,8 @@ class RayExecutor:
             self._cancel(left)
             raise
         finally:
-            ray.kill(queue.actor)
+            with contextlib.suppress(Exception):
+                ray.kill(queue.actor)
         return status
 
     def preflight(self, work: Path) -> None:
@@ -162,7 +164,14 @@ class RayExecutor:
         return self._objects[id(data)][1], given
 
     def _drain(self, queue: Any, progress: Callable[[dict], None] | None) -> None:
-        for info in queue.get_nowait_batch(queue.qsize()):
+        from ray.exceptions import RayError
+
+        try:
+            batch = queue.get_nowait_batch(queue.qsize())
+        except RayError as err:  # progress is lost with the queue, never the runs
+            log.debug("progress queue unavailable: %s", _line(err))
+            return
+        for info in batch:
             if info.get("kind") == "start":  # a second start of a run is Ray's retry
                 self._starts[info["run"]] = attempt = self._starts.get(info["run"], 0) + 1
                 log.info("training %s on node %s%s", info["run"], info["node"],
