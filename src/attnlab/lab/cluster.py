@@ -12,9 +12,10 @@ profile without knowing why.
 Ray is an optional extra (``pip install 'attnlab[cluster]'``, pinned in
 ``constraints.txt``) and is imported only here, lazily, when asked for.
 
-Everything above ``connect`` is plain Python, tested without Ray: which
-executor, which address, what each run asks of the scheduler, where ``auto``
-trains, how many runs fit on the cluster at once.
+Everything but ``connect`` (and ``cluster_executor``, which calls it) is plain
+Python, tested without Ray: which executor, which address, what each run asks of
+the scheduler, where ``auto`` trains, how many runs fit on the cluster at once,
+and the estimate's stand-in for a cluster of N workers (``sized``).
 """
 
 from __future__ import annotations
