@@ -30,6 +30,13 @@ on the cluster as in order on one machine.
   (``records``), so it does not depend on the shared file system's metadata
   caching to see a run finished. A failed run is one line and is not trained
   again on the driver.
+
+Beyond the executor protocol's ``slots`` and ``run``, the runner and the suite
+read four things where an executor has them (the local pool has none): ``local``
+(False: no run trains in the driver's process, not a lone one, not a failed
+one, which raises ``RunFailed``), ``records`` (the tasks' records by run key),
+``resolve_run`` (devices resolved for the cluster) and ``where()`` (the report's
+lines on the workers and nodes).
 """
 
 from __future__ import annotations
