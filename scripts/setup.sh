@@ -24,8 +24,8 @@ if ! .venv/bin/python -c "import torch" 2>/dev/null; then
         $PIP install -c constraints.txt torch
     fi
 fi
-echo "setup: installing attnlab[test]"
-$PIP install -c constraints.txt -e ".[test]"
+echo "setup: installing attnlab[test,cluster]"
+$PIP install -c constraints.txt -e ".[test,cluster]"
 
 # Headless Chromium for the explorer and report tests (Debian's package; no
 # browser download). Skipped quietly where we cannot install system packages.

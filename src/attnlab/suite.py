@@ -159,7 +159,8 @@ class Suite:
         n_pending = len(self.runner.pending(specs))
         if announce:
             self.emit({"kind": "suite", "event": "train", **event, "runs": len(specs),
-                       "pending": n_pending, "workers": self.runner.slots(n_pending)})
+                       "pending": n_pending, "workers": self.runner.slots(n_pending),
+                       "executor": self.runner.executor.name})
         try:
             self.runner.train(specs, resolved=True, retry=False)
         except Exception as err:  # noqa: BLE001 - the experiments retry their own runs
@@ -395,6 +396,7 @@ def reproduce(
                         only=None if only is None else names, started_at=started_at,
                         wall_s=time.perf_counter() - start, workers=workers, phases=phases,
                         extra_seeds=extra_seeds, extra_round=grown(envelopes))
+    meta["machine"].update(getattr(runner.executor, "where", dict)())  # a cluster's nodes
     paths = write_report(envelopes, verdicts, out_dir, meta)
     failed = [n for n, e in envelopes.items() if status_of(e) == "failed"]
     skipped = [n for n, e in envelopes.items() if status_of(e) == "skipped"]

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from attnlab.errors import UsageError
+from attnlab.lab.cluster import add_cluster_options
 from attnlab.train.progress import ProgressPrinter, format_duration
 
 
@@ -60,6 +61,8 @@ def suite_line(info: dict[str, Any]) -> str:
         if not info["pending"]:
             return f"training: all {info['runs']} planned runs finished earlier"
         where = f"{info['workers']} worker processes" if info["workers"] > 1 else "this process"
+        if info.get("executor") == "ray":
+            where = f"the Ray cluster ({info['workers']} at once)"
         return f"training {info['pending']} of {info['runs']} planned runs on {where}"
     if info.get("event") == "extra":
         because = "; ".join(f"{name}: {', '.join(ids)}" for name, ids in info["because"].items())
@@ -99,6 +102,7 @@ def add_common(p: argparse.ArgumentParser, profiles: list[str]) -> None:
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
                    help="where runs train and analyses measure (default auto: CUDA when "
                    "present)")
+    add_cluster_options(p)  # --cluster ray and its options (attnlab.lab.cluster)
 
 
 def check_seeds(seeds: int | None, extra_seeds: int = 0) -> None:
@@ -124,9 +128,13 @@ def resolve_jobs(jobs: int | None, device: str = "auto") -> int:
 def build_runner(args: argparse.Namespace, progress: Any = None) -> Any:
     """The command's one ``Runner``: ``--work``, ``--device``, ``--corpus``, and ``--jobs``
     local worker processes."""
+    from attnlab.lab.cluster import cluster_executor
     from attnlab.lab.executors import LocalPool
     from attnlab.lab.runner import Runner
 
+    cluster = cluster_executor(args)  # --cluster ray: runs on the Ray cluster
+    if cluster is not None:
+        return Runner(Path(args.work), args.device, args.corpus, cluster, progress)
     workers = resolve_jobs(args.jobs, args.device)
     return Runner(Path(args.work), args.device, args.corpus, LocalPool(workers, args.device),
                   progress)

@@ -25,6 +25,7 @@ from attnlab.cli.common import (
     resolve_jobs,
 )
 from attnlab.errors import UsageError
+from attnlab.lab.cluster import sized
 
 __all__ = ["register", "run"]
 
@@ -48,6 +49,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--estimate", action="store_true",
                    help="time a few steps of every pending run's model, print how long the "
                    "suite should take on this machine, and stop")
+    p.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="with --estimate: the wall time on N workers side by side (a cluster's "
+                   "size), each run's steps still timed on this machine")
     p.set_defaults(func=run)
 
 
@@ -65,9 +69,12 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None,
         raise UsageError("--only needs at least one experiment name")
     out = out_dir(args)
     progress = SuiteProgress(stderr)
+    if args.workers is not None and not args.estimate:
+        raise UsageError("--workers sizes the estimate (with --estimate); runs train on --jobs "
+                         "local workers or on --cluster ray")
     runner = build_runner(args, progress)  # the one runner of this command
     if getattr(args, "estimate", False) or (args.profile == "full" and not args.report_only):
-        report = estimate(args.profile, args.seeds, runner, only=only,
+        report = estimate(args.profile, args.seeds, sized(runner, args.workers), only=only,
                           extra_seeds=args.extra_seeds)
         stdout.write(report.text() + "\n")
         stdout.flush()

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from attnlab.lab import work as worker_side
+from attnlab.lab.cluster import RunFailed
 from attnlab.lab.executors import Executor, Job, LocalPool
 from attnlab.lab.spec import RunSpec, run_key, seeded, train_cost
 from attnlab.train.progress import Progress
@@ -104,7 +105,8 @@ class Runner:
         train = dataclasses.replace(cfg.train, device=device)
         data = cfg.data if spec.data is not None else \
             dataclasses.replace(cfg.data, corpus=cfg.data.corpus or self.corpus)
-        return dataclasses.replace(spec, config=resolve_run(cfg.replace(train=train, data=data)))
+        resolve = getattr(self.executor, "resolve_run", resolve_run)  # a cluster's devices
+        return dataclasses.replace(spec, config=resolve(cfg.replace(train=train, data=data)))
 
     def resolve_all(self, specs: list[RunSpec]) -> list[RunSpec]:
         """Every spec resolved; labels must be unique."""
@@ -157,17 +159,27 @@ class Runner:
         specs = specs if resolved else self.resolve_all(specs)
         pending = self.pending(specs)
         status: dict[str, str] = {}
-        if pending and self.slots(len(pending)) > 1:
+        local = getattr(self.executor, "local", True)  # False: a cluster; nothing trains here
+        if pending and (self.slots(len(pending)) > 1 or not local):
             status = self.executor.run(pending, self.job)
+        # A cluster's tasks return their records: no reliance on the shared storage's caching.
+        records = getattr(self.executor, "records", {})
+
+        def done(s: RunSpec) -> dict | None:
+            return records.get(self.key(s)) or self.finished(s)
+
         if not retry:
-            return Results({s.label: rec for s in specs if (rec := self.finished(s))})
+            return Results({s.label: rec for s in specs if (rec := done(s))})
         for spec in pending:
-            if self.finished(spec) is None:
+            if done(spec) is None:
                 if spec.label in status:
+                    if not local:  # a cluster's failure: reported, not trained here
+                        raise RunFailed(f"{spec.label}: {status[spec.label]} (on the "
+                                        f"{self.executor.name} executor; not trained here)")
                     log.info("%s: %s on the %s executor; training it here, in order",
                              spec.label, status[spec.label], self.executor.name)
                 self.train_one(spec)
-        return Results({s.label: self.finished(s) or self.train_one(s) for s in specs})
+        return Results({s.label: done(s) or self.train_one(s) for s in specs})
 
     def train_one(self, spec: RunSpec) -> dict:
         """Train one resolved ``spec`` in this process (or read it if it finished)."""

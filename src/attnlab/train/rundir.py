@@ -285,7 +285,28 @@ def session_record(device: str, precision: str, world_size: int, start_step: int
         "precision": precision,
         "world_size": world_size,
         "code_revision": code_revision(),
+        **trained_on(device),
     }
+
+
+def trained_on(device: str, cpuinfo: Path = Path("/proc/cpuinfo")) -> dict[str, str]:
+    """The host a session trains on and its processor: the GPU's name on CUDA, else the
+    CPU's model name (``/proc/cpuinfo``; elsewhere ``platform.processor()``), so the runs
+    of a suite spread over a cluster say where each trained."""
+    import socket
+
+    if device.startswith("cuda"):
+        import torch
+
+        processor = torch.cuda.get_device_name(torch.device(device))
+    else:
+        try:
+            names = [line.partition(":")[2].strip() for line in cpuinfo.read_text().splitlines()
+                     if line.startswith("model name")]
+        except OSError:
+            names = []
+        processor = names[0] if names else platform.processor() or platform.machine()
+    return {"host": socket.gethostname(), "processor": processor}
 
 
 def read_meta(run_dir: Path) -> dict[str, Any] | None:

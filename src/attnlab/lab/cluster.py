@@ -1,0 +1,236 @@
+"""Choosing and reaching a Ray cluster: the flags, the connection, the resources a run asks for.
+
+The local process pool is the default executor and needs no Ray. ``--cluster
+ray`` (or ``ATTNLAB_CLUSTER=ray``) hands the runs to an existing Ray cluster
+instead (``attnlab.lab.ray_executor``), reached at ``--address``, else
+``RAY_ADDRESS``, else ``auto`` (the cluster that ``ray start`` on this machine
+recorded). Nothing here starts a cluster: an address where none answers is one
+line and exit 2, never a silent single-machine Ray instance, because a user who
+asked for a cluster and got this machine alone would wait days for the full
+profile without knowing why.
+
+Ray is an optional extra (``pip install 'attnlab[cluster]'``, pinned in
+``constraints.txt``) and is imported only here, lazily, when asked for.
+
+Everything but ``connect`` (and ``cluster_executor``, which calls it) is plain
+Python, tested without Ray: which executor, which address, what each run asks of
+the scheduler, where ``auto`` trains, how many runs fit on the cluster at once,
+and the estimate's stand-in for a cluster of N workers (``sized``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+from collections.abc import Mapping
+from types import ModuleType
+from typing import Any
+
+from attnlab.errors import AttnlabError, UsageError
+
+CLUSTERS = ("local", "ray")  # the executors a command can choose
+INSTALL = "pip install 'attnlab[cluster]'"
+PROBE_S = 5.0  # how long the address may take to accept a TCP connection
+
+
+class RunFailed(AttnlabError):
+    """A run that failed on a cluster: one line, exit 1 (a failed outcome, not bad input).
+    It is not trained again on the driver, which may be no machine to train on."""
+
+    exit_code = 1
+
+
+def cluster_kind(flag: str | None, environ: Mapping[str, str] = os.environ) -> str:
+    """``--cluster``, else ``ATTNLAB_CLUSTER``, else ``local``.
+
+    >>> cluster_kind(None, {}), cluster_kind(None, {"ATTNLAB_CLUSTER": "ray"})
+    ('local', 'ray')
+    >>> cluster_kind("local", {"ATTNLAB_CLUSTER": "ray"})
+    'local'
+    """
+    kind = flag or environ.get("ATTNLAB_CLUSTER") or "local"
+    if kind not in CLUSTERS:
+        where = "--cluster" if flag else "ATTNLAB_CLUSTER"
+        raise UsageError(f"{where} must be one of {', '.join(CLUSTERS)}, got {kind!r}")
+    return kind
+
+
+def cluster_address(flag: str | None, environ: Mapping[str, str] = os.environ) -> str:
+    """``--address``, else ``RAY_ADDRESS``, else ``auto``.
+
+    >>> cluster_address(None, {"RAY_ADDRESS": "10.0.0.1:6379"}), cluster_address(None, {})
+    ('10.0.0.1:6379', 'auto')
+    """
+    return flag or environ.get("RAY_ADDRESS") or "auto"
+
+
+def task_resources(device_type: str, runs_per_gpu: int = 1) -> dict[str, float]:
+    """What one training run asks of the Ray scheduler.
+
+    On the CPU one core, as a local worker gets (each run trains on one thread,
+    which is also what makes it bitwise the same wherever it runs). On CUDA a
+    ``1/runs_per_gpu`` share of a GPU, so ``runs_per_gpu`` small runs share one
+    device (the quick-profile models leave a large GPU mostly idle), and one
+    core to launch its kernels from.
+
+    >>> task_resources("cpu"), task_resources("cuda", 4)
+    ({'num_cpus': 1}, {'num_cpus': 1, 'num_gpus': 0.25})
+    """
+    if runs_per_gpu < 1:
+        raise UsageError(f"--runs-per-gpu must be at least 1, got {runs_per_gpu}")
+    if device_type == "cuda":
+        return {"num_cpus": 1, "num_gpus": 1 / runs_per_gpu}
+    return {"num_cpus": 1}
+
+
+def cluster_device(device: str, resources: Mapping[str, float]) -> str:
+    """``--device`` resolved from the *cluster's* resources (``ray.cluster_resources()``),
+    not the driver's: a CPU-only head node driving GPU workers trains on CUDA.
+
+    >>> cluster_device("auto", {"CPU": 64, "GPU": 8}), cluster_device("auto", {"CPU": 4})
+    ('cuda', 'cpu')
+    """
+    has_gpu = resources.get("GPU", 0) > 0
+    if device == "auto":
+        return "cuda" if has_gpu else "cpu"
+    if device == "cuda" and not has_gpu:
+        raise UsageError("--device cuda but the Ray cluster has no GPU (use auto or cpu)")
+    return device
+
+
+def cluster_slots(device_type: str, resources: Mapping[str, float],
+                  runs_per_gpu: int = 1) -> int:
+    """How many runs the cluster trains at once (at least 1).
+
+    >>> cluster_slots("cpu", {"CPU": 96.0}), cluster_slots("cuda", {"CPU": 64, "GPU": 8}, 4)
+    (96, 32)
+    """
+    need = task_resources(device_type, runs_per_gpu)
+    fits = [int(resources.get(key, 0) / amount + 1e-9)
+            for key, amount in (("CPU", need["num_cpus"]), ("GPU", need.get("num_gpus", 0)))
+            if amount]
+    return max(1, min(fits))
+
+
+def import_ray() -> ModuleType:
+    """The ``ray`` module, or one line saying how to install it."""
+    try:
+        import ray
+    except ImportError:
+        raise UsageError(f"--cluster ray needs Ray, which is not installed: {INSTALL}") \
+            from None
+    return ray
+
+
+def connect(address: str) -> ModuleType:
+    """Connect this process to the Ray cluster at ``address`` (``auto``: the one ``ray start``
+    recorded on this machine) and return ``ray``; never start one.
+
+    An address is probed with a plain TCP connection first: Ray's own client
+    retries an unreachable address for minutes before it gives up.
+    """
+    ray = import_ray()
+    if ray.is_initialized():  # already a driver: inside `ray job submit`, or a test
+        return ray
+    target = address
+    hint = ("start one (`ray start --head` on one machine, `ray start --address=HEAD:6379` on "
+            "the others) or point --address / RAY_ADDRESS at it")
+    if address == "auto":
+        from ray._private.services import canonicalize_bootstrap_address_or_die
+
+        try:
+            target = canonicalize_bootstrap_address_or_die("auto")
+        except ConnectionError:
+            raise UsageError(f"no Ray cluster is running on this machine: {hint}") from None
+    host, port = _host_port(target)
+    if port is not None:
+        try:
+            socket.create_connection((host, port), timeout=PROBE_S).close()
+        except OSError as err:
+            raise UsageError(f"no Ray cluster answers at {target} ({err.strerror or err}): "
+                             f"{hint}") from None
+    try:
+        import logging
+
+        ray.init(address=target, log_to_driver=False, logging_level=logging.WARNING)
+    except (ConnectionError, TimeoutError, RuntimeError) as err:
+        line = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise UsageError(f"could not join the Ray cluster at {target}: {line}") from None
+    return ray
+
+
+def _host_port(address: str) -> tuple[str, int | None]:
+    """``host`` and ``port`` of ``[ray://]host:port`` (port None when there is none).
+
+    >>> _host_port("ray://10.1.2.3:10001"), _host_port("head")
+    (('10.1.2.3', 10001), ('head', None))
+    """
+    bare = address.removeprefix("ray://")
+    host, sep, port = bare.rpartition(":")
+    if not sep or not port.isdigit():
+        return bare, None
+    return host.strip("[]"), int(port)
+
+
+def describe(resources: Mapping[str, Any], nodes: int) -> str:
+    """``3 nodes, 96 CPUs, 8 GPUs`` for the progress line that names the cluster.
+
+    >>> describe({"CPU": 2.0}, 3)
+    '3 nodes, 2 CPUs, 0 GPUs'
+    """
+    return (f"{nodes} node{'s' if nodes != 1 else ''}, {int(resources.get('CPU', 0))} CPUs, "
+            f"{int(resources.get('GPU', 0))} GPUs")
+
+
+def add_cluster_options(p: argparse.ArgumentParser) -> None:
+    """``--cluster``, ``--address`` and ``--runs-per-gpu`` (``run`` and ``reproduce``)."""
+    p.add_argument("--cluster", choices=CLUSTERS, default=None,
+                   help="where runs train: local worker processes (default) or an existing "
+                   f"Ray cluster (also ATTNLAB_CLUSTER=ray; needs {INSTALL}; --work must be "
+                   "on storage every node mounts at the same path)")
+    p.add_argument("--address", default=None,
+                   help="with --cluster ray: the cluster's address (default: $RAY_ADDRESS, else "
+                   "auto, the cluster `ray start` recorded on this machine); none is started")
+    p.add_argument("--runs-per-gpu", type=int, default=1, metavar="K",
+                   help="with --cluster ray on GPUs: K runs share each GPU (each asks for 1/K "
+                   "of one; default 1)")
+
+
+def cluster_executor(args: argparse.Namespace) -> Any | None:
+    """The Ray executor when ``--cluster``/``ATTNLAB_CLUSTER`` says ray (connected, its device
+    resolved from the cluster's resources), else None (the local pool)."""
+    if cluster_kind(getattr(args, "cluster", None)) != "ray":
+        return None
+    runs_per_gpu = getattr(args, "runs_per_gpu", 1)
+    task_resources("cuda", runs_per_gpu)  # a bad --runs-per-gpu before any connection
+    ray = connect(cluster_address(getattr(args, "address", None)))
+    from attnlab.lab.ray_executor import RayExecutor
+
+    device = cluster_device(args.device, ray.cluster_resources())
+    return RayExecutor(ray, device, runs_per_gpu)
+
+
+class Planned:
+    """An executor that only offers ``workers`` slots: the estimate for a cluster of that size
+    lays the runs on it (``reproduce --estimate --workers N``); it trains nothing."""
+
+    name = "planned"
+
+    def __init__(self, workers: int) -> None:
+        if workers < 1:
+            raise UsageError(f"--workers must be at least 1, got {workers}")
+        self.workers = workers
+
+    def slots(self, n_pending: int) -> int:
+        return max(1, min(self.workers, n_pending))
+
+    def run(self, pending: list[Any], job: Any) -> dict[str, str]:
+        raise RuntimeError("a planned executor sizes an estimate; it trains nothing")
+
+
+def sized(runner: Any, workers: int | None) -> Any:
+    """``runner``, or (``workers`` given) the same runner laid out on ``workers`` slots."""
+    import dataclasses
+
+    return runner if workers is None else dataclasses.replace(runner, executor=Planned(workers))

@@ -1,0 +1,154 @@
+"""The cluster's choices without a cluster: flag and environment precedence, what a run asks
+of the scheduler, where ``auto`` trains, the preflight's node-side checks, the wait for a dead
+attempt's lock, the one-line refusals (no Ray, no cluster at the address), the sized estimate."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import socket
+import sys
+
+import pytest
+
+# Ray reads this once, on its first import in the session (maybe in this module): every
+# address of test_cluster_ray's local cluster is then the loopback one.
+os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+
+from attnlab.cli.main import main
+from attnlab.errors import UsageError
+from attnlab.lab.cluster import (
+    INSTALL,
+    Planned,
+    cluster_address,
+    cluster_device,
+    cluster_kind,
+    cluster_slots,
+    sized,
+    task_resources,
+)
+from attnlab.lab.executors import LocalPool
+from attnlab.lab.ray_executor import wait_for_lock
+from attnlab.lab.ray_preflight import PROBE_DIR, check_node, node_facts
+from attnlab.lab.runner import Runner
+from attnlab.train.rundir import LOCK, trained_on
+
+
+def test_flag_then_environment_then_default():
+    assert cluster_kind(None, {}) == "local"
+    assert cluster_kind(None, {"ATTNLAB_CLUSTER": "ray"}) == "ray"
+    assert cluster_kind("local", {"ATTNLAB_CLUSTER": "ray"}) == "local"  # the flag wins
+    with pytest.raises(UsageError, match="ATTNLAB_CLUSTER must be one of local, ray"):
+        cluster_kind(None, {"ATTNLAB_CLUSTER": "slurm"})
+    assert cluster_address(None, {}) == "auto"
+    assert cluster_address(None, {"RAY_ADDRESS": "10.0.0.1:6379"}) == "10.0.0.1:6379"
+    assert cluster_address("head:6379", {"RAY_ADDRESS": "10.0.0.1:6379"}) == "head:6379"
+
+
+def test_what_a_run_asks_of_the_scheduler_and_how_many_fit():
+    assert task_resources("cpu", 4) == {"num_cpus": 1}  # --runs-per-gpu means nothing there
+    assert task_resources("cuda") == {"num_cpus": 1, "num_gpus": 1.0}
+    assert task_resources("cuda", 3)["num_gpus"] == pytest.approx(1 / 3)
+    with pytest.raises(UsageError, match="--runs-per-gpu must be at least 1"):
+        task_resources("cuda", 0)
+    assert cluster_slots("cpu", {"CPU": 2.0}) == 2
+    assert cluster_slots("cuda", {"CPU": 64.0, "GPU": 8.0}, 3) == 24
+    assert cluster_slots("cuda", {"CPU": 6.0, "GPU": 8.0}, 4) == 6  # a core per run
+    assert cluster_slots("cpu", {}) == 1
+
+
+def test_auto_resolves_from_the_clusters_resources_not_the_drivers():
+    assert cluster_device("auto", {"CPU": 8, "GPU": 2}) == "cuda"  # a CPU-only driver too
+    assert cluster_device("auto", {"CPU": 8}) == "cpu"
+    assert cluster_device("cpu", {"CPU": 8, "GPU": 2}) == "cpu"
+    with pytest.raises(UsageError, match="the Ray cluster has no GPU"):
+        cluster_device("cuda", {"CPU": 8})
+
+
+def test_the_node_side_preflight_checks(tmp_path):
+    probe = tmp_path / PROBE_DIR / "t1.txt"
+    probe.parent.mkdir()
+    facts = node_facts()
+    assert set(facts) == {"python", "torch", "attnlab", "commit", "source"}
+    missing = check_node(str(tmp_path), "t1", facts)
+    assert len(missing) == 1 and missing[0].startswith(f"cannot see {probe}, which the driver")
+    probe.write_text("t1\n")
+    lock = probe.with_suffix(".lock")
+    lock.touch()
+    # Nobody holds the lock: a node that gets it would not see the driver's (NFS local_lock).
+    (unshared,) = check_node(str(tmp_path), "t1", facts)
+    assert "is not seen here" in unshared and "local_lock" in unshared
+    with open(lock) as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # the driver's lock, as during a real preflight
+        assert check_node(str(tmp_path), "t1", facts) == []
+        other = {**facts, "torch": "0.0.1", "commit": "abc123"}
+        (differs,) = check_node(str(tmp_path), "t1", other)
+    assert differs == (f"runs differently here: torch {facts['torch']} (driver: 0.0.1), "
+                       f"commit {facts['commit']} (driver: abc123)")
+    probe.write_text("another\n")
+    (elsewhere,) = check_node(str(tmp_path), "t1", facts)
+    assert "another content than the driver wrote" in elsewhere
+
+
+def test_a_retry_waits_for_the_dead_attempts_lock(tmp_path):
+    wait_for_lock(tmp_path / "never-trained")  # no run directory: nothing to wait for
+    (tmp_path / LOCK).touch()
+    wait_for_lock(tmp_path)  # a lock file nobody holds
+    with open(tmp_path / LOCK) as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # the lost attempt, still holding it
+        with pytest.raises(RuntimeError, match="still locked 0 s after its previous attempt"):
+            wait_for_lock(tmp_path, timeout_s=0.2, poll_s=0.05)
+
+
+def test_each_session_names_its_host_and_processor(tmp_path):
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nmodel name\t: AMD EPYC 9654 96-Core Processor\n")
+    assert trained_on("cpu", cpuinfo) == {"host": socket.gethostname(),
+                                          "processor": "AMD EPYC 9654 96-Core Processor"}
+    assert trained_on("cpu", tmp_path / "none")["processor"]  # elsewhere: the platform's
+
+
+def test_the_estimate_can_be_sized_for_a_cluster(tmp_path):
+    runner = Runner(tmp_path, "cpu", executor=LocalPool(2, "cpu"))
+    assert sized(runner, None) is runner
+    big = sized(runner, 128)
+    assert big.slots(1000) == 128 and big.slots(5) == 5 and big.work == runner.work
+    with pytest.raises(UsageError, match="--workers must be at least 1"):
+        Planned(0)
+
+
+def test_workers_without_estimate_is_refused_in_one_line(tmp_path, capsys):
+    code = main(["reproduce", "--profile", "micro", "--workers", "8", "--work", str(tmp_path)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "\n" not in err and "--workers sizes the estimate" in err
+
+
+@pytest.mark.parametrize("how", ["flag", "env"])
+def test_no_ray_installed_is_one_line(tmp_path, capsys, monkeypatch, how):
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
+    args = ["reproduce", "--profile", "micro", "--work", str(tmp_path / "w"),
+            "--out", str(tmp_path / "o")]
+    if how == "flag":
+        args += ["--cluster", "ray"]
+    else:
+        monkeypatch.setenv("ATTNLAB_CLUSTER", "ray")
+    code = main(args)
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "\n" not in err
+    assert err == f"attnlab: error: --cluster ray needs Ray, which is not installed: {INSTALL}"
+
+
+def test_no_cluster_at_the_address_is_one_line(tmp_path, capsys, monkeypatch):
+    ray = pytest.importorskip("ray")
+    if ray.is_initialized():
+        pytest.skip("this process is already a Ray driver")
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{port}")  # the environment's address
+    code = main(["run", "params", "--profile", "micro", "--cluster", "ray",
+                 "--work", str(tmp_path / "w"), "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "\n" not in err
+    assert err.startswith(f"attnlab: error: no Ray cluster answers at 127.0.0.1:{port} (")
+    assert "ray start --head" in err and not ray.is_initialized()  # nothing was started
