@@ -125,10 +125,31 @@ def resolve_jobs(jobs: int | None, device: str = "auto") -> int:
     return jobs
 
 
+def cluster_executor(args: argparse.Namespace) -> Any | None:
+    """The Ray executor when ``--cluster``/``ATTNLAB_CLUSTER`` says ray (connected, its device
+    resolved from the cluster's resources), else None (the local pool)."""
+    from attnlab.lab.cluster import (
+        cluster_address,
+        cluster_device,
+        cluster_kind,
+        connect,
+        task_resources,
+    )
+
+    if cluster_kind(getattr(args, "cluster", None)) != "ray":
+        return None
+    runs_per_gpu = getattr(args, "runs_per_gpu", 1)
+    task_resources("cuda", runs_per_gpu)  # a bad --runs-per-gpu before any connection
+    ray = connect(cluster_address(getattr(args, "address", None)))
+    from attnlab.lab.ray_executor import RayExecutor
+
+    device = cluster_device(args.device, ray.cluster_resources())
+    return RayExecutor(ray, device, runs_per_gpu)
+
+
 def build_runner(args: argparse.Namespace, progress: Any = None) -> Any:
     """The command's one ``Runner``: ``--work``, ``--device``, ``--corpus``, and ``--jobs``
     local worker processes."""
-    from attnlab.lab.cluster import cluster_executor
     from attnlab.lab.executors import LocalPool
     from attnlab.lab.runner import Runner
 

@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     add_common(p, list(PROFILES))
     # None: not given, so a report of another profile in --out is not silently replaced
-    p.set_defaults(func=run, only=None, estimate=False, profile=None)
+    p.set_defaults(func=run, only=None, estimate=False, profile=None, workers=None)
 
 
 def run(args: argparse.Namespace, stdout: TextIO | None = None,

@@ -12,7 +12,7 @@ profile without knowing why.
 Ray is an optional extra (``pip install 'attnlab[cluster]'``, pinned in
 ``constraints.txt``) and is imported only here, lazily, when asked for.
 
-Everything but ``connect`` (and ``cluster_executor``, which calls it) is plain
+Everything but ``connect`` (and ``cli.common.cluster_executor``, which calls it) is plain
 Python, tested without Ray: which executor, which address, what each run asks of
 the scheduler, where ``auto`` trains, how many runs fit on the cluster at once,
 and the estimate's stand-in for a cluster of N workers (``sized``).
@@ -195,20 +195,6 @@ def add_cluster_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--runs-per-gpu", type=int, default=1, metavar="K",
                    help="with --cluster ray on GPUs: K runs share each GPU (each asks for 1/K "
                    "of one; default 1)")
-
-
-def cluster_executor(args: argparse.Namespace) -> Any | None:
-    """The Ray executor when ``--cluster``/``ATTNLAB_CLUSTER`` says ray (connected, its device
-    resolved from the cluster's resources), else None (the local pool)."""
-    if cluster_kind(getattr(args, "cluster", None)) != "ray":
-        return None
-    runs_per_gpu = getattr(args, "runs_per_gpu", 1)
-    task_resources("cuda", runs_per_gpu)  # a bad --runs-per-gpu before any connection
-    ray = connect(cluster_address(getattr(args, "address", None)))
-    from attnlab.lab.ray_executor import RayExecutor
-
-    device = cluster_device(args.device, ray.cluster_resources())
-    return RayExecutor(ray, device, runs_per_gpu)
 
 
 class Planned:
