@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
+import logging
 import os
 import socket
 import uuid
@@ -35,6 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from attnlab.errors import UsageError
+
+log = logging.getLogger(__name__)
 
 PROBE_DIR = ".attnlab-preflight"  # in --work; each check's files are removed after it
 ANSWER_S = 120.0  # how long every node gets to answer
@@ -122,6 +125,7 @@ def preflight(ray: Any, work: Path, resource: str = "CPU") -> int:
     nodes checked. A node that fails is one ``UsageError`` line naming it."""
     import fcntl
 
+    from ray.exceptions import TaskUnschedulableError
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     from attnlab.files import write_text
@@ -148,9 +152,14 @@ def preflight(ray: Any, work: Path, resource: str = "CPU") -> int:
         ready, late = ray.wait(list(refs), num_returns=len(refs), timeout=ANSWER_S)
         failed = [(refs[r], [f"did not answer the preflight check within {ANSWER_S:.0f} s"])
                   for r in late]
+        gone = 0
         for ref in ready:
             try:
                 problems = ray.get(ref)
+            except TaskUnschedulableError:  # the node died after it was listed: it takes no run
+                log.info("preflight: node %s is gone, not checked", node_name(refs[ref]))
+                gone += 1
+                continue
             except Exception as err:  # noqa: BLE001 - any failure there is that node's problem
                 problems = [f"the preflight check failed: {type(err).__name__}"]
             if problems:
@@ -165,4 +174,6 @@ def preflight(ray: Any, work: Path, resource: str = "CPU") -> int:
         node, problems = failed[0]
         more = f" (and {len(failed) - 1} more node(s))" if len(failed) > 1 else ""
         raise UsageError(f"preflight: node {node_name(node)} {'; '.join(problems)}{more}")
-    return len(nodes)
+    if gone == len(nodes):
+        raise UsageError(f"the Ray cluster has no live node with a {resource} to train on")
+    return len(nodes) - gone
