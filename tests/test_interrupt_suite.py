@@ -6,10 +6,11 @@ records as an uninterrupted run.
 The points are found from the command's own progress lines on stderr: ``planning``
 (the suite has loaded the experiments and plans their runs), ``training`` (a worker has
 started a run), ``analysis`` (an experiment's analysis has started) and ``report`` (the
-last experiment is done; the claims and the report follow). The extra-seed round is not
-reachable at micro (one seed; the round needs three). The default test interrupts one
-experiment twice on the way to finishing; the slow one runs the whole matrix on two
-experiments.
+last experiment is done; the claims and the report follow), and ``extra`` (the extra-seed
+round starts training). The default tests interrupt ``norm`` twice on the way to finishing,
+and walk every point once on ``agreement`` with three seeds, where the round is reached (its
+curriculum claim is inconclusive at micro on three seeds); the slow one runs the whole matrix,
+both signals at every point but the round, on two experiments.
 """
 
 from __future__ import annotations
@@ -30,14 +31,15 @@ import pytest
 STOP_S = 10.0  # "within a few seconds": the pool's grace (2 s) and the workers' checkpoints
 POINTS = {"planning": r"^planning the runs", "training": r"\(worker \d+ of \d+\)$",
           "analysis": r"^\[1/\d+\] \w+: .* \.\.\.$", "report": r"^\[(\d+)/\1\] \w+: done"}
+EXTRA = r"^extra seeds: training \d+ of"  # the extra-seed round's pool starts
 TIMINGS = {"wall_s", "train_s", "tokens_per_s", "run_dir", "run_dirs", "code_revision",
            "finished_at", "reused"}
 
 
-def command(out: Path, corpus: Path, only: str, jobs: int = 2) -> list[str]:
+def command(out: Path, corpus: Path, only: str, jobs: int = 2, seeds: int = 1) -> list[str]:
     return [sys.executable, "-m", "attnlab.cli.main", "reproduce", "--profile", "micro",
             "--only", only, "--out", str(out / "report"), "--work", str(out / "runs"),
-            "--corpus", str(corpus), "--jobs", str(jobs)]
+            "--corpus", str(corpus), "--jobs", str(jobs), "--seeds", str(seeds)]
 
 
 def finish(argv: list[str]) -> None:
@@ -64,7 +66,7 @@ def interrupt(argv: list[str], point: str, how: str) -> tuple[int | None, float]
             line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
             if line is None:  # it finished before the point
                 return proc.wait(), 0.0
-            if re.search(POINTS[point], line):
+            if re.search({**POINTS, "extra": EXTRA}[point], line):
                 break
         sent = time.monotonic()
         if how == "SIGINT to the group":
@@ -113,6 +115,25 @@ def test_interrupted_twice_then_the_same_records(tmp_path, shakespeare_head):
     check(*interrupt(argv, "analysis", "SIGTERM to main"), "analysis", "SIGTERM to main")
     finish(argv)
     assert records(cut) == records(tmp_path / "ref")
+
+
+def test_every_point_once_extra_round_included(tmp_path, shakespeare_head):
+    """Planning, training, analysis, the extra round and the report, the two signals in turn:
+    each stops with 130 within seconds, and the rerun ends with the uninterrupted records."""
+    finish(command(tmp_path / "ref", shakespeare_head, "agreement", seeds=3))
+    assert records(tmp_path / "ref")["experiments"]["agreement"]  # finished, round included
+    ref = json.loads((tmp_path / "ref" / "report" / "results.json").read_text())
+    assert ref["experiments"]["agreement"]["extra_round"]["ran"]  # the round is reachable
+    argv = command(tmp_path / "cut", shakespeare_head, "agreement", seeds=3)
+    signals = ["SIGINT to the group", "SIGTERM to main"]
+    for i, point in enumerate(["planning", "training", "analysis", "extra", "report"]):
+        how = signals[i % 2]
+        code, seconds = interrupt(argv, point, how)
+        if point == "report" and code == 0:
+            continue  # the report was written before the signal came: nothing to stop
+        check(code, seconds, point, how)
+    finish(argv)
+    assert records(tmp_path / "cut") == records(tmp_path / "ref")
 
 
 @pytest.mark.slow
