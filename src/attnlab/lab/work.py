@@ -3,7 +3,8 @@
 ``train_spec`` is the one function that trains a planned run. The runner calls
 it in order in its own process (``--jobs 1``, and the driver's retry of a run
 whose worker failed), each local worker process calls it
-(``attnlab.lab.executors.LocalPool``), and a cluster task would call it too. It
+(``attnlab.lab.executors.LocalPool``), and so does each Ray task
+(``attnlab.lab.ray_executor``). It
 is top level and needs nothing but the spec, the work folder and the token
 data, so any process can run it.
 
@@ -31,7 +32,6 @@ from attnlab.train.progress import Progress
 from attnlab.train.rundir import DIVERGED, RESULT
 
 log = logging.getLogger(__name__)
-
 
 
 def finished(spec: RunSpec, work: Path) -> dict | None:
