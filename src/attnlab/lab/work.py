@@ -4,9 +4,8 @@
 it in order in its own process (``--jobs 1``, and the driver's retry of a run
 whose worker failed), each local worker process calls it
 (``attnlab.lab.executors.LocalPool``), and so does each Ray task
-(``attnlab.lab.ray_executor``). It
-is top level and needs nothing but the spec, the work folder and the token
-data, so any process can run it.
+(``attnlab.lab.ray_executor``). It is top level and needs nothing but the spec,
+the work folder and the token data, so any process can run it.
 
 Same bits on every path. A CPU matmul sums in an order that depends on how many
 threads split it, so two thread counts give weights that differ in the last
