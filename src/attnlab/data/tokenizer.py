@@ -36,7 +36,7 @@ import numpy as np
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
 from attnlab.data.cache import cache_dir as default_cache_dir
-from attnlab.errors import DataError, UsageError
+from attnlab.errors import DataError, UsageError, first_line
 
 log = logging.getLogger(__name__)
 
@@ -165,7 +165,7 @@ class BPETokenizer:
         try:
             tok = Tokenizer.from_file(str(path))
         except Exception as err:  # noqa: BLE001 - tokenizers' error for any bad file
-            reason = str(err).splitlines()[0] if str(err).strip() else type(err).__name__
+            reason = first_line(err)
             raise DataError(f"{path} is not a tokenizer file (damaged?): {reason}; delete it: "
                             "it is made again from the corpus (a run's, by resuming the run "
                             "with `attnlab train`)") from err

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from attnlab.errors import DataError, UsageError
+from attnlab.errors import DataError, UsageError, first_line
 from attnlab.explorer.build import a_model, family_name, own_scale, page_data, view_from_traces
 from attnlab.explorer.hf_files import (
     check_weight_files,
@@ -238,7 +238,7 @@ def _check_folder(folder: Path) -> Any:
     try:
         config = transformers.AutoConfig.from_pretrained(folder, local_files_only=True)
     except (OSError, ValueError, KeyError) as err:
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        first = first_line(err)
         raise DataError(f"{folder}/config.json cannot be read by transformers: {first}") from err
     from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING
 

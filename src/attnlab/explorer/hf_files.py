@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from attnlab.errors import DataError
+from attnlab.errors import DataError, first_line
 
 __all__ = ["check_weight_files", "is_encoder", "load_weights", "quiet_transformers"]
 
@@ -103,9 +103,6 @@ def check_weight_files(folder: Path) -> None:
                     "with model.save_pretrained")  # fmt: skip
 
 
-def _first(err: BaseException) -> str:
-    text = str(err).strip()
-    return text.splitlines()[0] if text else type(err).__name__
 
 
 def load_weights(folder: Path, config: Any) -> Any:
@@ -121,7 +118,7 @@ def load_weights(folder: Path, config: Any) -> Any:
             ignore_mismatched_sizes=True,  # mis-shaped tensors reported below, not raised
         )  # fmt: skip
     except (OSError, ValueError, RuntimeError, SafetensorError) as err:
-        raise DataError(f"the weights in {folder} cannot be loaded: {_first(err)}") from err
+        raise DataError(f"the weights in {folder} cannot be loaded: {first_line(err)}") from err
     mismatched = sorted(info.get("mismatched_keys", []), key=str)
     if mismatched:
         name, *shapes = (mismatched[0] if isinstance(mismatched[0], tuple | list) else

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
-from attnlab.errors import AttnlabError, UsageError
+from attnlab.errors import AttnlabError, UsageError, first_line
 
 CLUSTERS = ("local", "ray")  # the executors a command can choose
 INSTALL = "pip install 'attnlab[cluster]'"
@@ -155,8 +155,8 @@ def connect(address: str) -> ModuleType:
 
         ray.init(address=target, log_to_driver=False, logging_level=logging.WARNING)
     except (ConnectionError, TimeoutError, RuntimeError) as err:
-        line = str(err).splitlines()[0] if str(err) else type(err).__name__
-        raise UsageError(f"could not join the Ray cluster at {target}: {line}") from None
+        raise UsageError(f"could not join the Ray cluster at {target}: {first_line(err)}") \
+            from None
     return ray
 
 

@@ -47,7 +47,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, load_model, save_file, save_model
 from torch import Tensor, nn
 
-from attnlab.errors import DataError, WriteError
+from attnlab.errors import DataError, WriteError, first_line
 from attnlab.files import current_umask, fsync_dir, write_json
 
 log = logging.getLogger(__name__)
@@ -191,7 +191,7 @@ def read_state(ckpt: Path) -> dict[str, Any]:
     try:
         record = json.loads(path.read_bytes().decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as err:
-        raise DataError(f"{path} is damaged: not valid JSON ({_first(err)})") from err
+        raise DataError(f"{path} is damaged: not valid JSON ({first_line(err)})") from err
     if not isinstance(record, dict):
         raise DataError(f"{path} is damaged: expected an object, got {type(record).__name__}")
     if record.get("format") != FORMAT:
@@ -243,7 +243,7 @@ def _load_checkpoint(
     except FileNotFoundError:
         raise DataError(f"checkpoint file {path} is missing") from None
     except SafetensorError as err:
-        raise DataError(f"{path} is not a safetensors file ({_first(err)})") from err
+        raise DataError(f"{path} is not a safetensors file ({first_line(err)})") from err
     except RuntimeError as err:  # load_state_dict: a tensor of the wrong shape
         raise DataError(f"{path} does not fit the model: {_mismatch(err)}") from err
     if missing or unexpected:
@@ -259,7 +259,7 @@ def _load_checkpoint(
             optimizer.load_state_dict(state)
         except (ValueError, KeyError, TypeError, RuntimeError) as err:
             raise DataError(f"{ckpt / OPTIMIZER} does not fit the optimizer: "
-                            f"{_first(err)}") from err
+                            f"{first_line(err)}") from err
     return record
 
 
@@ -303,7 +303,8 @@ def _trainer_state(
         cuda = rng[rank].get("cuda")
         out["cuda"] = None if cuda is None else b64_to_tensor(cuda)
     except (KeyError, ValueError) as err:
-        raise DataError(f"{path} is damaged: bad random-generator state ({_first(err)})") from err
+        raise DataError(f"{path} is damaged: bad random-generator state "
+                        f"({first_line(err)})") from err
     return out
 
 
@@ -342,7 +343,7 @@ def _optimizer_state(
     except FileNotFoundError:
         raise DataError(f"checkpoint file {path} is missing") from None
     except SafetensorError as err:
-        raise DataError(f"{path} is not a safetensors file ({_first(err)})") from err
+        raise DataError(f"{path} is not a safetensors file ({first_line(err)})") from err
     params = [p for group in optimizer.param_groups for p in group["params"]]
     listed = record.get("tensors")  # written since this check exists
     if listed is not None and sorted(tensors) != sorted(map(str, listed)):
@@ -360,7 +361,8 @@ def _optimizer_state(
     try:
         state = _unflatten_optimizer(tensors, record)
     except (ValueError, TypeError, AttributeError, KeyError) as err:
-        raise DataError(f"{ckpt / STATE} is damaged: bad optimizer record ({_first(err)})") from err
+        raise DataError(f"{ckpt / STATE} is damaged: bad optimizer record "
+                        f"({first_line(err)})") from err
     groups = state["param_groups"]
     if len(groups) != len(optimizer.param_groups) or any(
         not isinstance(g, dict) or len(g.get("params", ())) != len(mine["params"])
@@ -414,9 +416,6 @@ def _expect(path: Path, record: dict[str, Any], key: str, kind: type) -> Any:
     return value
 
 
-def _first(err: BaseException) -> str:
-    text = str(err).strip()
-    return text.splitlines()[0] if text else type(err).__name__
 
 
 def _mismatch(err: RuntimeError) -> str:
@@ -424,7 +423,7 @@ def _mismatch(err: RuntimeError) -> str:
     for line in str(err).splitlines():
         if "size mismatch" in line or "Missing" in line or "Unexpected" in line:
             return line.strip()
-    return _first(err)
+    return first_line(err)
 
 
 def _fsync_file(path: Path) -> None:

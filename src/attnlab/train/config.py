@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attnlab.errors import DataError, UsageError
+from attnlab.errors import DataError, UsageError, first_line
 from attnlab.nn.config import ModelConfig
 
 DECAYS = ("none", "cosine")
@@ -223,7 +223,7 @@ def _build(data: Any, overrides: list[str]) -> RunConfig:
         except UsageError:
             raise
         except ValueError as err:  # ModelConfig's own checks (attnlab.nn knows no UsageError)
-            raise UsageError(f"{name}: {str(err).splitlines()[0]}") from err
+            raise UsageError(f"{name}: {first_line(err)}") from err
     return RunConfig(**parts)
 
 

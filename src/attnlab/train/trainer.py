@@ -63,7 +63,7 @@ import torch
 from torch.nn.parallel import DistributedDataParallel
 
 from attnlab.data.dataset import sample_batch
-from attnlab.errors import DataError
+from attnlab.errors import DataError, first_line
 from attnlab.files import write_json
 from attnlab.nn.model import next_token_loss
 from attnlab.train import distributed as dist_utils
@@ -224,7 +224,7 @@ class _Run:
                 torch.cuda.set_rng_state(mine["cuda"], self.device)
         except RuntimeError as err:  # a state of the wrong size
             raise DataError(f"{ckpt / STATE} is damaged: a random-generator state cannot be "
-                            f"restored ({str(err).splitlines()[0]})") from err
+                            f"restored ({first_line(err)})") from err
         self.step = self.last_ckpt_step = record["step"]
         self.last_loss, self.wall_before = mine["last_loss"], mine["wall_s"]
         self.tokens_per_s = mine["tokens_per_s"]
