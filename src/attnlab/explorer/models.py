@@ -168,12 +168,7 @@ def _train_probe(
     ctx = Context.local(Path(work), progress=progress)
     cfg = probe.model.replace(vocab_size=vocab_size)
     stream = _Stream(train=train_rows.ravel(), held=held_rows.ravel())
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # a model this small only loses time to a second thread
-    try:
-        record = ctx.train(label, cfg, probe.train, data=stream)
-    finally:
-        torch.set_num_threads(threads)
+    record = ctx.train(label, cfg, probe.train, data=stream)  # one CPU thread, as every run
     log.info("%s: run %s, %d steps", label, record["run_dir"], record["steps"])
     return ctx.load_model(record).to(resolve_device(probe.train.device)), record
 
