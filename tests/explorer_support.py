@@ -124,3 +124,22 @@ def long_page(
         }
     return {"title": "A long sentence", "description": "128 tokens, random q and k", "causal": True,
             "views": [view]}  # fmt: skip
+
+
+def train_tiny_run(tmp: Path, model, train) -> Path:  # noqa: ANN001
+    """A run of ``attnlab``'s trainer in ``tmp/run``, on a tiny made-up corpus of king-and-lord
+    words with its own BPE tokenizer (cached in ``tmp/cache``): what ``attnlab train`` writes."""
+    import random
+
+    from attnlab.train.config import DataConfig, RunConfig
+    from attnlab.train.trainer import train as train_run
+
+    words = "the king queen rose sword night crown river speaks and of to my lord".split()
+    rng = random.Random(0)
+    corpus = tmp / "tiny.txt"
+    corpus.write_text("\n".join(" ".join(rng.choices(words, k=10)) for _ in range(300)))
+    cfg = RunConfig(model=model, train=train, data=DataConfig(corpus=str(corpus), vocab_size=300))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ATTNLAB_CACHE", str(tmp / "cache"))
+        train_run(cfg, tmp / "run")
+    return tmp / "run"

@@ -4,12 +4,12 @@ model in memory, nothing (the hand-made heads), and weights given as a tensor.""
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from explorer_support import train_tiny_run
 
 from attnlab.data.synthetic import Vocab
 from attnlab.explorer import ExplorerView, show
@@ -23,23 +23,10 @@ from attnlab.train.config import TrainConfig
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory) -> Path:
     """A run of the trainer, two steps on a tiny corpus with its own BPE tokenizer."""
-    from attnlab.train.config import DataConfig, RunConfig
-    from attnlab.train.trainer import train
-
-    tmp = tmp_path_factory.mktemp("run")
-    words = "the king queen rose sword night crown river speaks and of to my lord".split()
-    rng = random.Random(0)
-    corpus = tmp / "tiny.txt"
-    corpus.write_text("\n".join(" ".join(rng.choices(words, k=10)) for _ in range(300)))
-    cfg = RunConfig(
-        model=ModelConfig(vocab_size=300, n_ctx=16, d_model=16, n_layer=2, n_head=2),
-        train=TrainConfig(steps=2, batch_size=4, eval_every=0, device="cpu"),
-        data=DataConfig(corpus=str(corpus), vocab_size=300),
-    )
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("ATTNLAB_CACHE", str(tmp / "cache"))
-        train(cfg, tmp / "run")
-    return tmp / "run"
+    return train_tiny_run(
+        tmp_path_factory.mktemp("run"),
+        ModelConfig(vocab_size=300, n_ctx=16, d_model=16, n_layer=2, n_head=2),
+        TrainConfig(steps=2, batch_size=4, eval_every=0, device="cpu"))
 
 
 def test_show_a_run_folder_of_attnlab_train(run_dir) -> None:

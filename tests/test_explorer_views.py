@@ -7,7 +7,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import random
 import struct
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from explorer_support import (  # noqa: F401 (fixtures)
     numbers,
     page_data,
     page_fixture,
+    train_tiny_run,
 )
 
 from attnlab.data.synthetic import Vocab
@@ -193,21 +193,12 @@ def test_a_link_to_the_served_page_reopens_the_typed_sentence(page) -> None:
 @pytest.fixture(scope="module")
 def trained_run(tmp_path_factory) -> Path:
     """A model of `attnlab train` (BPE tokens with leading spaces), 30 steps on a tiny text."""
-    from attnlab.train.config import DataConfig, RunConfig, TrainConfig
-    from attnlab.train.trainer import train
+    from attnlab.train.config import TrainConfig
 
-    tmp = tmp_path_factory.mktemp("run")
-    words = "the king queen rose sword night crown river speaks and of to my lord".split()
-    rng = random.Random(0)
-    corpus = tmp / "tiny.txt"
-    corpus.write_text("\n".join(" ".join(rng.choices(words, k=10)) for _ in range(300)))
-    cfg = RunConfig(
-        model=ModelConfig(vocab_size=300, n_ctx=16, d_model=32, n_layer=2, n_head=2),
-        train=TrainConfig(steps=30, batch_size=8, lr=3e-3, eval_every=0, device="cpu"),
-        data=DataConfig(corpus=str(corpus), vocab_size=300),
-    )
-    train(cfg, tmp / "run")
-    return tmp / "run"
+    return train_tiny_run(
+        tmp_path_factory.mktemp("run"),
+        ModelConfig(vocab_size=300, n_ctx=16, d_model=32, n_layer=2, n_head=2),
+        TrainConfig(steps=30, batch_size=8, lr=3e-3, eval_every=0, device="cpu"))
 
 
 def test_switches_on_a_trained_model(page, trained_run, tmp_path) -> None:

@@ -104,6 +104,16 @@ def check(code: int | None, seconds: float, point: str, how: str) -> None:
     assert seconds < STOP_S, f"{how} at {point}: took {seconds:.1f} s to stop"
 
 
+def walk(argv: list[str], steps: list[tuple[str, str]]) -> None:
+    """Interrupt ``argv`` at each (point, signal) in turn, checking each stop, then finish it."""
+    for point, how in steps:
+        code, seconds = interrupt(argv, point, how)
+        if point == "report" and code == 0:
+            continue  # the report was written before the signal came: nothing to stop
+        check(code, seconds, point, how)
+    finish(argv)
+
+
 def test_interrupted_twice_then_the_same_records(tmp_path, shakespeare_head):
     """Ctrl-C while the pool trains, SIGTERM while the rest trains in order and the analysis
     runs; the rest in order: the same records as one uninterrupted run in order."""
@@ -124,15 +134,10 @@ def test_every_point_once_extra_round_included(tmp_path, shakespeare_head):
     assert records(tmp_path / "ref")["experiments"]["agreement"]  # finished, round included
     ref = json.loads((tmp_path / "ref" / "report" / "results.json").read_text())
     assert ref["experiments"]["agreement"]["extra_round"]["ran"]  # the round is reachable
-    argv = command(tmp_path / "cut", shakespeare_head, "agreement", seeds=3)
     signals = ["SIGINT to the group", "SIGTERM to main"]
-    for i, point in enumerate(["planning", "training", "analysis", "extra", "report"]):
-        how = signals[i % 2]
-        code, seconds = interrupt(argv, point, how)
-        if point == "report" and code == 0:
-            continue  # the report was written before the signal came: nothing to stop
-        check(code, seconds, point, how)
-    finish(argv)
+    points = ["planning", "training", "analysis", "extra", "report"]
+    walk(command(tmp_path / "cut", shakespeare_head, "agreement", seeds=3),
+         [(point, signals[i % 2]) for i, point in enumerate(points)])
     assert records(tmp_path / "cut") == records(tmp_path / "ref")
 
 
@@ -141,11 +146,6 @@ def test_every_point_once_extra_round_included(tmp_path, shakespeare_head):
 def test_the_interruption_matrix(tmp_path, shakespeare_head, how):
     reference = command(tmp_path / "ref", shakespeare_head, "norm,params")
     finish(reference)
-    argv = command(tmp_path / "cut", shakespeare_head, "norm,params")
-    for point in POINTS:
-        code, seconds = interrupt(argv, point, how)
-        if point == "report" and code == 0:
-            continue  # the report was written before the signal came: nothing to stop
-        check(code, seconds, point, how)
-    finish(argv)
+    walk(command(tmp_path / "cut", shakespeare_head, "norm,params"),
+         [(point, how) for point in POINTS])
     assert records(tmp_path / "cut") == records(tmp_path / "ref")
