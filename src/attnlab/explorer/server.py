@@ -48,7 +48,7 @@ import re
 import socket
 import sys
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -56,13 +56,13 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from attnlab.errors import UsageError
+from attnlab.explorer.app import App, Compute, Refused
 from attnlab.explorer.connections import CappedReader, Lobby
 from attnlab.explorer.heads import SENTENCE
-from attnlab.explorer.page import render_page, validate_data
+from attnlab.explorer.page import render_page
 
 log = logging.getLogger(__name__)
 
-Compute = Callable[[str], Mapping[str, Any]]
 API_PATH = "/api/attention"
 DEFAULT_MAX_CHARS = 400
 DEFAULT_MAX_TOKENS = 128
@@ -77,51 +77,13 @@ MAX_URL = 16 * 1024  # bytes of the request target; the page's own URLs are far 
 _DIGITS = re.compile(r"[0-9]{1,12}")
 
 
-class _Refused(ValueError):
-    """Input the server will not compute: answered with HTTP 400 and this message."""
-
-
-@dataclass
-class _App:
-    compute: Compute
-    max_chars: int
-    max_tokens: int
-    default_text: str
-    lock: threading.Lock
-
-    @property
-    def body_limit(self) -> int:
-        return 12 * self.max_chars + 1024  # percent-encoded UTF-8 is at most 9 bytes a character
-
-    def attention(self, text: str) -> Mapping[str, Any]:
-        text = text.strip()
-        if not text:
-            raise _Refused("type a sentence first")
-        if len(text) > self.max_chars:
-            raise _Refused(f"the input is {len(text)} characters; the limit is {self.max_chars}")
-        lone = next((c for c in text if "\ud800" <= c <= "\udfff"), None)
-        if lone is not None:  # JSON may carry "\ud800": a code point, not a character
-            raise _Refused(f"the text holds a lone surrogate (U+{ord(lone):04X}), which is not "
-                           "a character: send UTF-8 text")  # fmt: skip
-        with self.lock:
-            try:
-                data = self.compute(text)
-            except ValueError as err:  # the model's own refusal, e.g. longer than its context
-                raise _Refused(str(err).strip().splitlines()[0] or "input refused") from err
-        validate_data(data)
-        longest = max(len(view["tokens"]) for view in data["views"])
-        if longest > self.max_tokens:
-            raise _Refused(f"the input is {longest} tokens; the limit is {self.max_tokens}")
-        return data
-
-
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
     allow_reuse_address = True
     request_queue_size = LISTEN_QUEUE
 
-    def __init__(self, address: tuple[str, int], app: _App, idle_timeout: float,
+    def __init__(self, address: tuple[str, int], app: App, idle_timeout: float,
                  read_deadline: float, stall_timeout: float) -> None:  # fmt: skip
         super().__init__(address, _Handler)
         self.app = app
@@ -278,7 +240,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             data = self.server.app.attention(text)
-        except _Refused as err:
+        except Refused as err:
             self._json(HTTPStatus.BAD_REQUEST, {"error": str(err)})
         except Exception:  # a bug in compute: say so, keep serving, keep the details in the log
             log.exception("compute failed for a %d-character input", len(text))
@@ -385,7 +347,7 @@ def make_server(
     if not (idle_timeout > 0 and read_deadline > 0 and stall_timeout > 0):
         raise UsageError("idle_timeout, read_deadline and stall_timeout must be > 0 seconds, "
                          f"got {idle_timeout}, {read_deadline} and {stall_timeout}")
-    app = _App(compute, max_chars, max_tokens, default_text, threading.Lock())
+    app = App(compute, max_chars, max_tokens, default_text, threading.Lock())
     return _Server(("127.0.0.1", port), app, idle_timeout, read_deadline, stall_timeout)
 
 

@@ -1,0 +1,57 @@
+"""What the explorer's server computes for a sentence, and what it refuses (``Refused``:
+answered with HTTP 400 and its message): empty text, text over the character cap, lone
+surrogates, a model's own refusal, a page over the token cap. The HTTP side is
+``attnlab.explorer.server``; this part knows nothing of sockets.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from attnlab.errors import first_line
+from attnlab.explorer.page import validate_data
+
+Compute = Callable[[str], Mapping[str, Any]]
+
+
+class Refused(ValueError):
+    """Input the server will not compute: answered with HTTP 400 and this message."""
+
+
+@dataclass
+class App:
+    """The sentence-to-page computation behind the server, with its caps."""
+
+    compute: Compute
+    max_chars: int
+    max_tokens: int
+    default_text: str
+    lock: threading.Lock
+
+    @property
+    def body_limit(self) -> int:
+        return 12 * self.max_chars + 1024  # percent-encoded UTF-8 is at most 9 bytes a character
+
+    def attention(self, text: str) -> Mapping[str, Any]:
+        text = text.strip()
+        if not text:
+            raise Refused("type a sentence first")
+        if len(text) > self.max_chars:
+            raise Refused(f"the input is {len(text)} characters; the limit is {self.max_chars}")
+        lone = next((c for c in text if "\ud800" <= c <= "\udfff"), None)
+        if lone is not None:  # JSON may carry "\ud800": a code point, not a character
+            raise Refused(f"the text holds a lone surrogate (U+{ord(lone):04X}), which is not "
+                          "a character: send UTF-8 text")  # fmt: skip
+        with self.lock:
+            try:
+                data = self.compute(text)
+            except ValueError as err:  # the model's own refusal, e.g. longer than its context
+                raise Refused(first_line(err) if str(err).strip() else "input refused") from err
+        validate_data(data)
+        longest = max(len(view["tokens"]) for view in data["views"])
+        if longest > self.max_tokens:
+            raise Refused(f"the input is {longest} tokens; the limit is {self.max_tokens}")
+        return data
