@@ -1,0 +1,73 @@
+"""One message catalogue for every text a learner or a reader sees, in English and Spanish.
+
+Each domain (``labs``, ``explorer``, ...) is one JSON file beside this module mapping a key to
+its text in every language: ``{"key": {"en": "...", "es": "..."}}``. Code never writes a
+user-facing sentence itself; it asks ``text(domain, key, lang, **fields)``. A key that lacks a
+language is a bug that ``check_complete`` (run by the tests) names.
+
+Left out: plural rules and right-to-left scripts; two languages need neither.
+"""
+
+from __future__ import annotations
+
+import json
+import locale
+import os
+from functools import cache
+from importlib import resources
+
+LANGS = ("en", "es")  # every catalogue entry has each of these
+DEFAULT = "en"
+
+
+def resolve_lang(lang: str | None = None) -> str:
+    """The language to speak: ``lang`` if given, else the locale's (``es_ES.UTF-8`` -> es),
+    else English. An unknown ``lang`` is a ``ValueError`` naming the choices."""
+    if lang is not None:
+        if lang not in LANGS:
+            raise ValueError(f"unknown language {lang!r}; choose one of: {', '.join(LANGS)}")
+        return lang
+    for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        value = os.environ.get(var, "")
+        if value:
+            code = value.split("_")[0].split(".")[0].lower()
+            return code if code in LANGS else DEFAULT
+    code = (locale.getlocale()[0] or "").split("_")[0].lower()
+    return code if code in LANGS else DEFAULT
+
+
+@cache
+def catalogue(domain: str) -> dict[str, dict[str, str]]:
+    """The entries of one domain (``labs.json``, ``explorer.json``, ...)."""
+    path = resources.files(__package__) / f"{domain}.json"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def domains() -> list[str]:
+    """Every catalogue shipped with the package."""
+    return sorted(p.name[:-5] for p in resources.files(__package__).iterdir()
+                  if p.name.endswith(".json"))
+
+
+def text(domain: str, key: str, lang: str | None = None, **fields: object) -> str:
+    """The entry ``key`` of ``domain`` in ``lang``, formatted with ``fields``."""
+    entry = catalogue(domain)[key]
+    return entry[resolve_lang(lang)].format(**fields)
+
+
+def check_complete() -> list[str]:
+    """Every (domain, key) that lacks a language or whose languages take different fields."""
+    import string
+
+    problems = []
+    for domain in domains():
+        for key, entry in catalogue(domain).items():
+            missing = [lang for lang in LANGS if not entry.get(lang)]
+            if missing:
+                problems.append(f"{domain}.{key}: no {', '.join(missing)} text")
+                continue
+            names = [{f for _, f, _, _ in string.Formatter().parse(entry[lang]) if f}
+                     for lang in LANGS]
+            if any(n != names[0] for n in names):
+                problems.append(f"{domain}.{key}: the languages take different fields")
+    return problems
