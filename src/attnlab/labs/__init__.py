@@ -1,0 +1,53 @@
+"""Labs a learner does: exercises whose checker says what is wrong, in English and Spanish.
+
+The exercises come in the curriculum's order (softmax, the mean as attention, attention,
+masks, multi-head attention) and then the chapter's (√d_k, sinusoids, RoPE, the backward, a
+KV cache). In a notebook::
+
+    from attnlab.labs import check
+    check("masks", causal_mask)             # or check(4, causal_mask, lang="es")
+
+prints each case (passed or failed, why, the smallest failing input) and any mistake it
+recognises; ``.passed`` is True when every case passed. On the command line: ``attnlab lab``.
+
+Left out on purpose (SPEC §8): training, flash / paged / sparse attention, and
+cross-attention (the same equation with Q from one sequence and K, V from another).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from attnlab.i18n import resolve_lang
+from attnlab.labs.core import Exercise, Fn, Result
+from attnlab.labs.ex_attention import EXERCISES as _ATTENTION
+from attnlab.labs.ex_gradients import EXERCISES as _GRADIENTS
+from attnlab.labs.ex_heads import EXERCISES as _HEADS
+from attnlab.labs.ex_positions import EXERCISES as _POSITIONS
+from attnlab.labs.ex_softmax import EXERCISES as _SOFTMAX
+from attnlab.labs.sandbox import TIME_LIMIT, isolated
+
+EXERCISES: tuple[Exercise, ...] = _SOFTMAX + _ATTENTION + _HEADS + _POSITIONS + _GRADIENTS
+
+
+def get(name_or_number: str | int) -> Exercise:
+    """The exercise of that number (1, "4") or name ("masks"); a ``KeyError`` names the choices."""
+    key = str(name_or_number).strip().lower()
+    for ex in EXERCISES:
+        if key in (str(ex.number), ex.name, ex.function):
+            return ex
+    choices = ", ".join(f"{ex.number} {ex.name}" for ex in EXERCISES)
+    raise KeyError(f"no exercise {name_or_number!r}; choose one of: {choices}")
+
+
+def check(name_or_number: str | int, fn: Fn | str | Path, lang: str | None = None,
+          time_limit: float = TIME_LIMIT) -> Result:
+    """Check ``fn`` (the learner's function, or a file that defines it) against an exercise.
+
+    Runs in a child process with ``time_limit`` seconds, so an endless loop or a crash ends
+    as one line. ``lang`` is "en" or "es" (default: the locale's, then English).
+    """
+    return isolated(get(name_or_number), fn, resolve_lang(lang), time_limit)
+
+
+__all__ = ["EXERCISES", "Exercise", "Result", "check", "get"]

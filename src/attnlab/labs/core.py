@@ -1,0 +1,198 @@
+"""The exercise record and the checker that runs a learner's function through its cases.
+
+An :class:`Exercise` is a function the learner writes: its statement and hints (keys of the
+``labs`` message catalogue), the stub's signature, a reference solution, a list of cases and a
+list of mistake probes. The checker runs, in order,
+
+1. the hand-derived cases (numbers worked out in the statement),
+2. random cases against the float64 reference, smallest first, with stated tolerances,
+3. properties (rows sum to one, causality, overflow, float16, ...),
+
+each passing or failing with one sentence; then every **mistake probe**: a targeted input on
+which one common mistake shows a symptom of its own (an overflow, a leaked weight, an output
+equal to what ``/ d_k`` would give). A probe that recognises its mistake adds that mistake's
+message. A stub that raises ``NotImplementedError`` ends the check at once with "not
+implemented yet". Every sentence comes from the catalogue, in the learner's language.
+
+Left out: grading, scores and partial credit; the checker says what is wrong, not how much.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from attnlab.i18n import text
+
+Fn = Callable[..., Any]
+
+
+@dataclass(frozen=True)
+class Fail:
+    """Why a case failed: a catalogue key, its fields, and what to draw (optional)."""
+
+    key: str  # catalogue key of the one-sentence reason
+    fields: dict[str, Any] = field(default_factory=dict)
+    got: Any = None  # the learner's output, for the plot
+    want: Any = None  # the reference's output
+
+
+class NotImplementedYet(Exception):
+    """The learner's function still raises NotImplementedError."""
+
+
+@dataclass(frozen=True)
+class Case:
+    """One check: ``run(fn)`` returns None when it passes, else a :class:`Fail`."""
+
+    title: str  # catalogue key of its one-sentence description
+    kind: str  # "hand", "random" or "property"
+    run: Callable[[Fn], Fail | None]
+    shown: str = ""  # the input, as the learner would type it (shown when the case fails)
+    size: int = 0  # the number of input entries, to name the smallest failing input
+    fields: dict[str, Any] = field(default_factory=dict)  # for the title
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A common mistake and the probe that recognises it: ``detect(fn)`` is True on a match."""
+
+    key: str  # catalogue key of its message (its title too)
+    detect: Callable[[Fn], bool]
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One exercise; its texts live in the catalogue under ``<name>.title`` and friends."""
+
+    number: int
+    name: str  # "masks": the file is <name>.py
+    function: str  # the function the learner writes
+    signature: str  # "(n_query, n_key, dtype=np.float64)"
+    hints: int  # how many hints: <name>.hint1 ... <name>.hintN
+    solution: Fn
+    cases: Callable[[], list[Case]]  # built on demand (random inputs from a fixed seed)
+    mistakes: tuple[Mistake, ...]
+
+    def title(self, lang: str | None = None) -> str:
+        return text("labs", f"{self.name}.title", lang)
+
+
+@dataclass(frozen=True)
+class Line:
+    """One printed line of a result: a case, or a recognised mistake."""
+
+    passed: bool
+    sentence: str
+    reason: str = ""
+    shown: str = ""
+
+
+@dataclass(frozen=True)
+class Result:
+    """What ``check`` returns: prints as a short list; ``.passed`` is True when all passed."""
+
+    number: int
+    name: str
+    status: str  # "passed", "failed", "not implemented", "unusable"
+    lines: tuple[Line, ...] = ()
+    mistakes: tuple[str, ...] = ()  # catalogue keys of the recognised mistakes
+    smallest: str = ""  # the smallest failing input
+    headline: str = ""  # the one line a command prints
+    plot: tuple[Any, Any, str] | None = None  # (got, want, title) of the smallest failure
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+    def __str__(self) -> str:
+        out = [self.headline]
+        for line in self.lines:
+            mark = "  ok  " if line.passed else "  FAIL"
+            out.append(f"{mark} {line.sentence}" + (f": {line.reason}" if line.reason else ""))
+        if self.smallest:
+            out.append(self.smallest)
+        return "\n".join(out)
+
+    __repr__ = __str__
+
+    def show(self) -> None:
+        """Draw the learner's output beside the reference's for the smallest failing case."""
+        from attnlab.labs.plot import draw
+
+        draw(self)
+
+
+def run_exercise(ex: Exercise, fn: Fn, lang: str | None = None) -> Result:
+    """Run every case and probe of ``ex`` on ``fn``, in this process."""
+    say = _Say(lang)
+    lines: list[Line] = []
+    failures: list[tuple[Case, Fail]] = []
+    for index, case in enumerate(ex.cases()):
+        try:
+            fail = _guarded(case.run, fn)
+        except NotImplementedYet:
+            if index == 0:
+                return Result(ex.number, ex.name, "not implemented",
+                              headline=say("result.not_implemented", number=ex.number,
+                                           name=ex.name, function=ex.function))
+            fail = Fail("fail.not_implemented")
+        sentence = say(f"{ex.name}.case.{case.title}", **case.fields)
+        if fail is None:
+            lines.append(Line(True, sentence))
+        else:
+            lines.append(Line(False, sentence, say(fail.key, **fail.fields), case.shown))
+            failures.append((case, fail))
+    found = tuple(m.key for m in ex.mistakes if failures and _detects(m, fn))
+    lines.extend(Line(False, say("result.mistake"), say(key)) for key in found)
+    if not failures:
+        return Result(ex.number, ex.name, "passed", tuple(lines),
+                      headline=say("result.passed", number=ex.number, name=ex.name,
+                                   cases=len(lines)))
+    case, fail = min(failures, key=lambda cf: cf[0].size)
+    smallest = say("result.smallest", shown=case.shown) if case.shown else ""
+    drawn = None
+    if fail.got is not None and fail.want is not None:
+        drawn = (_plain(fail.got), _plain(fail.want), say(f"{ex.name}.case.{case.title}",
+                                                          **case.fields))
+    return Result(ex.number, ex.name, "failed", tuple(lines), found, smallest,
+                  say("result.failed", number=ex.number, name=ex.name, failed=len(failures),
+                      cases=len(lines) - len(found), mistakes=len(found)), drawn)
+
+
+class _Say:
+    def __init__(self, lang: str | None) -> None:
+        self.lang = lang
+
+    def __call__(self, key: str, **fields: Any) -> str:
+        return text("labs", key, self.lang, **fields)
+
+
+def _guarded(run: Callable[[Fn], Fail | None], fn: Fn) -> Fail | None:
+    """A case's outcome; an exception raised by the learner's code is a failure of one line."""
+    with np.errstate(all="ignore"):
+        try:
+            return run(fn)
+        except NotImplementedError:
+            raise NotImplementedYet from None
+        except Exception as err:  # noqa: BLE001 - the learner's code may raise anything
+            first = (str(err).strip().splitlines() or [""])[0][:160]
+            return Fail("fail.raised", {"error": type(err).__name__, "message": first})
+
+
+def _detects(mistake: Mistake, fn: Fn) -> bool:
+    with np.errstate(all="ignore"):
+        try:
+            return bool(mistake.detect(fn))
+        except Exception:  # noqa: BLE001 - a probe that cannot run recognises nothing
+            return False
+
+
+def _plain(x: Any) -> Any:
+    try:
+        return np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None

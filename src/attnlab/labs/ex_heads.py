@@ -1,0 +1,266 @@
+"""Exercises 5-6: multi-head attention, and why the scores are divided by √d_k.
+
+Dimension legend: ``b`` batch, ``h`` heads, ``n`` positions, ``d`` model width, ``d_k`` head
+width. Weights use the ``nn.Linear`` layout, ``y = x @ W.T``, as ``attnlab.reference`` does.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from attnlab import reference as ref
+from attnlab.labs import solutions
+from attnlab.labs.compare import close, same
+from attnlab.labs.core import Case, Exercise, Fail, Fn, Mistake
+
+# -- 5. multi-head attention -----------------------------------------------------------------
+
+
+def _weights(rng: np.random.Generator, d: int) -> tuple[np.ndarray, ...]:
+    return tuple(rng.normal(size=(d, d)) / np.sqrt(d) for _ in range(4))
+
+
+def _mha(x, w_q, w_k, w_v, w_o, h):
+    return ref.multi_head_attention(x, w_q, w_k, w_v, w_o, None, h)[0]
+
+
+def _mha_cases() -> list[Case]:
+    rng = np.random.default_rng(5)
+    x = np.array([[[1.0, 0.0], [0.0, 1.0]]])
+    eye = np.eye(2)
+    w1 = 1.0 / (1.0 + np.exp(-1.0 / np.sqrt(2.0)))  # logistic of the score gap 1/√2
+    by_hand = np.array([[[w1, 1 - w1], [1 - w1, w1]]])
+    cases = [
+        Case(
+            "hand",
+            "hand",
+            lambda fn: close(fn(x, eye, eye, eye, eye, 1), by_hand),
+            "multi_head_attention(x=[[[1, 0], [0, 1]]], W = I for all four, n_head=1)",
+            4,
+        )
+    ]
+    for shape, h in (((1, 3, 4), 2), ((2, 5, 8), 4), ((2, 4, 6), 3)):
+        xs, ws = rng.normal(size=shape), _weights(rng, shape[-1])
+        cases.append(
+            Case(
+                "random",
+                "random",
+                lambda fn, xs=xs, ws=ws, h=h: close(fn(xs, *ws, h), _mha(xs, *ws, h)),
+                f"x {shape}, n_head={h}",
+                xs.size,
+                {"shape": shape, "h": h},
+            )
+        )
+    xs, ws = rng.normal(size=(2, 5, 6)), _weights(rng, 6)
+    w_q, w_k, w_v, w_o = ws
+    one = ref.scaled_dot_product_attention(xs @ w_q.T, xs @ w_k.T, xs @ w_v.T)[0] @ w_o.T
+    perm = rng.permutation(5)
+    cases += [
+        Case(
+            "one_head",
+            "property",
+            lambda fn: close(fn(xs, *ws, 1), one),
+            "x (2, 5, 6), n_head=1",
+            60,
+        ),
+        Case(
+            "width_one",
+            "property",
+            lambda fn: close(fn(xs, *ws, 6), _mha(xs, *ws, 6)),
+            "x (2, 5, 6), n_head=6 (d_k = 1)",
+            60,
+        ),
+        Case(
+            "permute",
+            "property",
+            lambda fn: close(fn(xs[:, perm], *ws, 2), fn(xs, *ws, 2)[:, perm]),
+            "x (2, 5, 6) with its tokens permuted",
+            60,
+        ),
+    ]
+    return cases
+
+
+_R = np.random.default_rng(50)
+_X = _R.normal(size=(2, 4, 6))
+_W = _weights(_R, 6)
+_H = 2
+
+
+def _heads(w, split="block"):
+    y = _X @ w.T  # (b, n, d)
+    if split == "block":
+        return y.reshape(2, 4, _H, 3).transpose(0, 2, 1, 3)  # (b, h, n, d_k)
+    return y.reshape(2, 4, 3, _H).transpose(0, 3, 1, 2)  # head h owns columns h, h + H, ...
+
+
+def _per_head(split="block", factor=None):
+    factor = 1 / math.sqrt(3) if factor is None else factor
+    w_q, w_k, w_v, _ = _W
+    q, k, v = _heads(w_q, split), _heads(w_k, split), _heads(w_v, split)
+    return ref.softmax(q @ k.transpose(0, 1, 3, 2) * factor) @ v  # (b, h, n, d_k)
+
+
+def _merged(heads):
+    return heads.transpose(0, 2, 1, 3).reshape(2, 4, 6)  # (b, n, h * d_k)
+
+
+def _run(fn: Fn) -> np.ndarray:
+    return np.asarray(fn(_X, *_W, _H))
+
+
+MHA_MISTAKES = (
+    Mistake("heads.mistake.no_w_o", lambda fn: same(_run(fn), _merged(_per_head()))),
+    Mistake(
+        "heads.mistake.merge_order",
+        lambda fn: same(_run(fn), _per_head().reshape(2, 4, 6) @ _W[3].T),
+    ),
+    Mistake(
+        "heads.mistake.interleaved_split",
+        lambda fn: (
+            same(_run(fn), _merged(_per_head("interleaved")) @ _W[3].T)
+            or same(
+                _run(fn), _per_head("interleaved").transpose(0, 2, 3, 1).reshape(2, 4, 6) @ _W[3].T
+            )
+        ),
+    ),
+    Mistake(
+        "heads.mistake.transposed_weights",
+        lambda fn: (
+            same(_run(fn), _mha(_X, *(w.T for w in _W), _H))
+            or same(_run(fn), _mha(_X, _W[0].T, _W[1].T, _W[2].T, _W[3], _H))
+        ),
+    ),
+    Mistake(
+        "heads.mistake.scale_d_model",
+        lambda fn: same(_run(fn), _merged(_per_head(factor=1 / math.sqrt(6))) @ _W[3].T),
+    ),
+)
+
+
+# -- 6. why divide by √d_k -------------------------------------------------------------------
+
+ROWS, KEYS, SIGMAS = 400, 32, 5.0  # the checker's sample, and its tolerance in standard errors
+
+
+def variance_tolerance(d: int, scaled: bool, rows: int = ROWS, keys: int = KEYS) -> float:
+    """``SIGMAS`` standard errors of the sample variance of ``rows · keys`` scores q·k.
+
+    Var(q·k) = d; E[(q·k)⁴] = 3d² + 6d, so one score's square has variance 2d² + 6d; two
+    scores sharing a query have squares with covariance 2d. Over rows of ``keys`` scores
+    sharing one query: SE = d·√((2 + (6 + 2(keys − 1))/d) / (rows·keys)); divided by √d,
+    everything scales by 1/d.
+    """
+    se = d * math.sqrt((2 + (6 + 2 * (keys - 1)) / d) / (rows * keys))
+    return SIGMAS * (se / d if scaled else se)
+
+
+def frozen_tolerance(p: float, rows: int = ROWS) -> float:
+    """``SIGMAS`` standard errors of the difference of two shares measured on ``rows`` rows each."""
+    return SIGMAS * math.sqrt(2 * p * (1 - p) / rows) + 0.02
+
+
+def _stats(fn: Fn, d: int, scaled: bool, seed: int = 0) -> tuple[float, float]:
+    out = fn(d, scaled, np.random.default_rng(seed), rows=ROWS, keys=KEYS)
+    variance, frozen = out  # a pair, or this raises and the case says so
+    return float(variance), float(frozen)
+
+
+def _scale_cases() -> list[Case]:
+    cases = []
+    for d, scaled in ((1, False), (4, False), (64, False), (256, False), (64, True), (256, True)):
+        want = 1.0 if scaled else float(d)
+        tol = variance_tolerance(d, scaled)
+
+        def variance(fn, d=d, scaled=scaled, want=want, tol=tol):
+            got = _stats(fn, d, scaled)[0]
+            if abs(got - want) <= tol:
+                return None
+            return Fail("fail.sampled", {"got": got, "want": want, "tol": tol}, [got], [want])
+
+        cases.append(
+            Case(
+                "variance",
+                "hand" if d == 1 else "random",
+                variance,
+                f"score_statistics({d}, scaled={scaled}, rng, rows={ROWS}, keys={KEYS})",
+                d,
+                {"d": d, "scaled": scaled, "want": want, "tol": tol},
+            )
+        )
+    for d, scaled in ((256, False), (256, True), (16, False)):
+        want = solutions.score_statistics(d, scaled, np.random.default_rng(99), ROWS, KEYS)[1]
+        tol = frozen_tolerance(want)
+
+        def frozen(fn, d=d, scaled=scaled, want=want, tol=tol):
+            got = _stats(fn, d, scaled)[1]
+            if abs(got - want) <= tol:
+                return None
+            return Fail("fail.sampled", {"got": got, "want": want, "tol": tol}, [got], [want])
+
+        cases.append(
+            Case(
+                "frozen",
+                "random",
+                frozen,
+                f"score_statistics({d}, scaled={scaled}, rng, rows={ROWS}, keys={KEYS})",
+                d,
+                {"d": d, "scaled": scaled, "want": round(want, 3), "tol": tol},
+            )
+        )
+
+    def seeded(fn):
+        a, b = _stats(fn, 16, False, 7), _stats(fn, 16, False, 7)
+        return None if a == b and _stats(fn, 16, False, 8) != a else Fail("fail.seed")
+
+    cases.append(Case("seeded", "property", seeded, "score_statistics(16, False, rng) twice", 16))
+    return cases
+
+
+def _near(fn: Fn, d: int, scaled: bool, value: float) -> bool:
+    got = _stats(fn, d, scaled)[0]
+    return abs(got - value) <= variance_tolerance(d, False) * value / d + 1e-9
+
+
+SCALE_MISTAKES = (
+    Mistake(
+        "scale.mistake.divides_by_d",
+        lambda fn: _near(fn, 64, True, 1 / 64) and _near(fn, 64, False, 64.0),
+    ),
+    Mistake("scale.mistake.std", lambda fn: _near(fn, 64, False, 8.0) and _near(fn, 64, True, 1.0)),
+    Mistake(
+        "scale.mistake.products",
+        lambda fn: _near(fn, 64, False, 1.0) and not _near(fn, 64, True, 1.0),
+    ),
+    Mistake(
+        "scale.mistake.scaled_ignored",
+        lambda fn: _near(fn, 64, True, 64.0) and _near(fn, 64, False, 64.0),
+    ),
+    Mistake("scale.mistake.frozen_count", lambda fn: _stats(fn, 256, False)[1] > 1.0),
+)
+
+
+EXERCISES = (
+    Exercise(
+        5,
+        "heads",
+        "multi_head_attention",
+        "(x, w_q, w_k, w_v, w_o, n_head)",
+        3,
+        solutions.multi_head_attention,
+        _mha_cases,
+        MHA_MISTAKES,
+    ),
+    Exercise(
+        6,
+        "scale",
+        "score_statistics",
+        "(d, scaled, rng, rows=1000, keys=64)",
+        3,
+        solutions.score_statistics,
+        _scale_cases,
+        SCALE_MISTAKES,
+    ),
+)
