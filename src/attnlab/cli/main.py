@@ -48,6 +48,7 @@ SUBCOMMANDS = [
     "reproduce",
     "report",
     "explore",
+    "lab",
 ]
 
 class _Parser(argparse.ArgumentParser):

@@ -103,6 +103,7 @@ class Result:
     smallest: str = ""  # the smallest failing input
     headline: str = ""  # the one line a command prints
     plot: tuple[Any, Any, str] | None = None  # (got, want, title) of the smallest failure
+    lang: str | None = None  # the language it speaks
 
     @property
     def passed(self) -> bool:
@@ -119,11 +120,12 @@ class Result:
 
     __repr__ = __str__
 
-    def show(self) -> None:
-        """Draw the learner's output beside the reference's for the smallest failing case."""
+    def show(self) -> Any:
+        """Draw the learner's output beside the reference's for the smallest failing case;
+        a matplotlib figure, or None when every case passed."""
         from attnlab.labs.plot import draw
 
-        draw(self)
+        return draw(self, self.lang)
 
 
 def run_exercise(ex: Exercise, fn: Fn, lang: str | None = None) -> Result:
@@ -138,7 +140,7 @@ def run_exercise(ex: Exercise, fn: Fn, lang: str | None = None) -> Result:
             if index == 0:
                 return Result(ex.number, ex.name, "not implemented",
                               headline=say("result.not_implemented", number=ex.number,
-                                           name=ex.name, function=ex.function))
+                                           name=ex.name, function=ex.function), lang=lang)
             fail = Fail("fail.not_implemented")
         sentence = say(f"{ex.name}.case.{case.title}", **case.fields)
         if fail is None:
@@ -147,11 +149,11 @@ def run_exercise(ex: Exercise, fn: Fn, lang: str | None = None) -> Result:
             lines.append(Line(False, sentence, say(fail.key, **fail.fields), case.shown))
             failures.append((case, fail))
     found = tuple(m.key for m in ex.mistakes if failures and _detects(m, fn))
-    lines.extend(Line(False, say("result.mistake"), say(key)) for key in found)
+    lines[:0] = [Line(False, say("result.mistake"), say(key)) for key in found]  # first: the news
     if not failures:
         return Result(ex.number, ex.name, "passed", tuple(lines),
                       headline=say("result.passed", number=ex.number, name=ex.name,
-                                   cases=len(lines)))
+                                   cases=len(lines)), lang=lang)
     case, fail = min(failures, key=lambda cf: cf[0].size)
     smallest = say("result.smallest", shown=case.shown) if case.shown else ""
     drawn = None
@@ -160,7 +162,7 @@ def run_exercise(ex: Exercise, fn: Fn, lang: str | None = None) -> Result:
                                                           **case.fields))
     return Result(ex.number, ex.name, "failed", tuple(lines), found, smallest,
                   say("result.failed", number=ex.number, name=ex.name, failed=len(failures),
-                      cases=len(lines) - len(found), mistakes=len(found)), drawn)
+                      cases=len(lines) - len(found), mistakes=len(found)), drawn, lang)
 
 
 class _Say:
