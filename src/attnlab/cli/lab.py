@@ -74,18 +74,19 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_start(args: argparse.Namespace) -> int:
     from attnlab.files import write_text
-    from attnlab.i18n import text
+    from attnlab.i18n import resolve_lang, text
     from attnlab.labs.notebook import dumps, notebook, stub_file
 
     ex = _exercise(args)
+    lang = resolve_lang(args.lang)
     stub = args.folder / f"{ex.name}.py"
     nb = args.folder / f"{ex.number:02d}_{ex.name}.ipynb"
     for path in (stub, nb):
         if path.exists():
             raise UsageError(text("labs", "cli.exists", args.lang, path=path))
     args.folder.mkdir(parents=True, exist_ok=True)
-    write_text(stub, stub_file(ex, args.lang))
-    write_text(nb, dumps(notebook([ex], args.lang)))
+    write_text(stub, stub_file(ex, lang))
+    write_text(nb, dumps(notebook([ex], lang, check_lang=lang)))
     print(text("labs", "cli.started", args.lang, stub=stub, notebook=nb, function=ex.function,
                number=ex.number))
     return 0

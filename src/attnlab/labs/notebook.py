@@ -26,7 +26,7 @@ def stub_body(ex: Exercise) -> str:
     return f"def {ex.function}{ex.signature}:\n    raise NotImplementedError\n"
 
 
-def stub_file(ex: Exercise, lang: str | None = None) -> str:
+def stub_file(ex: Exercise, lang: str = "en") -> str:
     """The learner's ``<name>.py``: the statement as its docstring, numpy, the stub."""
     doc = "\n\n".join([
         text("labs", "nb.heading", lang, number=ex.number, title=ex.title(lang)),
@@ -59,10 +59,11 @@ def solution_file(ex: Exercise) -> str:
     return f"import numpy as np\n\n\n{inspect.getsource(ex.solution)}"
 
 
-def notebook(exercises: Sequence[Exercise], lang: str | None = None,
-             title: str | None = None, bodies: dict[int, str] | None = None) -> dict[str, Any]:
-    """A lab notebook for one exercise, or a group of them under ``title``.
+def notebook(exercises: Sequence[Exercise], lang: str = "en", title: str | None = None,
+             bodies: dict[int, str] | None = None, check_lang: str | None = None) -> dict[str, Any]:
+    """A lab notebook for one exercise, or a group of them under ``title``, written in ``lang``.
 
+    ``check_lang`` is the language its checks speak (None: the reader's locale, then English);
     ``bodies`` replaces an exercise's stub by other code (the tests fill in the solutions).
     """
     bodies = bodies or {}
@@ -70,7 +71,7 @@ def notebook(exercises: Sequence[Exercise], lang: str | None = None,
     if title is not None:
         cells.append(_md(f"# {text('labs', 'nb.group_heading', lang, title=title)}\n\n"
                          + text("labs", "nb.group_intro", lang)))
-    cells.append(_code("import numpy as np\n\nfrom attnlab.labs import check"))
+    cells.append(_code("import numpy as np  # noqa: F401\n\nfrom attnlab.labs import check"))
     for ex in exercises:
         level = "##" if title is not None else "#"
         heading = text("labs", "nb.heading", lang, number=ex.number, title=ex.title(lang))
@@ -79,7 +80,7 @@ def notebook(exercises: Sequence[Exercise], lang: str | None = None,
         cells.append(_md(text("labs", f"{ex.name}.statement", lang)))
         cells.append(_code(bodies.get(ex.number, stub_body(ex)).rstrip("\n")))
         cells.append(_md(text("labs", "nb.plot", lang)))
-        lang_arg = f', lang="{lang}"' if lang else ""
+        lang_arg = f', lang="{check_lang}"' if check_lang else ""
         cells.append(_code(f'result = check("{ex.name}", {ex.function}{lang_arg})\n'
                            "result.show()\nresult"))
     for index, cell in enumerate(cells):
@@ -106,3 +107,12 @@ def _md(text_: str) -> dict[str, Any]:
 def _code(text_: str) -> dict[str, Any]:
     return {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
             "source": _source(text_)}
+
+
+def lab_notebook(stem: str, bodies: dict[int, str] | None = None) -> dict[str, Any]:
+    """The group notebook ``notebooks/labs/<stem>.ipynb``: English text, checks in the
+    reader's language."""
+    from attnlab.labs import get
+
+    key, numbers = GROUPS[stem]
+    return notebook([get(n) for n in numbers], "en", text("labs", key, "en"), bodies)

@@ -1,0 +1,90 @@
+"""The lab notebooks in notebooks/labs/: stored without outputs, equal to what the builder
+writes, and they run: with the blanks as stored (every check says "not implemented yet"), with
+the solutions filled in (every check passes), and with a wrong function (its mistake named and
+a plot of it beside the reference). Executed as tests/test_notebooks.py does (nbclient, a
+kernel spec of this interpreter in a temporary JUPYTER_PATH)."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from attnlab.i18n import text
+from attnlab.labs import get
+from attnlab.labs.notebook import GROUPS, dumps, lab_notebook
+
+nbformat = pytest.importorskip("nbformat")
+nbclient = pytest.importorskip("nbclient")
+pytest.importorskip("ipykernel")
+
+FOLDER = Path(__file__).resolve().parents[1] / "notebooks" / "labs"
+KERNEL = "attnlab-labs-test"
+
+
+@pytest.fixture(scope="module")
+def kernel_path(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("jupyter")
+    spec = root / "kernels" / KERNEL
+    spec.mkdir(parents=True)
+    argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    (spec / "kernel.json").write_text(json.dumps(
+        {"argv": argv, "display_name": "attnlab labs test", "language": "python"}))
+    return root
+
+
+def execute(nb: dict, kernel_path: Path, tmp_path: Path, monkeypatch) -> list[dict]:
+    monkeypatch.setenv("JUPYTER_PATH", str(kernel_path))
+    monkeypatch.setenv("LANG", "en_US.UTF-8")
+    monkeypatch.delenv("MPLBACKEND", raising=False)  # the inline backend: figures are outputs
+    node = nbformat.reads(dumps(nb), as_version=4)
+    client = nbclient.NotebookClient(node, kernel_name=KERNEL, timeout=120,
+                                     resources={"metadata": {"path": str(tmp_path)}})
+    client.execute()
+    return [o for c in node.cells if c.cell_type == "code" for o in c.outputs]
+
+
+def shown(outputs: list[dict]) -> str:
+    return "".join(o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in outputs)
+
+
+def test_the_stored_notebooks_are_the_builders_without_outputs():
+    assert sorted(p.stem for p in FOLDER.glob("*.ipynb")) == sorted(GROUPS)
+    for stem in GROUPS:
+        stored = (FOLDER / f"{stem}.ipynb").read_text(encoding="utf-8")
+        assert stored == dumps(lab_notebook(stem)), f"{stem}: rebuild it (docs/labs.md)"
+        nbformat.validate(nbformat.reads(stored, as_version=4))
+
+
+def all_labs(bodies: dict[int, str] | None = None) -> dict:
+    """The three lab notebooks' cells, one after the other: one kernel runs them all."""
+    books = [lab_notebook(stem, bodies) for stem in sorted(GROUPS)]
+    cells = [{**c, "id": f"{i}-{c['id']}"} for i, nb in enumerate(books) for c in nb["cells"]]
+    return {**books[0], "cells": cells}
+
+
+def test_with_the_blanks_each_check_says_what_is_missing(kernel_path, tmp_path, monkeypatch):
+    out = shown(execute(all_labs(), kernel_path, tmp_path, monkeypatch))
+    assert "Traceback" not in out
+    for number in (n for _, numbers in GROUPS.values() for n in numbers):
+        ex = get(number)
+        assert text("labs", "result.not_implemented", "en", number=number, name=ex.name,
+                    function=ex.function) in out
+
+
+def test_with_the_solutions_every_check_passes_and_a_wrong_one_is_drawn(kernel_path, tmp_path,
+                                                                       monkeypatch):
+    numbers = [n for _, group in GROUPS.values() for n in group]
+    bodies = {n: inspect.getsource(get(n).solution) for n in numbers}
+    bodies[1] = ("def softmax(x, axis=-1):\n    e = np.exp(x)\n"
+                 "    return e / e.sum(axis=axis, keepdims=True)\n")  # no maximum subtracted
+    outputs = execute(all_labs(bodies), kernel_path, tmp_path, monkeypatch)
+    out = shown(outputs)
+    assert "Traceback" not in out
+    for number in numbers[1:]:
+        assert f"exercise {number} ({get(number).name}): all " in out, out
+    assert text("labs", "softmax.mistake.no_max", "en") in out
+    assert sum("image/png" in o.get("data", {}) for o in outputs) == 1  # the failing one only
