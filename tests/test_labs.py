@@ -99,3 +99,12 @@ def test_the_exercises_come_in_order_with_unique_names():
     assert get("4") is get("masks") is get("causal_mask")
     with pytest.raises(KeyError, match="choose one of: 1 softmax"):
         get("flash")
+
+
+def test_docs_list_every_mistake_recognised():
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "labs.md").read_text(encoding="utf-8")
+    for ex in EXERCISES:
+        for m in ex.mistakes:
+            assert f"- `{m.key.rsplit('.', 1)[1]}`: {text('labs', m.key, 'en')}" in page, m.key
