@@ -131,6 +131,7 @@ class Result:
 def run_exercise(ex: Exercise, fn: Fn, lang: str | None = None) -> Result:
     """Run every case and probe of ``ex`` on ``fn``, in this process."""
     say = _Say(lang)
+    fn = _on_copies(fn)
     lines: list[Line] = []
     failures: list[tuple[Case, Fail]] = []
     for index, case in enumerate(ex.cases()):
@@ -191,6 +192,18 @@ def _detects(mistake: Mistake, fn: Fn) -> bool:
             return bool(mistake.detect(fn))
         except Exception:  # noqa: BLE001 - a probe that cannot run recognises nothing
             return False
+
+
+def _on_copies(fn: Fn) -> Fn:
+    """``fn`` called on copies of its array arguments: a learner's function that changes its
+    input in place (``x -= x.max()``) cannot change the cases that follow."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        args = tuple(np.copy(a) if isinstance(a, np.ndarray) else a for a in args)
+        kwargs = {k: np.copy(v) if isinstance(v, np.ndarray) else v for k, v in kwargs.items()}
+        return fn(*args, **kwargs)
+
+    return call
 
 
 def _plain(x: Any) -> Any:
