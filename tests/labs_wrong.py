@@ -267,6 +267,12 @@ def scale_count(d, scaled, rng, rows=1000, keys=64):
     return float(s.var()), float((_soft(s).max(-1) > 0.99).sum())
 
 
+def scale_global_rng(d, scaled, rng, rows=1000, keys=64):
+    q, k = _draw(d, np.random, rows, keys)  # the module's global generator, not rng
+    s = (q * k).sum(-1) / (np.sqrt(d) if scaled else 1)
+    return float(s.var()), _frozen(s)
+
+
 # -- 7 sinusoidal ----------------------------------------------------------------------------
 
 
@@ -446,6 +452,7 @@ WRONG = {
     ("scale", "products"): scale_products,
     ("scale", "scaled_ignored"): scale_ignored,
     ("scale", "frozen_count"): scale_count,
+    ("scale", "global_rng"): scale_global_rng,
     ("sinusoidal", "swapped"): sin_swapped,
     ("sinusoidal", "halves"): sin_halves,
     ("sinusoidal", "inverse_frequency"): sin_inverse,

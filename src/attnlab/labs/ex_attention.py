@@ -6,6 +6,8 @@ the statement; every probe compares the learner's output with what one mistake w
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 
 from attnlab import reference as ref
@@ -27,6 +29,7 @@ def _attend(q, k, v, factor, axis=-1, mask=None):
     return w @ v, w
 
 
+@cache
 def _attention_cases() -> list[Case]:
     rng = np.random.default_rng(3)
     q, k, v = (
@@ -220,6 +223,7 @@ def _keep(n_query: int, n_key: int, shift: int = 0, offset: bool = True) -> np.n
     return np.arange(n_key)[None, :] <= i + shift
 
 
+@cache
 def _mask_cases() -> list[Case]:
     rng = np.random.default_rng(4)
     three = np.array([[0.0, -INF, -INF], [0.0, 0.0, -INF], [0.0, 0.0, 0.0]])

@@ -6,6 +6,8 @@ q/k width, ``d_v`` value width. One head, no batch, no mask: the shapes a learne
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 
 from attnlab import reference as ref
@@ -26,6 +28,7 @@ def _part(fn: Fn, index: int, *args) -> np.ndarray:
     return np.asarray(fn(*args)[index])
 
 
+@cache
 def _backward_cases() -> list[Case]:
     rng = np.random.default_rng(9)
     q, k = np.array([[1.0, 0.0]]), np.array([[1.0, 0.0], [0.0, 1.0]])
@@ -164,6 +167,7 @@ def _attend_one(q, k, v):
     return ref.scaled_dot_product_attention(q, k, v)[0]
 
 
+@cache
 def _cache_cases() -> list[Case]:
     rng = np.random.default_rng(10)
     empty = np.zeros((0, 2))

@@ -6,6 +6,8 @@ interleaved pairs (2i, 2i+1), frequency ``10000^(-2i/d)``, positions from 0.
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 
 from attnlab import reference as ref
@@ -16,6 +18,7 @@ from attnlab.labs.core import Case, Exercise, Fail, Fn, Mistake
 # -- 7. sinusoidal table ---------------------------------------------------------------------
 
 
+@cache
 def _sin_cases() -> list[Case]:
     s1, c1 = np.sin(1.0), np.cos(1.0)
     cases = [
@@ -101,6 +104,7 @@ SIN_MISTAKES = (
 # -- 8. RoPE ---------------------------------------------------------------------------------
 
 
+@cache
 def _rope_cases() -> list[Case]:
     rng = np.random.default_rng(8)
     s1, c1 = np.sin(1.0), np.cos(1.0)

@@ -6,6 +6,8 @@ the statement; every probe compares the learner's output with what one mistake w
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 
 from attnlab import reference as ref
@@ -19,6 +21,7 @@ INF = np.inf
 # -- 1. softmax ------------------------------------------------------------------------------
 
 
+@cache
 def _softmax_cases() -> list[Case]:
     rng = np.random.default_rng(1)
     e = np.e
@@ -142,6 +145,7 @@ def _mean_reference(n: int) -> np.ndarray:
     return ref.softmax(ref.additive_mask(ref.causal_mask(n, n)) + np.zeros((n, n)))
 
 
+@cache
 def _mean_cases() -> list[Case]:
     rng = np.random.default_rng(2)
     three = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [1 / 3, 1 / 3, 1 / 3]])
