@@ -133,6 +133,11 @@ def attention_mask_inverted(q, k, v, mask=None):
     return w @ v, w
 
 
+def attention_mask_ignored(q, k, v, mask=None):
+    w = _soft(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]))
+    return w @ v, w
+
+
 # -- 4 masks ---------------------------------------------------------------------------------
 
 
@@ -177,6 +182,11 @@ def mask_no_offset(n_query, n_key, dtype=np.float64):
 def mask_inverted(n_query, n_key, dtype=np.float64):
     i, j = _positions(n_query, n_key)
     return np.where(j <= i, -np.inf, 0.0).astype(dtype)
+
+
+def mask_multiplicative(n_query, n_key, dtype=np.float64):
+    i, j = _positions(n_query, n_key)
+    return (j <= i).astype(dtype)
 
 
 # -- 5 heads ---------------------------------------------------------------------------------
@@ -345,6 +355,10 @@ def rope_inverse(x, positions):
     return _rope(x, positions, freq_sign=1.0)
 
 
+def rope_ignores_positions(x, positions):
+    return _rope(x, np.arange(np.shape(x)[-2]))
+
+
 # -- 9 backward ------------------------------------------------------------------------------
 
 
@@ -434,6 +448,7 @@ WRONG = {
     ("attention", "swapped_return"): attention_swapped,
     ("attention", "mask_after_softmax"): attention_mask_after,
     ("attention", "mask_inverted"): attention_mask_inverted,
+    ("attention", "mask_ignored"): attention_mask_ignored,
     ("masks", "diagonal_hidden"): mask_diagonal,
     ("masks", "next_visible"): mask_next,
     ("masks", "minus_1e9"): mask_1e9,
@@ -442,6 +457,7 @@ WRONG = {
     ("masks", "ignores_dtype"): mask_dtype,
     ("masks", "no_offset"): mask_no_offset,
     ("masks", "inverted"): mask_inverted,
+    ("masks", "multiplicative"): mask_multiplicative,
     ("heads", "no_w_o"): heads_no_wo,
     ("heads", "merge_order"): heads_merge_order,
     ("heads", "interleaved_split"): heads_interleaved,
@@ -462,6 +478,7 @@ WRONG = {
     ("rope", "halves"): rope_halves,
     ("rope", "one_frequency"): rope_one_frequency,
     ("rope", "inverse_frequency"): rope_inverse,
+    ("rope", "ignores_positions"): rope_ignores_positions,
     ("backward", "no_rowsum"): backward_no_rowsum,
     ("backward", "no_scale"): backward_no_scale,
     ("backward", "sign"): backward_sign,

@@ -212,6 +212,13 @@ ATTENTION_MISTAKES = (
         "attention.mistake.mask_inverted",
         lambda fn: same(fn(_Q, _K, _V, _MASK)[1], _attend(_Q, _K, _V, 0.5, mask=~_MASK)[1]),
     ),
+    Mistake(
+        "attention.mistake.mask_ignored",
+        lambda fn: (
+            same(fn(_Q, _K, _V)[1], _attend(_Q, _K, _V, 0.5)[1])
+            and same(fn(_Q, _K, _V, _MASK)[1], _attend(_Q, _K, _V, 0.5)[1])
+        ),
+    ),
 )
 
 
@@ -339,6 +346,10 @@ MASK_MISTAKES = (
         ),
     ),
     Mistake("masks.mistake.inverted", lambda fn: same(fn(4, 4), np.where(_keep(4, 4), -INF, 0.0))),
+    Mistake(
+        "masks.mistake.multiplicative",
+        lambda fn: np.asarray(fn(4, 4)).dtype != np.bool_ and same(fn(4, 4), _keep(4, 4) * 1.0),
+    ),
 )
 
 

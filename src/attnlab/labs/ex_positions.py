@@ -215,6 +215,10 @@ ROPE_MISTAKES = (
         "rope.mistake.inverse_frequency",
         lambda fn: same(_rope_out(fn), _rotate(_RX, _POS, 1 / _FREQ)),
     ),
+    Mistake(
+        "rope.mistake.ignores_positions",
+        lambda fn: same(_rope_out(fn), _rotate(_RX, np.arange(5), _FREQ)),
+    ),
 )
 
 
