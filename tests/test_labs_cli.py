@@ -98,3 +98,22 @@ def test_hint_solution_and_unknown_exercise(capsys, tmp_path):
     assert lab(capsys, "check", "4", str(tmp_path / "masks.py"))[0] == 0
     code, _, err = lab(capsys, "check", "flash", str(tmp_path / "masks.py"))
     assert code == 2 and "choose one of: 1 softmax" in err
+
+
+def test_the_language_comes_from_the_locale_when_not_given(capsys, monkeypatch):
+    for var in ("LC_ALL", "LC_MESSAGES"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("LANG", "es_ES.UTF-8")
+    assert lab(capsys, "hint", "4")[1].startswith("pista 1 de 3: ")
+    assert lab(capsys, "hint", "4", "--lang", "en")[1].startswith("hint 1 of 3: ")
+    monkeypatch.setenv("LANG", "fr_FR.UTF-8")
+    assert lab(capsys, "hint", "4")[1].startswith("hint 1 of 3: ")
+
+
+def test_check_takes_a_file_in_a_notebook_too(tmp_path, capsys):
+    from attnlab.labs import check
+
+    path = tmp_path / "softmax.py"
+    path.write_text(lab(capsys, "solution", "1")[1])
+    assert check("softmax", path, lang="en").passed
+    assert check(1, str(tmp_path / "absent.py"), lang="es").status == "unusable"
