@@ -39,6 +39,10 @@ def _attention_cases() -> list[Case]:
     )
     w1 = 1.0 / (1.0 + np.exp(-1.0 / np.sqrt(2.0)))  # logistic of the score gap 1/√2
     hand_w = np.array([[w1, 1 - w1]])
+    # `I work , you work , he`: each word's key and value say [pronoun, verb]; the query at
+    # `he` asks for pronouns with a score of ln 4 (after the division by √2).
+    words = np.array([[1, 0], [0, 1], [0, 0], [1, 0], [0, 1], [0, 0], [1, 0]], dtype=float)
+    he_q = np.array([[np.sqrt(2.0) * np.log(4.0), 0.0]])
     shown = "attention(q=[[1, 0]], k=[[1, 0], [0, 1]], v=[[1, 2], [3, 4]])"
 
     def out_of(fn, *args, **kw):
@@ -65,6 +69,13 @@ def _attention_cases() -> list[Case]:
             run(lambda f: close(f(q, k, v, np.array([[True, False]]))[1], np.array([[1.0, 0.0]]))),
             shown[:-1] + ", mask=[[True, False]])",
             10,
+        ),
+        Case(
+            "agreement",
+            "hand",
+            run(lambda f: close(f(he_q, words, words)[0], [[0.75, 0.125]])),
+            "I work , you work , he: k = v = [pronoun, verb] per word, q = [√2·ln 4, 0]",
+            16,
         ),
     ]
     shapes = [((3, 2), (4, 2), (4, 3)), ((2, 2, 5, 4), (2, 2, 5, 4), (2, 2, 5, 3))]
