@@ -127,3 +127,8 @@ def test_a_function_that_changes_its_input_in_place_cannot_change_the_cases():
         return x
 
     assert run_exercise(get("softmax"), in_place, "en").passed
+
+
+@pytest.mark.parametrize("ex", EXERCISES, ids=lambda ex: ex.name)
+def test_no_probe_recognises_a_mistake_in_the_solution(ex):
+    assert [m.key for m in ex.mistakes if m.detect(ex.solution)] == []

@@ -206,8 +206,10 @@ def _on_copies(fn: Fn) -> Fn:
     return call
 
 
-def _plain(x: Any) -> Any:
+def _plain(x: Any, limit: int = 10_000) -> Any:
+    """``x`` as a float64 array to draw, or None when it is not one or too big to draw."""
     try:
-        return np.asarray(x, dtype=np.float64)
+        x = np.asarray(x, dtype=np.float64)
     except (TypeError, ValueError):
         return None
+    return x if x.size <= limit else None
