@@ -74,7 +74,8 @@ def _attention_cases() -> list[Case]:
             "agreement",
             "hand",
             run(lambda f: close(f(he_q, words, words)[0], [[0.75, 0.125]])),
-            "I work , you work , he: k = v = [pronoun, verb] per word, q = [√2·ln 4, 0]",
+            "attention(q=[[√2·ln 4, 0]], k=w, v=w), "
+            "w = [[1, 0], [0, 1], [0, 0], [1, 0], [0, 1], [0, 0], [1, 0]]",
             16,
         ),
     ]
@@ -132,7 +133,7 @@ def _attention_cases() -> list[Case]:
                     f(a, b, c, causal)[0], ref.scaled_dot_product_attention(a, b, c, mask=causal)[0]
                 )
             ),
-            "q, k, v (2, 1, 5, 4), mask=additive causal (0 / -inf)",
+            "q, k, v (2, 1, 5, 4), mask=np.where(causal, 0.0, -np.inf)",
             120,
         ),
         Case(
@@ -146,7 +147,7 @@ def _attention_cases() -> list[Case]:
             "permute_keys",
             "property",
             run(lambda f: close(f(a, b[..., perm, :], c[..., perm, :])[0], f(a, b, c)[0])),
-            "k, v with their rows permuted together",
+            "attention(q, k[..., perm, :], v[..., perm, :]), q, k, v (2, 1, 5, 4)",
             120,
         ),
         Case(
@@ -158,7 +159,7 @@ def _attention_cases() -> list[Case]:
                     ref.scaled_dot_product_attention(big_q, big_q, big_q)[0],
                 )
             ),
-            "q = k = v = rng.normal(size=(3, 4)) * 60 (scores near 1,000)",
+            "attention(x, x, x), x = rng.normal(size=(3, 4)) * 60",
             12,
         ),
         Case(
@@ -314,9 +315,21 @@ def _mask_cases() -> list[Case]:
 
     cases += [
         Case("exact_zero", "property", exact_zero, "softmax(scores + causal_mask(5, 5))", 25),
-        Case("same_bits", "property", same_bits, "causal_mask(5, 5) against the boolean mask", 25),
+        Case(
+            "same_bits",
+            "property",
+            same_bits,
+            "softmax(s + causal_mask(5, 5)) == softmax(np.where(keep, s, -np.inf))",
+            25,
+        ),
         Case("float16", "property", half, "causal_mask(4, 4, np.float16)", 16),
-        Case("causal", "property", causal, "attention with causal_mask(5, 5); token 5 changed", 25),
+        Case(
+            "causal",
+            "property",
+            causal,
+            "attention(q, k2, v2, causal_mask(5, 5)), k2[4] = 9, v2[4] = -9",
+            25,
+        ),
     ]
     return cases
 

@@ -185,7 +185,7 @@ def _cache_cases() -> list[Case]:
                 )[0],
                 [[3.0, 4.0]],
             ),
-            "decode_step(q=[[1, 0]], k=[[0, 1]], v=[[3, 4]], empty cache (0, 2))",
+            "decode_step(q=[[1, 0]], k=[[0, 1]], v=[[3, 4]], cache_k=cache_v=np.zeros((0, 2)))",
             6,
         ),
         Case(
@@ -215,7 +215,7 @@ def _cache_cases() -> list[Case]:
                 "random_out",
                 "random",
                 lambda fn, a=(q, k, v, ck, cv), w=want: close(fn(*a)[0], w),
-                f"cache of {t} positions, width {d}",
+                f"decode_step(q, k, v, cache_k, cache_v), cache ({t}, {d})",
                 t * 2 * d,
                 {"t": t},
             ),
@@ -225,7 +225,7 @@ def _cache_cases() -> list[Case]:
                 lambda fn, a=(q, k, v, ck, cv), w=(all_k, all_v): (
                     close(fn(*a)[1], w[0]) or close(fn(*a)[2], w[1])
                 ),
-                f"cache of {t} positions, width {d}",
+                f"decode_step(q, k, v, cache_k, cache_v), cache ({t}, {d})",
                 t * 2 * d,
                 {"t": t},
             ),
@@ -245,7 +245,7 @@ def _cache_cases() -> list[Case]:
             "recompute",
             "property",
             recompute,
-            "six decoding steps from an empty cache against causal attention",
+            "decode_step(q[p], k[p], v[p], cache_k, cache_v) for p in range(6), q, k, v (6, 4)",
             72,
         )
     )

@@ -40,7 +40,7 @@ def _mha_cases() -> list[Case]:
             "hand",
             "hand",
             lambda fn: close(fn(x, eye, eye, eye, eye, 1), by_hand),
-            "multi_head_attention(x=[[[1, 0], [0, 1]]], W = I for all four, n_head=1)",
+            "multi_head_attention(x=[[[1, 0], [0, 1]]], I, I, I, I, n_head=1)",
             4,
         )
     ]
@@ -79,7 +79,7 @@ def _mha_cases() -> list[Case]:
             "permute",
             "property",
             lambda fn: close(fn(xs[:, perm], *ws, 2), fn(xs, *ws, 2)[:, perm]),
-            "x (2, 5, 6) with its tokens permuted",
+            "multi_head_attention(x[:, perm], ...), x (2, 5, 6), n_head=2",
             60,
         ),
     ]
@@ -229,7 +229,15 @@ def _scale_cases() -> list[Case]:
         )
         return None if a == b and c != a else Fail("fail.seed")
 
-    cases.append(Case("seeded", "property", seeded, "score_statistics(16, False, rng) twice", 16))
+    cases.append(
+        Case(
+            "seeded",
+            "property",
+            seeded,
+            "score_statistics(16, False, np.random.default_rng(s)), s = 7, 7, 8",
+            16,
+        )
+    )
     return cases
 
 

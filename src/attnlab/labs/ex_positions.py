@@ -60,7 +60,13 @@ def _sin_cases() -> list[Case]:
 
     cases += [
         Case("bounded", "property", bounded, "sinusoidal(30, 16)", 480),
-        Case("relative", "property", relative, "PE(p)·PE(p + 3) for p = 0, 5, ..., 35", 640),
+        Case(
+            "relative",
+            "property",
+            relative,
+            "PE(p)·PE(p + 3), PE = sinusoidal(40, 16), p = 0, 5, ..., 35",
+            640,
+        ),
     ]
     return cases
 
@@ -169,7 +175,7 @@ def _rope_cases() -> list[Case]:
             "relative",
             "property",
             relative,
-            "rope(q, [p]) · rope(k, [p + 3]) for p = 0, 7, ..., 35",
+            "rope(q, [p]) · rope(k, [p + 3]), q, k (1, 16), p = 0, 7, ..., 35",
             32,
         ),
     ]
