@@ -58,7 +58,8 @@ def test_a_recognised_mistake_is_printed_with_its_message_in_both_languages():
         printed = str(result)
         assert text("labs", "masks.mistake.diagonal_hidden", lang) in printed
         assert text("labs", "result.smallest", lang, shown="").strip() in printed
-        assert "FAIL" in printed and "ok" in printed
+        for mark in ("result.fail", "result.ok"):
+            assert f"  {text('labs', mark, lang)}" in printed
 
 
 def test_the_smallest_failing_input_is_named():

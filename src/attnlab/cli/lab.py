@@ -51,15 +51,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _exercise(args: argparse.Namespace):
-    from attnlab.i18n import text
-    from attnlab.labs import EXERCISES, get
+    from attnlab.labs import get
 
     try:
-        return get(args.exercise)
-    except KeyError:
-        choices = ", ".join(f"{ex.number} {ex.name}" for ex in EXERCISES)
-        raise UsageError(text("labs", "cli.unknown", args.lang, name=args.exercise,
-                              choices=choices)) from None
+        return get(args.exercise, args.lang)
+    except KeyError as err:
+        raise UsageError(err.args[0]) from None
 
 
 def run_list(args: argparse.Namespace) -> int:

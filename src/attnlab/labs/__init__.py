@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from attnlab.i18n import resolve_lang
+from attnlab.i18n import resolve_lang, text
 from attnlab.labs.core import Exercise, Fn, Result
 from attnlab.labs.ex_attention import EXERCISES as _ATTENTION
 from attnlab.labs.ex_gradients import EXERCISES as _GRADIENTS
@@ -30,14 +30,14 @@ from attnlab.labs.sandbox import TIME_LIMIT, isolated
 EXERCISES: tuple[Exercise, ...] = _SOFTMAX + _ATTENTION + _HEADS + _POSITIONS + _GRADIENTS
 
 
-def get(name_or_number: str | int) -> Exercise:
+def get(name_or_number: str | int, lang: str | None = None) -> Exercise:
     """The exercise of that number (1, "4") or name ("masks"); a ``KeyError`` names the choices."""
     key = str(name_or_number).strip().lower()
     for ex in EXERCISES:
         if key in (str(ex.number), ex.name, ex.function):
             return ex
     choices = ", ".join(f"{ex.number} {ex.name}" for ex in EXERCISES)
-    raise KeyError(f"no exercise {name_or_number!r}; choose one of: {choices}")
+    raise KeyError(text("labs", "cli.unknown", lang, name=name_or_number, choices=choices))
 
 
 def check(name_or_number: str | int, fn: Fn | str | Path, lang: str | None = None,
@@ -47,7 +47,8 @@ def check(name_or_number: str | int, fn: Fn | str | Path, lang: str | None = Non
     Runs in a child process with ``time_limit`` seconds, so an endless loop or a crash ends
     as one line. ``lang`` is "en" or "es" (default: the locale's, then English).
     """
-    return isolated(get(name_or_number), fn, resolve_lang(lang), time_limit)
+    lang = resolve_lang(lang)
+    return isolated(get(name_or_number, lang), fn, lang, time_limit)
 
 
 __all__ = ["EXERCISES", "Exercise", "Result", "check", "get"]

@@ -111,9 +111,11 @@ class Result:
 
     def __str__(self) -> str:
         out = [self.headline]
+        ok, fail = (text("labs", key, self.lang) for key in ("result.ok", "result.fail"))
+        width = max(len(ok), len(fail))
         for line in self.lines:
-            mark = "  ok  " if line.passed else "  FAIL"
-            out.append(f"{mark} {line.sentence}" + (f": {line.reason}" if line.reason else ""))
+            mark = (ok if line.passed else fail).ljust(width)
+            out.append(f"  {mark} {line.sentence}" + (f": {line.reason}" if line.reason else ""))
         if self.smallest:
             out.append(self.smallest)
         return "\n".join(out)
