@@ -136,6 +136,8 @@ def test_the_installed_wheel_runs_from_an_empty_folder(fresh: Path, tmp_path: Pa
                      "--run-dir", "tiny-run")
     assert train.returncode == 0, train.stderr[-2000:]
     assert (tmp_path / "tiny-run").is_dir() and "held-out ppl" in train.stdout
+    meta = (tmp_path / "tiny-run" / "meta.json").read_text()  # no commit of any repository
+    assert '"installed package"' in meta and '"git checkout"' not in meta
 
     params = _attnlab(fresh, tmp_path, "run", "params", "--out", "params-report")
     assert params.returncode == 0, params.stderr[-2000:]

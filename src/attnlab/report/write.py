@@ -245,7 +245,9 @@ def _machine_section(meta: dict[str, Any]) -> list[str]:
     for key, value in meta.get("versions", {}).items():
         rows.append(f"| {key} version | {value} |")
     dirty = {True: " (with uncommitted changes)", False: "", None: ""}[rev.get("dirty")]
-    rows.append(f"| code revision | `{rev.get('commit', 'unknown')}`{dirty} |")
+    commit = f"`{rev['commit']}`{dirty}" if rev.get("commit") else \
+        f"attnlab {rev.get('version', '?')}, an installed package (no git commit)"
+    rows.append(f"| code revision | {commit} |")
     for key in ("started_at", "finished_at"):
         if key in meta:
             rows.append(f"| {key.replace('_', ' ')} | {meta[key]} |")
