@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "train",
         help="train a model from a config (resumes an interrupted run)",
         description="Train a language model. CONFIG is a TOML or JSON file with [model], "
-        "[train] and [data] tables (all optional; defaults are the spec's: width 128, "
+        "[train] and [data] tables (all optional; defaults are the chapter's: width 128, "
         "context 128, 3,000 AdamW steps at 1e-3, batch 64, Tiny Shakespeare). "
         "Run again to resume; a finished run is reported, not retrained.",
     )
