@@ -94,6 +94,8 @@ def _number(x: Any) -> str:
         return str(x)
     if isinstance(x, int) or (math.isfinite(x) and x == int(x) and abs(x) >= 1000):
         return f"{int(x):,}"
+    if math.isfinite(x) and abs(x) >= 100:
+        return f"{x:,.1f}"
     return f"{x:.3g}"
 
 
