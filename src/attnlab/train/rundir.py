@@ -239,8 +239,8 @@ def truncate_metrics(run_dir: Path, after_step: int) -> None:
 
 def code_revision() -> dict[str, Any]:
     """attnlab's version and, from a git checkout of attnlab, its commit and dirty flag
-    (``attnlab.lab.meta.code_revision``: never the commit of a repository it sits inside)."""
-    from attnlab.lab.meta import code_revision as revision
+    (``attnlab.revision.code_revision``: never the commit of a repository it sits inside)."""
+    from attnlab.revision import code_revision as revision
 
     return revision()
 
