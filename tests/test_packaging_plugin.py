@@ -1,7 +1,8 @@
 """An experiment from another package (entry-point group ``attnlab.experiments``): a tiny
 package written here, on ``sys.path`` with a ``.dist-info`` carrying its ``entry_points.txt``
 as pip would install it, is picked up by ``run``, ``reproduce``, ``--estimate`` and the
-report, with attnlab unchanged. Its experiment trains one micro model on the corpus."""
+report, with attnlab unchanged. Its experiment trains one micro model on a synthetic
+language (no corpus, no tokenizer: seconds)."""
 
 from __future__ import annotations
 
@@ -16,37 +17,44 @@ from attnlab.cli.main import main
 from attnlab.lab import registry
 
 PLUGIN = '''
-"""A plugin experiment: one small model, its held-out perplexity against the vocabulary."""
+"""A plugin experiment: one small model on a cyclic language, against a uniform guess."""
 from dataclasses import dataclass
 
+import numpy as np
+
 from attnlab.lab.claims import Margins, Part, claim
+from attnlab.lab.context import SentenceStream
 from attnlab.lab.registry import Experiment
 from attnlab.lab.runner import seeded
-from attnlab.lab.settings import OneBudget
 from attnlab.nn.config import ModelConfig
-from attnlab.train.config import RunConfig, TrainConfig
+from attnlab.train.config import DataConfig, RunConfig, TrainConfig
+
+VOCAB = 16
 
 
 @dataclass(frozen=True)
-class Settings(OneBudget):
-    n_head: int = 2
+class Settings:
+    d_model: int = 32
+    steps: int = 200
+    seeds: int = 3
 
 
-PROFILES = {"full": Settings(), "quick": Settings(steps=300, batch_size=8),
-            "micro": Settings(d_model=16, n_ctx=16, steps=2, batch_size=2, seeds=1,
-                              train_tokens=2_000, eval_batch_size=256)}
+PROFILES = {"full": Settings(), "quick": Settings(steps=100),
+            "micro": Settings(d_model=16, steps=3, seeds=1)}
 
 
 def plan(s):
-    model = ModelConfig(vocab_size=s.vocab_size, n_ctx=s.n_ctx, d_model=s.d_model,
-                        n_head=s.n_head)
-    train = TrainConfig(steps=s.steps, batch_size=s.batch_size, lr=s.lr, eval_every=0,
-                        eval_batch_size=s.eval_batch_size, ckpt_every=s.steps)
-    return seeded("hello", RunConfig(model=model, train=train, data=s.data_config()), s.seeds)
+    text = np.arange(4_000, dtype=np.int64) % VOCAB  # 0 1 2 ... 15 0 1 ...
+    model = ModelConfig(vocab_size=VOCAB, n_ctx=16, d_model=s.d_model, n_head=2)
+    train = TrainConfig(steps=s.steps, batch_size=4, lr=3e-3, eval_every=0,
+                        eval_batch_size=64, ckpt_every=s.steps)
+    cfg = RunConfig(model=model, train=train, data=DataConfig(vocab_size=VOCAB))
+    return seeded("hello", cfg, s.seeds, data=SentenceStream(train=text[:3_000],
+                                                             held=text[3_000:]))
 
 
 def analyse(s, results, ctx):
-    return {"vocab": s.vocab_size, "held_ppl": [r["held_ppl"] for r in results.seeds("hello")]}
+    return {"vocab": VOCAB, "held_ppl": [r["held_ppl"] for r in results.seeds("hello")]}
 
 
 def table(record):
@@ -72,7 +80,7 @@ CLAIMS = [claim("hello.better_than_uniform", "A trained model beats a uniform gu
 
 EXPERIMENT = Experiment(name="hello", title="Hello from a plugin", profiles=PROFILES,
                         quick_changes="fewer steps", plan=plan, analyse=analyse, table=table,
-                        figure=figure, claims=CLAIMS, needs_corpus=True)
+                        figure=figure, claims=CLAIMS, needs_corpus=False)
 '''
 
 
@@ -110,13 +118,13 @@ def test_run_reproduce_estimate_and_report_pick_it_up(plugin, capsys):
     assert main(["reproduce", "--only", "hello", "--estimate", *common]) == 0
     estimate = capsys.readouterr().out
     assert "hello" in estimate and "1 run" in estimate
-    assert main(["run", "hello", *common, "--out", "out"]) == 0
+    assert main(["run", "hello", *common, "--out", "rep"]) == 0
     assert "A trained model beats a uniform guess." in capsys.readouterr().out
-    assert main(["reproduce", "--only", "params,hello", *common, "--out", "rep"]) == 0
+    assert main(["reproduce", "--only", "hello", *common, "--out", "rep"]) == 0  # reuses it
     report = (plugin / "rep" / "report.md").read_text()
     assert "Hello from a plugin" in report and "A trained model beats a uniform guess." in report
     results = json.loads((plugin / "rep" / "results.json").read_text())
-    assert "hello.better_than_uniform" in json.dumps(results)
+    assert "hello.better_than_uniform" in json.dumps(results["claims"])
     capsys.readouterr()
     assert main(["report", "--profile", "micro", "--out", "rep"]) == 0
     assert "Hello from a plugin" in (plugin / "rep" / "report.md").read_text()
