@@ -29,7 +29,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "report",
         help="write report.md, report.html and results.json from finished results",
         description="Collect the finished experiment results in --out and write the report; "
-        "experiments not run yet are listed as skipped. Runs no experiment.",
+        "experiments not run yet are listed as skipped. Runs no experiment. A folder with no "
+        "finished result of the profile is refused (exit 2) and nothing is written.",
     )
     p.add_argument("--profile", choices=list(PROFILES), default=None,
                    help=f"the profile whose results are read (default {DEFAULT_PROFILE}; a "
