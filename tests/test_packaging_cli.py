@@ -4,6 +4,7 @@ the parsers (every option and default), ``--version``, and ``report``'s refusals
 from __future__ import annotations
 
 import importlib.util
+import re
 from pathlib import Path
 
 import pytest
@@ -67,3 +68,19 @@ def test_report_refuses_the_options_of_training(tmp_path, capsys):
             main(["report", "--out", str(tmp_path), *option])
         assert done.value.code == 2
         assert "unrecognized arguments" in capsys.readouterr().err
+
+
+def test_no_help_text_points_at_a_docs_file():
+    """The wheel ships no docs/: a --help that names docs/*.md points at nothing."""
+    import argparse
+
+    from attnlab.cli.main import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    texts = {"attnlab": parser.format_help(),
+             **{name: command.format_help() for name, command in sub.choices.items()}}
+    pages = {name: re.findall(r"docs/|[\w-]+\.md\b", text.replace("report.md", ""))
+             for name, text in texts.items()}  # report.md is an output, not a page
+    pointing = [name for name, found in pages.items() if found]
+    assert not pointing, f"--help of {pointing} names a docs file"
