@@ -16,6 +16,7 @@ tests/test_packaging.py``).
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -47,7 +48,11 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     if not (ROOT / "pyproject.toml").is_file():
         pytest.skip("not a source tree")
     out = tmp_path_factory.mktemp("dist")
+    egg_info = ROOT / "src" / "attnlab.egg-info"  # setuptools' by-product in the tree
+    had_egg_info = egg_info.exists()
     sdist = _hook("build_sdist", ROOT, out)
+    if not had_egg_info:  # on sys.path beside an editable install it is a second attnlab
+        shutil.rmtree(egg_info, ignore_errors=True)
     assert sdist.returncode == 0, sdist.stderr[-2000:]
     sdist_path = out / sdist.stdout.strip().splitlines()[-1]
     unpacked = tmp_path_factory.mktemp("sdist")
