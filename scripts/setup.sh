@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Set up attnlab from nothing: a virtual environment in .venv, torch pinned by
+# Set up attnlab from nothing: a virtual environment in .venv; torch, unless .venv
+# already has one (then that torch is kept, whatever its version), pinned by
 # constraints.txt (ATTNLAB_TORCH_INDEX picks pip's index for it, e.g. PyTorch's
-# CPU-only one), the package with its test extras, and
-# Debian's Chromium for the browser tests. Safe to run again: it only adds
-# what is missing.
+# CPU-only one); the package from this clone, editable, with its test and cluster
+# extras; and Debian's Chromium for the browser tests. Safe to run again: it only
+# adds what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,7 +14,16 @@ if [ ! -x .venv/bin/python ]; then
     "$PY" -m venv .venv
 fi
 PIP=".venv/bin/python -m pip --disable-pip-version-check -q"
-if ! .venv/bin/python -c "import torch" 2>/dev/null; then
+CONSTRAINTS=constraints.txt
+if .venv/bin/python -c "import torch" 2>/dev/null; then
+    # Keep the torch that is there: the second pip call is constrained to exactly that
+    # version instead of constraints.txt's pin, so it cannot replace it (a torch older
+    # than the package's lower bound is an error from pip, not a download).
+    TORCH=$(.venv/bin/python -c 'import torch; print(torch.__version__)')
+    echo "setup: keeping torch $TORCH"
+    CONSTRAINTS=.venv/attnlab-constraints.txt
+    { grep -v '^torch\b' constraints.txt; echo "torch==$TORCH"; } > "$CONSTRAINTS"
+else
     # On this project's machines the pin takes a CPU wheel lying on disk. Elsewhere pip's
     # default torch for Linux is the CUDA build (several GB); for the CPU build set
     # ATTNLAB_TORCH_INDEX=https://download.pytorch.org/whl/cpu (PyTorch's CPU index).
@@ -24,8 +34,8 @@ if ! .venv/bin/python -c "import torch" 2>/dev/null; then
         $PIP install -c constraints.txt torch
     fi
 fi
-echo "setup: installing attnlab[test,cluster]"
-$PIP install -c constraints.txt -e ".[test,cluster]"
+echo "setup: installing attnlab (editable, from this clone) with its test and cluster extras"
+$PIP install -c "$CONSTRAINTS" -e ".[test,cluster]"
 
 # Headless Chromium for the explorer and report tests (Debian's package; no
 # browser download). Skipped quietly where we cannot install system packages.

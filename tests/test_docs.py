@@ -97,3 +97,26 @@ def test_the_experiment_headings_code_cites_exist():
             "Claims and verdicts", "Profiles", "The report"]
     text = (ROOT / "docs" / "experiments.md").read_text(encoding="utf-8")
     assert re.findall(r"^## (.+)$", text, re.M) == want
+
+
+def test_every_name_on_the_api_page_exists():
+    import importlib
+
+    text = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    names = set(re.findall(r"`(attnlab(?:\.\w+)+)", text))
+    assert len(names) > 20  # the parse found the names at all
+    missing = []
+    for name in sorted(names):
+        parts = name.split(".")
+        for cut in range(len(parts), 0, -1):  # the longest importable module, then attributes
+            try:
+                obj = importlib.import_module(".".join(parts[:cut]))
+            except ImportError:
+                continue
+            try:
+                for attr in parts[cut:]:
+                    obj = getattr(obj, attr)
+            except AttributeError:
+                missing.append(name)
+            break
+    assert not missing, f"docs/api.md names what does not exist: {missing}"

@@ -67,7 +67,9 @@ report["run_tokenizer"] = cli(4_000, "train", "--corpus", corpus, "--run-dir", r
 os.environ["ATTNLAB_CACHE"] = str(root / "fresh-cache")
 report["cache_tokenizer"] = cli(1_000, "train", "--corpus", corpus, "--run-dir", root / "c",
                                 "--quiet", *settings)
-# 4. A report.
+# 4. A report (of a finished micro result: a folder of none is refused before any write).
+cli(10**9, "run", "params", "--profile", "micro", "--out", root / "report", "--work",
+    root / "work", "--jobs", "1")
 report["report"] = cli(1_000, "report", "--profile", "micro", "--out", root / "report")
 print(json.dumps(report))
 """

@@ -113,8 +113,9 @@ def test_report_markdown(tmp_path):
     paths = write_report(envelopes, verdicts, tmp_path, meta)
     md = paths["markdown"].read_text()
     assert "**Claims: 1 held, 1 not held, 0 inconclusive, 1 skipped, 0 error** (of 3)" in md
-    assert "| alpha helps | **HELD** | +0.11 ± 0.0058 × ppl | 3 | a < b | alpha |" in md
-    assert "| beta hurts | **NOT HELD** | -0.5 | 1 evaluation | c > 3 | beta |" in md
+    assert "| alpha helps | **HELD** | a 1, b 2 | – | +0.11 ± 0.0058 × ppl | 3 | a < b | alpha |" \
+        in md  # measured: the part's numbers; the chapter: none published for alpha
+    assert "| beta hurts | **NOT HELD** | c 2.5 | – | -0.5 | 1 evaluation | c > 3 | beta |" in md
     assert "12.5 alpha" in md and "12.5 beta" in md  # both tables
     assert "![The alpha experiment](alpha/figure.png)" in md
     assert "**What quick changes:** beta: fewer steps" in md

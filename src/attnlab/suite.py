@@ -281,7 +281,7 @@ def finished_records(out_dir: Path, profile: str, seeds: int | None,
     """Records already finished under ``out_dir`` with this profile and seed count (and,
     for one grown by the extra-seed round, this number of extra seeds; None: any)."""
     records = {}
-    for name in registry.EXPERIMENTS:
+    for name in registry.names():
         try:
             ident = identity(profile, registry.load(name).settings(profile, seeds))
         except Exception:  # noqa: BLE001 - a module that cannot load has no record

@@ -80,7 +80,7 @@ def add_common(p: argparse.ArgumentParser, profiles: list[str]) -> None:
     from attnlab.lab.seeds import EXTRA_SEEDS
 
     p.add_argument("--profile", choices=profiles, default="quick",
-                   help="full: the spec's settings; quick: scaled down for a 2-core CPU "
+                   help="full: the chapter's settings; quick: scaled down for a 2-core CPU "
                    "(default); micro: seconds, for tests")
     p.add_argument("--seeds", type=int, default=None,
                    help="repeat every training run with seeds 0..N-1 (tables show mean ± std; "

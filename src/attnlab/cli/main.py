@@ -35,6 +35,7 @@ import signal
 import sys
 import traceback
 
+from attnlab import __version__
 from attnlab.errors import AttnlabError, first_line
 
 # Subcommand modules, in the order `attnlab --help` lists them.
@@ -63,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
         "done; 1 a failed outcome (a check failed, a run diverged) or an internal error; "
         "2 bad input, a damaged file or a failed write; 130 interrupted.",
     )
+    parser.add_argument("--version", action="version", version=f"attnlab {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="log debug messages and print the traceback of an error")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)

@@ -17,7 +17,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Count parameters part by part. Start from --preset (default: attnlab's "
         "default model) and change fields with --set key=value (ModelConfig fields).",
     )
-    p.add_argument("--preset", choices=sorted(PRESETS), default="default")
+    p.add_argument("--preset", choices=sorted(PRESETS), default="default",
+                   help="the model to start from: attnlab's default model or GPT-2 small")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a ModelConfig field, e.g. --set d_model=256 --set n_layer=4")
     p.set_defaults(func=run)

@@ -2,6 +2,10 @@
 
 The same as ``attnlab reproduce --report-only``: handy after ``attnlab run NAME``
 for a few experiments, or to regenerate report.html after changing its template.
+It takes only the options that choose which results are read (``--profile``,
+``--seeds``, ``--out``); the options of training (``--work``, ``--jobs``, the
+cluster's ...) are not offered. A folder with no finished result of that profile
+and seed count (a typo in ``--out``) is one line and exit 2, and nothing is written.
 """
 
 from __future__ import annotations
@@ -12,7 +16,6 @@ from pathlib import Path
 from typing import TextIO
 
 from attnlab.cli import reproduce
-from attnlab.cli.common import add_common
 from attnlab.errors import UsageError
 
 DEFAULT_PROFILE = "quick"  # the profile of ``run`` and ``reproduce`` without --profile
@@ -20,25 +23,57 @@ DEFAULT_PROFILE = "quick"  # the profile of ``run`` and ``reproduce`` without --
 
 def register(sub: argparse._SubParsersAction) -> None:
     from attnlab.lab.registry import PROFILES
+    from attnlab.lab.seeds import EXTRA_SEEDS
 
     p = sub.add_parser(
         "report",
         help="write report.md, report.html and results.json from finished results",
         description="Collect the finished experiment results in --out and write the report; "
-        "experiments not run yet are listed as skipped. Runs no experiment.",
+        "experiments not run yet are listed as skipped. Runs no experiment. A folder with no "
+        "finished result of the profile is refused (exit 2) and nothing is written.",
     )
-    add_common(p, list(PROFILES))
-    # None: not given, so a report of another profile in --out is not silently replaced
-    p.set_defaults(func=run, only=None, estimate=False, profile=None, workers=None)
+    p.add_argument("--profile", choices=list(PROFILES), default=None,
+                   help=f"the profile whose results are read (default {DEFAULT_PROFILE}; a "
+                   "folder holding another profile's report is refused without it)")
+    p.add_argument("--seeds", type=int, default=None,
+                   help="the seed count the results were made with (default: the profile's)")
+    p.add_argument("--out", default=None,
+                   help="folder holding the results, where the report is written (default: "
+                   "reports/<profile>)")
+    # what reproduce reads and report does not use: runs nothing, so trains nowhere
+    p.set_defaults(func=run, only=None, estimate=False, workers=None, work="runs",
+                   corpus=None, jobs=1, device="cpu", cluster="local", address=None,
+                   runs_per_gpu=1, extra_seeds=EXTRA_SEEDS)
 
 
 def run(args: argparse.Namespace, stdout: TextIO | None = None,
         stderr: TextIO | None = None) -> int:
+    from attnlab.cli.common import check_seeds
+    from attnlab.cli.outputs import check_suite_outputs
+
     args.report_only = True
     if args.profile is None:
         args.profile = DEFAULT_PROFILE
         check_not_replacing(Path(args.out) if args.out else Path("reports") / args.profile)
+    check_seeds(args.seeds)
+    check_suite_outputs(args)  # a file or a read-only folder: that line first
+    check_some_results(Path(args.out) if args.out else Path("reports") / args.profile,
+                       args.profile, args.seeds)
     return reproduce.run(args, stdout, stderr)
+
+
+def check_some_results(out: Path, profile: str, seeds: int | None) -> None:
+    """Refuse, in one line, to write a report of nothing: ``out`` holds no finished result of
+    this profile and seed count (a mistyped ``--out``, or results not made yet)."""
+    from attnlab.suite import finished_records
+
+    if finished_records(out, profile, seeds):
+        return
+    seeded = "" if seeds is None else f" with {seeds} seed(s)"
+    where = f"{out} does not exist" if not out.exists() else \
+        f"{out} holds no finished {profile} result{seeded}"
+    raise UsageError(f"{where}; nothing to report: check --out and --profile, or make "
+                     f"results first with `attnlab run NAME` or `attnlab reproduce`")
 
 
 def check_not_replacing(out: Path) -> None:

@@ -31,7 +31,7 @@ __all__ = ["register", "run"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from attnlab.lab.registry import EXPERIMENTS, PROFILES
+    from attnlab.lab.registry import PROFILES, names
 
     p = sub.add_parser(
         "reproduce",
@@ -43,7 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_common(p, list(PROFILES))
     p.add_argument("--only", default=None, metavar="NAME,NAME",
                    help="run only these experiments (comma-separated; from: "
-                   + ", ".join(EXPERIMENTS) + ")")
+                   + ", ".join(names()) + ")")
     p.add_argument("--report-only", action="store_true",
                    help="run nothing: rewrite the report from the results already in --out")
     p.add_argument("--estimate", action="store_true",

@@ -21,15 +21,15 @@ from attnlab.errors import UsageError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from attnlab.lab.registry import EXPERIMENTS, PROFILES
+    from attnlab.lab.registry import PROFILES, names
 
     p = sub.add_parser(
         "run",
         help="run one experiment by name; print its table and claims",
         description="Run one experiment (cached and resumable), print its Markdown table and "
-        f"the claims it decides. Experiments: {', '.join(EXPERIMENTS)}.",
+        f"the claims it decides. Experiments: {', '.join(names())}.",
     )
-    p.add_argument("name", metavar="NAME", help="experiment name: " + ", ".join(EXPERIMENTS))
+    p.add_argument("name", metavar="NAME", help="experiment name: " + ", ".join(names()))
     add_common(p, list(PROFILES))
     p.set_defaults(func=run)
 

@@ -1,6 +1,10 @@
 """``attnlab train``: train a model from a run config, resuming where it stopped.
 
-    attnlab train configs/tiny.toml --set train.steps=200 --set model.position=rope
+    attnlab train tiny --set train.steps=200 --set model.position=rope
+
+CONFIG is a file, or the name of an example config shipped in the package
+(``attnlab.configs``: tiny, default, two_blocks_cosine); ``--list-configs`` prints where
+they are.
 
 Before any work the run folder is checked (a file, or a folder that cannot be
 written, is one line), a finished run's checkpoint is checked to load, and a
@@ -28,11 +32,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         "train",
         help="train a model from a config (resumes an interrupted run)",
         description="Train a language model. CONFIG is a TOML or JSON file with [model], "
-        "[train] and [data] tables (all optional; defaults are the spec's: width 128, "
+        "[train] and [data] tables (all optional; defaults are the chapter's: width 128, "
         "context 128, 3,000 AdamW steps at 1e-3, batch 64, Tiny Shakespeare). "
         "Run again to resume; a finished run is reported, not retrained.",
     )
-    p.add_argument("config", nargs="?", metavar="CONFIG", help="run config (.toml or .json)")
+    p.add_argument("config", nargs="?", metavar="CONFIG",
+                   help="run config (.toml or .json), or the name of an example config "
+                   "shipped in the package (tiny, default, two_blocks_cosine)")
+    p.add_argument("--list-configs", action="store_true",
+                   help="print the example configs and the file each is read from, and exit")
     p.add_argument("--set", dest="overrides", action="append", default=[],
                    metavar="SECTION.KEY=VALUE",
                    help="override one field, e.g. --set train.steps=200 --set model.d_model=64")
@@ -50,6 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from attnlab import configs
     from attnlab.cli.outputs import check_folder
     from attnlab.errors import UsageError
     from attnlab.train.config import load_run_config, run_hash
@@ -59,13 +68,18 @@ def run(args: argparse.Namespace) -> int:
     from attnlab.train.runtime import CPU_THREADS, resolve_run, training_threads
     from attnlab.train.trainer import TrainingDiverged, train
 
+    if args.list_configs:
+        for name in configs.names():
+            print(f"{name:20} {configs.path(name)}")
+        return 0
     threads = CPU_THREADS if args.threads is None else args.threads
     if threads < 1:
         raise UsageError(f"--threads must be at least 1, got {threads}")
     overrides = list(args.overrides)
     if args.corpus is not None:
         overrides.append(f"data.corpus={args.corpus}")
-    cfg = resolve_run(load_run_config(args.config, overrides))  # the hash names device, precision
+    config = configs.resolve(args.config)  # a file, or an example config's name (tiny)
+    cfg = resolve_run(load_run_config(config, overrides))  # the hash names device, precision
     run_dir = Path(args.run_dir) if args.run_dir else Path("runs") / run_hash(cfg)
     if run_dir.exists() and not run_dir.is_dir():
         raise UsageError(f"--run-dir {run_dir} is a file; name a directory")

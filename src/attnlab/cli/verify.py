@@ -18,8 +18,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "verify",
         help="check the implementation against PyTorch, NumPy and Hugging Face GPT-2",
-        description="Run every equivalence check (docs/model.md) and print its max |diff| "
-        "and tolerance. Exit 1 if any fails; 0 otherwise. A check whose optional dependency "
+        description="Run every equivalence check (NumPy reference, PyTorch model, PyTorch's "
+        "own attention, Hugging Face GPT-2) and print its max |diff| and tolerance. Exit 1 if "
+        "any fails; 0 otherwise. A check whose optional dependency "
         "is missing is skipped and counted in the last line.",
     )
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",

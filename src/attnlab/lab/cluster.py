@@ -9,8 +9,8 @@ line and exit 2, never a silent single-machine Ray instance, because a user who
 asked for a cluster and got this machine alone would wait days for the full
 profile without knowing why.
 
-Ray is an optional extra (``pip install 'attnlab[cluster]'``, pinned in
-``constraints.txt``) and is imported only here, lazily, when asked for.
+Ray is an optional extra (``pip install 'ray>=2.60'``, or the ``cluster`` extra of a
+clone, pinned in ``constraints.txt``) and is imported only here, lazily, when asked for.
 
 Everything but ``connect`` (and ``cli.common.cluster_executor``, which calls it) is plain
 Python, tested without Ray: which executor, which address, what each run asks of
@@ -30,7 +30,7 @@ from typing import Any
 from attnlab.errors import AttnlabError, UsageError, first_line
 
 CLUSTERS = ("local", "ray")  # the executors a command can choose
-INSTALL = "pip install 'attnlab[cluster]'"
+INSTALL = "pip install 'ray>=2.60' (from a clone: pip install -e '.[cluster]')"
 PROBE_S = 5.0  # how long the address may take to accept a TCP connection
 
 

@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from attnlab.lab.seeds import EXTRA_SEEDS
+from attnlab.revision import code_revision
 
 
 def machine() -> dict[str, Any]:
@@ -35,7 +36,7 @@ def collect_meta(
     extra_round: dict[str, list[str]] | None = None,
 ) -> dict[str, Any]:
     """Everything the report says about how and where it was made."""
-    from attnlab.train.rundir import code_revision, versions
+    from attnlab.train.rundir import versions
 
     return {
         "profile": profile,
@@ -52,5 +53,5 @@ def collect_meta(
         "machine": {**machine(), "training workers": (
             f"{workers} worker processes" if workers > 1 else "this process")},
         "versions": versions(),
-        "code_revision": code_revision(),
+        "code_revision": code_revision(),  # attnlab's own (attnlab.revision)
     }

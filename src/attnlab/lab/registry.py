@@ -5,7 +5,16 @@ An experiment is one module under ``attnlab.experiments`` ending in an
 below (whose order is the report's). ``load(name)`` imports the module and
 checks the record: a missing or wrong field is one ``RecordError`` line naming
 the module and the field. The smallest example is ``attnlab.experiments.params``
-(no training: ``plan`` returns no runs); ``docs/design.md`` walks through it.
+(no training: ``plan`` returns no runs); ``docs/design.md`` walks through a
+training one.
+
+Another installed package adds experiments through the entry-point group
+``attnlab.experiments`` (``ENTRY_POINTS``): each entry names an experiment and
+points at a module ending in the same record (``name = "pkg.module"``) or at the
+record itself (``"pkg.module:EXPERIMENT"``). ``names()`` lists attnlab's own in
+their order, then those, sorted; a plugin cannot replace an experiment of
+attnlab's own name. ``run``, ``reproduce``, ``--estimate`` and the report all go
+through ``names``/``select``/``load``, so they pick a plugin up with no change.
 """
 
 from __future__ import annotations
@@ -14,6 +23,7 @@ import dataclasses
 import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 from attnlab.errors import UsageError
@@ -22,6 +32,7 @@ from attnlab.errors import UsageError
 EXPERIMENTS = ["ladder", "sqrt_dk", "norm", "position", "cost", "params", "winograd",
                "agreement"]
 PROFILES = ("full", "quick", "micro")
+ENTRY_POINTS = "attnlab.experiments"  # the group through which other packages add experiments
 
 _MISSING: Any = object()  # a field the module did not give (see Experiment.__post_init__)
 
@@ -82,32 +93,59 @@ def check_profile(profile: str) -> None:
         raise UsageError(f"unknown profile {profile!r}; choose one of: {', '.join(PROFILES)}")
 
 
+def plugins() -> dict[str, EntryPoint]:
+    """The experiments other installed packages add (entry-point group ``ENTRY_POINTS``), by
+    name; one named like an experiment of attnlab's own is left out."""
+    found: dict[str, EntryPoint] = {}
+    for point in entry_points(group=ENTRY_POINTS):
+        if point.name not in EXPERIMENTS:
+            found.setdefault(point.name, point)  # the first on sys.path, as imports do
+    return found
+
+
+def names() -> list[str]:
+    """Every experiment: attnlab's own in report order, then the plugins' sorted by name."""
+    return [*EXPERIMENTS, *sorted(plugins())]
+
+
 def load(name: str) -> Experiment:
     """The record of experiment ``name`` (a UsageError for an unknown name, a RecordError
-    naming the module for a broken record)."""
-    if name not in EXPERIMENTS:
-        raise UsageError(f"unknown experiment {name!r}; choose one of: {', '.join(EXPERIMENTS)}")
-    module = f"attnlab.experiments.{name}"
+    naming the module or entry point for a broken record)."""
+    if name in EXPERIMENTS:
+        return _checked(name, f"attnlab.experiments.{name}",
+                        lambda: importlib.import_module(f"attnlab.experiments.{name}"))
+    point = plugins().get(name)
+    if point is None:
+        raise UsageError(f"unknown experiment {name!r}; choose one of: {', '.join(names())}")
+    return _checked(name, f"entry point {name} = {point.value}", point.load, ImportError)
+
+
+def _checked(name: str, where: str, load_it: Callable[[], Any],
+             broken: type[Exception] = RecordError) -> Experiment:
+    """The record ``load_it`` gives, checked; ``broken`` errors become one RecordError line
+    (a plugin that does not import is its package's fault, not a bug of attnlab's)."""
     try:
-        record = getattr(importlib.import_module(module), "EXPERIMENT", None)
-    except RecordError as err:
-        raise RecordError(f"{module}: {err}") from None
+        loaded = load_it()
+    except (RecordError, broken) as err:
+        raise RecordError(f"{where}: {err}") from None
+    record = loaded if isinstance(loaded, Experiment) else getattr(loaded, "EXPERIMENT", None)
     if not isinstance(record, Experiment):
-        raise RecordError(f"{module}: defines no EXPERIMENT = Experiment(...) record")
+        raise RecordError(f"{where}: defines no EXPERIMENT = Experiment(...) record")
     if record.name != name:
-        raise RecordError(f"{module}: its record is named {record.name!r}, not {name!r}")
+        raise RecordError(f"{where}: its record is named {record.name!r}, not {name!r}")
     return record
 
 
 def select(only: list[str] | None) -> list[str]:
-    """Experiment names to run, in registry order; unknown names are a UsageError."""
+    """Experiment names to run, in ``names()`` order; unknown names are a UsageError."""
+    every = names()
     if only is None:
-        return list(EXPERIMENTS)
+        return every
     wanted = [n.strip() for n in only if n.strip()]
-    unknown = [n for n in wanted if n not in EXPERIMENTS]
+    unknown = [n for n in wanted if n not in every]
     if unknown or not wanted:
         raise UsageError(
             f"unknown experiment(s) {', '.join(map(repr, unknown)) or '(none given)'}; "
-            f"choose from: {', '.join(EXPERIMENTS)}"
+            f"choose from: {', '.join(every)}"
         )
-    return [n for n in EXPERIMENTS if n in wanted]
+    return [n for n in every if n in wanted]

@@ -33,6 +33,7 @@ from attnlab.lab.claims import MIN_SEEDS, STATUSES, Z, fmt_margin, render
 from attnlab.lab.seeds import rule_text
 from attnlab.report import fidelity as chapter_fidelity
 from attnlab.report.chapter import BUDGETS
+from attnlab.report.claim_figures import claim_figures
 from attnlab.report.glance import glance, with_processor
 
 log = logging.getLogger(__name__)
@@ -215,11 +216,12 @@ VERDICT_RULE = (
 
 
 def claim_table(verdicts: list[dict], *, budgets: bool = False) -> str:
-    """Markdown: claim, verdict, mean margin ± standard error, seeds, rule, experiment; with
-    ``budgets``, the chapter's budget beside each claim not held or inconclusive."""
-    rows = ["| claim | verdict | margin (mean ± SE) | seeds | rule | experiment |"
-            + (" the chapter's budget |" if budgets else ""),
-            "|---|---|---|---:|---|---|" + ("---|" if budgets else "")]
+    """Markdown: claim, verdict, the figure its rule compares and the chapter's figure for
+    it (``report.claim_figures``), mean margin ± standard error, seeds, rule, experiment;
+    with ``budgets``, the chapter's budget beside each claim not held or inconclusive."""
+    rows = ["| claim | verdict | measured | the chapter | margin (mean ± SE) | seeds | rule "
+            "| experiment |" + (" the chapter's budget |" if budgets else ""),
+            "|---|---|---|---|---|---:|---|---|" + ("---|" if budgets else "")]
     for v in verdicts:
         parts = v.get("parts", [])
         if len(parts) == 1:
@@ -227,12 +229,17 @@ def claim_table(verdicts: list[dict], *, budgets: bool = False) -> str:
         else:
             margin = "; ".join(f"{p['name']}: {fmt_margin(p)}" for p in parts) or "–"
         seeds = "1 evaluation" if not v.get("trained", True) else str(v.get("seeds", 0))
-        cells = [v["text"], f"**{v['status'].upper()}**", margin, seeds, v.get("rule", ""),
-                 _verdict_owner(v)]
+        figures = claim_figures(v)
+        cells = [v["text"], f"**{v['status'].upper()}**", figures["measured"],
+                 figures["chapter"], margin, seeds, v.get("rule", ""), _verdict_owner(v)]
         if budgets:
             short = v["status"] in ("not held", "inconclusive")
             cells.append(BUDGETS.get(_verdict_owner(v), "–") if short else "")
         rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    rows += ["", "Measured: the figure the rule compares, from the same records as the verdict "
+             "(a ratio is the later model's held-out perplexity over the earlier one's, or as "
+             "the rule says). The chapter: its published figure for the same quantity; † "
+             "derived from its text, which states a difference; – none published."]
     return "\n".join(rows)
 
 
@@ -245,7 +252,9 @@ def _machine_section(meta: dict[str, Any]) -> list[str]:
     for key, value in meta.get("versions", {}).items():
         rows.append(f"| {key} version | {value} |")
     dirty = {True: " (with uncommitted changes)", False: "", None: ""}[rev.get("dirty")]
-    rows.append(f"| code revision | `{rev.get('commit', 'unknown')}`{dirty} |")
+    commit = f"`{rev['commit']}`{dirty}" if rev.get("commit") else \
+        f"attnlab {rev.get('version', '?')}, an installed package (no git commit)"
+    rows.append(f"| code revision | {commit} |")
     for key in ("started_at", "finished_at"):
         if key in meta:
             rows.append(f"| {key.replace('_', ' ')} | {meta[key]} |")
@@ -327,6 +336,7 @@ def write_report(
         "meta": meta,
         "summary": summary(envelopes, verdicts),
         "claims": verdicts,
+        "claim_figures": {v["id"]: claim_figures(v) for v in verdicts},  # as the summary shows
         "experiments": envelopes,
     }
     texts = {

@@ -1,7 +1,8 @@
 """attnlab.train: the trainer, its configs, checkpoints and run directories.
 
+    from attnlab import configs
     from attnlab.train import load_run_config, train
-    result = train(load_run_config("configs/tiny.toml"), "runs/tiny")
+    result = train(load_run_config(configs.path("tiny")), "runs/tiny")
 """
 
 from attnlab.train.config import DataConfig, RunConfig, TrainConfig, load_run_config, run_hash

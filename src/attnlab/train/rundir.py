@@ -21,7 +21,6 @@ import json
 import logging
 import os
 import platform
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -239,22 +238,11 @@ def truncate_metrics(run_dir: Path, after_step: int) -> None:
 
 
 def code_revision() -> dict[str, Any]:
-    """``git rev-parse HEAD`` of the attnlab source and whether it has local changes."""
-    src = Path(__file__).resolve().parent
-    try:
-        rev = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=src, capture_output=True, text=True, timeout=10
-        )
-        if rev.returncode != 0:
-            return {"commit": "unknown", "dirty": None}
-        status = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=src, capture_output=True, text=True, timeout=10,
-        )
-        dirty = bool(status.stdout.strip()) if status.returncode == 0 else None
-        return {"commit": rev.stdout.strip(), "dirty": dirty}
-    except (OSError, subprocess.SubprocessError):
-        return {"commit": "unknown", "dirty": None}
+    """attnlab's version and, from a git checkout of attnlab, its commit and dirty flag
+    (``attnlab.revision.code_revision``: never the commit of a repository it sits inside)."""
+    from attnlab.revision import code_revision as revision
+
+    return revision()
 
 
 def versions() -> dict[str, str]:

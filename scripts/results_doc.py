@@ -1,0 +1,131 @@
+"""The one source of the figures the README quotes: docs/results/claims.json, written from a
+finished report's results.json, and the README's claim table rewritten from it.
+
+    python scripts/results_doc.py report/          # after `attnlab reproduce --out report`
+    python scripts/results_doc.py --check          # exit 1 if the README's table is stale
+
+The file holds, per claim, its verdict, the measured figure and the chapter's as the report's
+claim summary shows them (``attnlab.report.claim_figures``), with the run's profile, date,
+processor, wall time and code revision. The README's table between its ``results:begin``
+and ``results:end`` markers is rendered from that file alone, and
+``tests/test_packaging_results.py`` checks that every figure in it is found there. The
+report's self-contained ``report.html`` is copied beside it as the sample report.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "docs" / "results"
+FILE = RESULTS / "claims.json"
+SAMPLE = RESULTS / "report.html"
+README = ROOT / "README.md"
+BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
+
+
+def collect(report: Path) -> dict[str, Any]:
+    """The results file's content from ``report/results.json``."""
+    from attnlab.report.claim_figures import claim_figures
+
+    data = json.loads((report / "results.json").read_text(encoding="utf-8"))
+    meta = data["meta"]
+    machine = meta.get("machine", {})
+    claims = []
+    for v in data["claims"]:
+        figures = claim_figures(v)
+        claims.append({"id": v["id"], "text": v["text"], "status": v["status"],
+                       "seeds": v.get("seeds", 0) if v.get("trained", True) else None,
+                       "measured": figures["measured"], "chapter": figures["chapter"]})
+    return {
+        "generated_by": "python scripts/results_doc.py REPORT_DIR",
+        "generated_at": time.strftime("%Y-%m-%d"),
+        "profile": meta.get("profile"),
+        "started_at": meta.get("started_at"),
+        "finished_at": meta.get("finished_at"),
+        "wall_s": meta.get("wall_s"),
+        "processor": machine.get("processor"),
+        "cpu_count": machine.get("CPU count"),
+        "device": machine.get("device"),
+        "torch": meta.get("versions", {}).get("torch"),
+        "code_revision": meta.get("code_revision"),
+        "summary": data["summary"]["claims"],
+        "claims": claims,
+    }
+
+
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|")
+
+
+def render(results: dict[str, Any]) -> str:
+    """The README's block between the markers, from the results file only."""
+    from attnlab.train.progress import format_duration
+
+    date = (results.get("started_at") or "")[:10]
+    counts = results["summary"]
+    held = ", ".join(f"{counts.get(s, 0)} {s}" for s in
+                     ("held", "not held", "inconclusive", "skipped", "error") if counts.get(s))
+    wall = results.get("wall_s")
+    lines = [
+        BEGIN,
+        f"The claims of one `{results['profile']}` run ({results['processor']}, "
+        f"{results['cpu_count']} CPUs, {results['device']}, {date}; from "
+        "[docs/results/claims.json](docs/results/claims.json), which "
+        "`python scripts/results_doc.py REPORT_DIR` writes from a finished report; its "
+        "report: [docs/results/report.html](docs/results/report.html)):",
+        "",
+        "| claim | verdict | measured | the chapter |",
+        "|---|---|---|---|",
+    ]
+    for c in results["claims"]:
+        lines.append(f"| {_cell(c['text'])} | **{c['status'].upper()}** | "
+                     f"{_cell(c['measured'])} | {_cell(c['chapter'])} |")
+    lines += [
+        "",
+        f"{held} of {sum(counts.values())}; the run took "
+        f"{format_duration(wall) if wall else '–'}. Measured: the figure each claim's rule "
+        "compares (a ratio is the later model's held-out perplexity over the earlier one's); "
+        "the chapter: its published figure for the same quantity († derived from its text, "
+        "which states a difference; – none published).",
+        END,
+    ]
+    return "\n".join(lines)
+
+
+def readme_block(text: str) -> str:
+    """The README's current block, markers included."""
+    start, end = text.index(BEGIN), text.index(END) + len(END)
+    return text[start:end]
+
+
+def main(argv: list[str]) -> int:
+    readme = README.read_text(encoding="utf-8")
+    if argv == ["--check"]:
+        results = json.loads(FILE.read_text(encoding="utf-8"))
+        if readme_block(readme) != render(results):
+            print("README.md's claim table is stale: run python scripts/results_doc.py "
+                  "REPORT_DIR", file=sys.stderr)
+            return 1
+        return 0
+    if len(argv) != 1:
+        print(__doc__, file=sys.stderr)
+        return 2
+    report = Path(argv[0])
+    results = collect(report)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    FILE.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    shutil.copyfile(report / "report.html", SAMPLE)
+    README.write_text(readme.replace(readme_block(readme), render(results)), encoding="utf-8")
+    print(f"wrote {FILE.relative_to(ROOT)}, {SAMPLE.relative_to(ROOT)} and README.md's table "
+          f"({results['profile']} run of {results['started_at']})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,65 @@
+"""The README quotes its claim figures from one generated file, docs/results/claims.json
+(scripts/results_doc.py writes both from a finished report): the table is that file's
+rendering, and every figure in it is found in the file."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?")
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("results_doc",
+                                                  ROOT / "scripts" / "results_doc.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _results() -> dict:
+    return json.loads((ROOT / "docs" / "results" / "claims.json").read_text(encoding="utf-8"))
+
+
+def test_the_results_file_says_when_where_and_what():
+    results = _results()
+    assert results["profile"] in ("full", "quick", "micro")
+    assert re.match(r"\d{4}-\d{2}-\d{2}T", results["started_at"])
+    assert results["processor"] and results["processor"] != "–"
+    assert results["claims"] and all({"id", "status", "measured", "chapter"} <= set(c)
+                                     for c in results["claims"])
+    assert (ROOT / "docs" / "results" / "report.html").is_file()  # the sample report
+
+
+def test_the_readme_table_is_the_results_files_rendering():
+    script = _script()
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert script.readme_block(readme) == script.render(_results()), \
+        "README.md's claim table is stale: run python scripts/results_doc.py REPORT_DIR"
+
+
+def test_every_figure_in_the_readme_table_is_in_the_results_file():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = _script().readme_block(readme)
+    by_text = {c["text"]: c for c in _results()["claims"]}
+    rows = [r for r in block.splitlines() if r.startswith("| ") and "**" in r]
+    assert len(rows) == len(by_text)
+    for row in rows:
+        text, verdict, measured, chapter = [c.strip() for c in row.strip("|").split(" | ")]
+        claim = by_text[text.replace("\\|", "|")]
+        assert verdict == f"**{claim['status'].upper()}**"
+        for cell, source in ((measured, claim["measured"]), (chapter, claim["chapter"])):
+            for figure in NUMBER.findall(cell):
+                assert figure in source, f"{text}: {figure} is not in the results file"
+
+
+def test_the_recorded_claims_are_claims_of_the_registry():
+    from attnlab.lab import registry
+
+    ids = {c.id for name in registry.EXPERIMENTS for c in registry.load(name).claims}
+    stale = [c["id"] for c in _results()["claims"] if c["id"] not in ids]
+    assert not stale, f"renamed or removed claims in docs/results/claims.json: {stale}"
