@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from attnlab.explorer import hand_compute, start_server
-from attnlab.explorer.server import MAX_URL
+from attnlab.explorer.server.httpd import MAX_URL
 
 HOST = "127.0.0.1"
 

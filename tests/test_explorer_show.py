@@ -13,8 +13,8 @@ from explorer_support import train_tiny_run
 
 from attnlab.data.synthetic import Vocab
 from attnlab.explorer import ExplorerView, show
-from attnlab.explorer.composed import rollout
-from attnlab.explorer.data import head_weights
+from attnlab.explorer.page.composed import rollout
+from attnlab.explorer.page.data import head_weights
 from attnlab.nn.config import ModelConfig
 from attnlab.nn.model import LanguageModel
 from attnlab.train.config import TrainConfig
@@ -137,6 +137,6 @@ def test_show_weights_errors_are_one_line(kwargs, message) -> None:
      ("bloom", "a BLOOM model"), ("qwen3", "a Qwen3 model"), ("newfamily", "a newfamily model")],
 )  # fmt: skip
 def test_page_text_names_families_as_they_are_spelt(model_type, said) -> None:
-    from attnlab.explorer.build import a_model
+    from attnlab.explorer.sources.build import a_model
 
     assert a_model(model_type) == said

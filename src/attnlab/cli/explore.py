@@ -19,10 +19,10 @@ from typing import Any
 
 from attnlab.cli.outputs import check_file, check_folder
 from attnlab.errors import UsageError
-from attnlab.explorer.build import hand_compute
-from attnlab.explorer.heads import SENTENCE
-from attnlab.explorer.page import write_page
-from attnlab.explorer.server import serve
+from attnlab.explorer.page.render import write_page
+from attnlab.explorer.server.httpd import serve
+from attnlab.explorer.sources.hand import hand_compute
+from attnlab.explorer.sources.heads import SENTENCE
 
 DEFAULT_OUT = Path("explorer.html")
 DEFAULT_PORT = 8000
@@ -69,18 +69,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _compute(args: argparse.Namespace) -> Callable[[str], dict[str, Any]]:
     if args.checkpoint:
-        from attnlab.explorer.models import checkpoint_compute
+        from attnlab.explorer.sources.models import checkpoint_compute
 
         return checkpoint_compute(args.checkpoint)
     if args.hf_model:
-        from attnlab.explorer.hf import hf_compute
+        from attnlab.explorer.sources.hf import hf_compute
 
         return hf_compute(args.hf_model)
     return hand_compute
 
 
 def _probe_page(args: argparse.Namespace) -> dict[str, Any]:
-    from attnlab.explorer.models import agreement_page, winograd_page
+    from attnlab.explorer.sources.models import agreement_page, winograd_page
     from attnlab.train.progress import ProgressPrinter
 
     flag = "--winograd" if args.winograd else "--agreement"

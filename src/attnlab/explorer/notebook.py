@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from attnlab.errors import DataError, UsageError
-from attnlab.explorer.build import hand_compute
-from attnlab.explorer.heads import SENTENCE
-from attnlab.explorer.page import ExplorerView
+from attnlab.explorer.page.render import ExplorerView
+from attnlab.explorer.sources.hand import hand_compute
+from attnlab.explorer.sources.heads import SENTENCE
 
 __all__ = ["show"]
 
@@ -71,14 +71,14 @@ def show(
     defaults to their Spanish sentence). Models run on the resolved device.
 
     ``show(weights=…, tokens=…)`` shows attention weights from any library
-    (``attnlab.explorer.tensors``): shaped (L, H, n, n), (H, n, n) or (n, n),
+    (``attnlab.explorer.sources.tensors``): shaped (L, H, n, n), (H, n, n) or (n, n),
     NumPy or torch, with one token string per position; the switches are off
     (no q and k were given) and the page says so.
     """
     if weights is not None or tokens is not None:
         if source is not None or text is not None or weights is None or tokens is None:
             raise UsageError("show(weights=..., tokens=...) takes both, and no source or text")
-        from attnlab.explorer.tensors import weights_page
+        from attnlab.explorer.sources.tensors import weights_page
 
         return ExplorerView(weights_page(weights, tokens), height=height)
     if source is None or source == "hand":
@@ -90,10 +90,10 @@ def show(
         if not folder.is_dir():
             raise DataError(f"no folder at {folder}")
         if _folder_kind(folder) == "hf":
-            from attnlab.explorer.hf import hf_compute
+            from attnlab.explorer.sources.hf import hf_compute
 
             return ExplorerView(hf_compute(folder)(text), height=height)
-        from attnlab.explorer.models import checkpoint_compute
+        from attnlab.explorer.sources.models import checkpoint_compute
 
         return ExplorerView(checkpoint_compute(folder)(text), height=height)
     from attnlab.nn.model import LanguageModel
@@ -102,7 +102,7 @@ def show(
         if tokenizer is None or not hasattr(tokenizer, "encode"):
             raise UsageError("show(model, text, tokenizer=...): a LanguageModel needs the "
                              "tokenizer its ids come from")  # fmt: skip
-        from attnlab.explorer.models import checkpoint_view, describe, model_page
+        from attnlab.explorer.sources.models import checkpoint_view, describe, model_page
 
         view = checkpoint_view(source, tokenizer, text, name=text)
         title = "Attention of an attnlab model"

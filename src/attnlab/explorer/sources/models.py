@@ -44,8 +44,8 @@ from attnlab.data.synthetic import (
     winograd_dataset,
 )
 from attnlab.errors import DataError, UsageError
-from attnlab.explorer.build import page_data, view_from_traces
-from attnlab.explorer.traces import attnlab_traces
+from attnlab.explorer.sources.build import page_data, view_from_traces
+from attnlab.explorer.sources.traces import attnlab_traces
 from attnlab.nn.config import ModelConfig
 from attnlab.train.config import TrainConfig
 from attnlab.train.progress import Progress

@@ -56,10 +56,10 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from attnlab.errors import UsageError
-from attnlab.explorer.app import App, Compute, Refused
-from attnlab.explorer.connections import CappedReader, Lobby
-from attnlab.explorer.heads import SENTENCE
-from attnlab.explorer.page import render_page
+from attnlab.explorer.page.render import render_page
+from attnlab.explorer.server.app import App, Compute, Refused
+from attnlab.explorer.server.connections import CappedReader, Lobby
+from attnlab.explorer.sources.heads import SENTENCE
 
 log = logging.getLogger(__name__)
 

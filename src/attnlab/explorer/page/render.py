@@ -1,6 +1,6 @@
 """One self-contained HTML page that shows attention, computed in the page from one data dict.
 
-The data dict (its shape, checks and arithmetic: ``attnlab.explorer.data``)
+The data dict (its shape, checks and arithmetic: ``attnlab.explorer.page.data``)
 travels as JSON inside ``<script type="application/json">`` with ``<``, ``>``,
 ``&``, U+2028 and U+2029 escaped. The page's script — the parts in
 ``SCRIPT_PARTS``, joined in that order inside one function — computes the
@@ -11,7 +11,7 @@ Content-Security-Policy allows only that script (by hash) and no network
 except the page's own server, so the page works offline; exports are made in
 the page, as downloads.
 
-A large page carries its matrices in float16 (``attnlab.explorer.encoding``):
+A large page carries its matrices in float16 (``attnlab.explorer.page.encoding``):
 the first script part, ``decode.js``, turns them back into numbers before
 the others read the data, and the page states the precision measured.
 
@@ -31,14 +31,14 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from attnlab.explorer.data import (  # noqa: F401 (re-exported: the page's data and arithmetic)
+from attnlab.explorer.page.data import (  # noqa: F401 (re-exported: the page's data and arithmetic)
     DataError,
     effective_tokens,
     head_weights,
     page_weights,
     validate_data,
 )
-from attnlab.explorer.encoding import ENCODE_ABOVE, encode_page, matrix_count
+from attnlab.explorer.page.encoding import ENCODE_ABOVE, encode_page, matrix_count
 from attnlab.files import write_text
 
 SCRIPT_PARTS = ("decode.js", "core.js", "head.js", "grid.js", "overlay.js", "export.js", "main.js")
@@ -58,7 +58,7 @@ def script_json(obj: Any) -> str:
 
 
 def _asset(name: str, closing: str) -> str:
-    text = resources.files("attnlab.explorer").joinpath(name).read_text(encoding="utf-8")
+    text = resources.files("attnlab.explorer").joinpath("web", name).read_text(encoding="utf-8")
     if closing in text.lower():  # would end the inline element early
         raise RuntimeError(f"{name} must not contain {closing!r}")
     return text
@@ -161,7 +161,7 @@ def render_page(
 ) -> str:
     """The explorer for ``data`` as one HTML document (script and styles inlined).
 
-    ``encode`` puts the matrices in float16 (``attnlab.explorer.encoding``), and
+    ``encode`` puts the matrices in float16 (``attnlab.explorer.page.encoding``), and
     the page states the precision; by default a page is encoded when its
     matrices hold more than ``ENCODE_ABOVE`` numbers (about 2 MB as text), so
     small pages keep their numbers as written.

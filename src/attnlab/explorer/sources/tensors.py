@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from attnlab.errors import DataError, UsageError
-from attnlab.explorer.build import page_data
-from attnlab.explorer.composed import composed
+from attnlab.explorer.page.composed import composed
+from attnlab.explorer.sources.build import page_data
 
 __all__ = ["ROW_SUM_TOLERANCE", "as_weights", "weights_page"]
 

@@ -1,7 +1,7 @@
 // attnlab attention explorer, part 1: helpers, the weights arithmetic, the page state and URL.
 // The parts (core, head, grid, overlay, export, main) are joined in that order into one
-// script inside one function scope by attnlab.explorer.page. Input: the JSON in
-// #attnlab-data (its shape: attnlab.explorer.data). User text reaches the page only
+// script inside one function scope by attnlab.explorer.page.render. Input: the JSON in
+// #attnlab-data (its shape: attnlab.explorer.page.data). User text reaches the page only
 // through textContent, setAttribute or canvas fillText, never as markup.
 
 const byTestId = (id) => document.querySelector(`[data-testid="${id}"]`);

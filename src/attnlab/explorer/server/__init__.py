@@ -1,0 +1,2 @@
+"""The explorer's local server for typed sentences: what it computes and refuses (``app``),
+its connection lobby and capped reads (``connections``) and the HTTP side (``httpd``)."""

@@ -1,0 +1,82 @@
+"""The hand-designed heads as explorer data: one layer of three heads over the words of a
+sentence (``attnlab.explorer.sources.heads``), each with its W_Q, W_K and the feature columns
+it reads, so the page shows how its q and k are made.
+
+Left out: tokens other than words (the hand heads read whole words, split on spaces).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from attnlab.errors import UsageError
+from attnlab.explorer.page.data import rounded
+from attnlab.explorer.sources.build import page_data
+from attnlab.explorer.sources.heads import (
+    SENTENCE,
+    feature_matrix,
+    feature_names,
+    hand_heads,
+    sentence_note,
+    words,
+)
+
+__all__ = ["hand_compute", "hand_designed_page", "hand_view"]
+
+HAND_TITLE = "Hand-designed attention heads"
+HAND_DESCRIPTION = (
+    "Where each word of the sentence looks under three heads built by hand from word features "
+    "(agreement, previous word, subject): choose a word to see its row of attention weights."
+)
+MAX_WORDS = 40  # the hand heads have no context limit; this keeps the page readable
+
+
+def _labelled(rows: Sequence[str], cols: Sequence[str], values: np.ndarray) -> dict[str, Any]:
+    return {"rows": list(rows), "cols": list(cols), "values": np.round(values, 4).tolist()}
+
+
+def hand_view(text: str = SENTENCE, *, max_words: int = MAX_WORDS) -> dict[str, Any]:
+    """The hand-designed heads over the words of ``text`` (one layer, three heads).
+
+    Each head carries its W_Q, W_K and the feature columns it reads (rows that
+    are zero in both matrices are left out of the display).
+    """
+    tokens = words(text)
+    if not tokens:
+        raise UsageError("the sentence is empty")
+    if len(tokens) > max_words:
+        raise UsageError(f"the sentence has {len(tokens)} words; the limit is {max_words}")
+    x = feature_matrix(tokens)  # (n, f)
+    cols = feature_names()
+    heads = []
+    for head in hand_heads():
+        used = np.flatnonzero(np.abs(head.w_q).sum(axis=1) + np.abs(head.w_k).sum(axis=1))
+        used_names = [cols[f] for f in used]
+        said = sentence_note(head, tokens, head.scores(x))  # about this sentence, not the default
+        heads.append(
+            {
+                "name": head.name,
+                "note": f"{head.note} {said}".strip(),
+                "d_k": len(head.latent),
+                "q": rounded(x @ head.w_q, 12),  # (n, k)
+                "k": rounded(x @ head.w_k, 12),  # (n, k)
+                "dims": list(head.latent),
+                "w_q": _labelled(used_names, head.latent, head.w_q[used]),  # (f_used, k)
+                "w_k": _labelled(used_names, head.latent, head.w_k[used]),
+                "features": _labelled(tokens, used_names, x[:, used]),  # (n, f_used)
+            }
+        )
+    return {"name": "hand-designed", "tokens": tokens, "layers": [{"heads": heads}]}
+
+
+def hand_compute(text: str) -> dict[str, Any]:
+    """Data for any typed sentence under the hand-designed heads (the server's compute)."""
+    return page_data(HAND_TITLE, HAND_DESCRIPTION, [hand_view(text)], causal=False, scale=True)
+
+
+def hand_designed_page() -> dict[str, Any]:
+    """Data for ``La gata que perseguía al ratón estaba muy cansada``."""
+    return hand_compute(SENTENCE)
