@@ -135,8 +135,9 @@ def run(args: argparse.Namespace) -> int:
 
         try:
             serve(compute, port=port, default_text=text, ready=ready)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt:  # Ctrl-C: stopped as asked, exit 130 as every command
             print("explorer stopped")
+            return 130
         except OSError as err:  # port taken, say
             raise UsageError(f"cannot serve on port {port}: {err.strerror or err}") from err
         return 0

@@ -26,10 +26,12 @@ Bounded by construction, so that ordinary abuse cannot knock it over:
   closes;
 - a client that goes away before its answer is written costs nothing but a
   debug line in the log (no traceback), and text that is not Unicode (a lone
-  surrogate such as ``"\ud800"`` in a JSON body) is refused with a 400;
+  surrogate such as ``"\ud800"`` in a JSON body), like bytes that are not UTF-8 (in a body
+  or percent-escaped), is refused with a 400 naming the first bad byte;
 - a request may read at most ``REQUEST_CAP`` bytes (request line, headers and
   body together), the URL at most ``MAX_URL`` bytes, and the body only what a
-  valid ``Content-Length`` (digits only) announces, under the body limit.
+  valid ``Content-Length`` (digits only) announces, under the body limit (a larger one,
+  however many digits, is answered 413).
 
 The server binds to 127.0.0.1 only and answers only requests addressed to it
 by that name (a ``Host`` header of 127.0.0.1 or localhost with its port), so a
@@ -74,7 +76,14 @@ STALL_TIMEOUT = 2.0  # seconds of silence in the middle of a request before it i
 READ_DEADLINE = 10.0  # seconds a connection has, from its first byte, to send its whole request
 REQUEST_CAP = 128 * 1024  # bytes one request may read: request line, headers and body
 MAX_URL = 16 * 1024  # bytes of the request target; the page's own URLs are far shorter
-_DIGITS = re.compile(r"[0-9]{1,12}")
+_DIGITS = re.compile(r"[0-9]+")
+HUGE_DIGITS = 15  # a Content-Length of more digits is too large whatever the limit (no int())
+
+
+def _not_utf8(where: str, raw: bytes, err: UnicodeDecodeError) -> str:
+    """One line for bytes that are not UTF-8, naming the first bad byte (as the CLI does)."""
+    return (f"{where} is not valid UTF-8 (byte 0x{raw[err.start]:02x} at byte {err.start + 1}): "
+            "send the text as UTF-8")
 
 
 class _Server(ThreadingHTTPServer):
@@ -255,7 +264,9 @@ class _Handler(BaseHTTPRequestHandler):
         if url.path in ("/", "/index.html"):
             self._send(HTTPStatus.OK, self.server.page, "text/html; charset=utf-8")
         elif url.path == API_PATH:
-            self._answer(parse_qs(url.query).get("text", [None])[0])
+            text = self._form_text(url.query, "the URL's text")
+            if text is not False:
+                self._answer(text)
         else:
             self._json(HTTPStatus.NOT_FOUND, {"error": f"no such page: {url.path[:200]}"})
 
@@ -270,10 +281,12 @@ class _Handler(BaseHTTPRequestHandler):
             message = f"Content-Length must be one whole number of bytes, not {shown!r}"
             self._refuse(HTTPStatus.BAD_REQUEST, message)
             return None
-        length = int(lengths[0])
-        if length > self.server.app.body_limit:
+        digits = lengths[0].strip().lstrip("0") or "0"
+        length = int(digits) if len(digits) <= HUGE_DIGITS else None
+        if length is None or length > self.server.app.body_limit:
             limit = self.server.app.body_limit
-            message = f"the body is {length} bytes; the limit is {limit}"
+            said = length if length is not None else f"a {len(digits)}-digit number of"
+            message = f"the body is {said} bytes; the limit is {limit}"
             self._refuse(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, message)
             return None
         body = bytearray()
@@ -303,7 +316,11 @@ class _Handler(BaseHTTPRequestHandler):
         body = self._body()
         if body is None:
             return
-        raw = body.decode("utf-8", errors="replace")
+        try:
+            raw = body.decode("utf-8")
+        except UnicodeDecodeError as err:
+            self._json(HTTPStatus.BAD_REQUEST, {"error": _not_utf8("the body", body, err)})
+            return
         text: str | None
         if self.headers.get("Content-Type", "").startswith("application/json"):
             try:
@@ -313,8 +330,19 @@ class _Handler(BaseHTTPRequestHandler):
             text = parsed.get("text") if isinstance(parsed, dict) else None
             text = text if isinstance(text, str) else None
         else:
-            text = parse_qs(raw).get("text", [None])[0]
+            text = self._form_text(raw, "the body")
+            if text is False:
+                return
         self._answer(text)
+
+    def _form_text(self, query: str, where: str) -> str | None | bool:
+        """The ``text`` field of a query string or form body, None if absent, or False after
+        refusing one whose percent-escapes are not UTF-8 (as the CLI refuses such bytes)."""
+        try:
+            return parse_qs(query, errors="strict").get("text", [None])[0]
+        except UnicodeDecodeError as err:
+            self._json(HTTPStatus.BAD_REQUEST, {"error": _not_utf8(where, err.object, err)})
+            return False
 
 
 def make_server(
