@@ -12,6 +12,8 @@ W_Q, W_K or feature table).
      "encoding": {"precision": str, …} (optional: how the matrices were encoded),
      "views": [{"name": str, "tokens": [str] * n,
                 "fixed": str (optional: why the switches cannot recompute this view),
+                "given": bool (optional: its weights were given to show(), not computed
+                               by a model the explorer ran),
                 "layers": [{"heads": [head] * H}] * L,
                 "composed": {"rollout": [n×n] * L, "value_weighted": [n×n] * L
                              (optional), "note": str} (optional: attention
@@ -219,6 +221,8 @@ def validate_data(data: Any) -> None:
         if not isinstance(view, Mapping) or not isinstance(view.get("name"), str):
             raise DataError(f"{where}: expected a dict with a string 'name'")
         _check_strings(view.get("tokens"), f"{where}.tokens")
+        if "given" in view and not isinstance(view["given"], bool):
+            raise DataError(f"{where}.given: expected true or false")
         if "fixed" in view and not isinstance(view["fixed"], str):
             raise DataError(f"{where}.fixed: expected a string (the reason)")
         layers = view.get("layers")

@@ -234,6 +234,20 @@ class ExplorerView:
         """Write the standalone page to ``path``."""
         return write_page(self.data, path, encode=self.encode)
 
+    def __repr__(self) -> str:
+        """One line where HTML is not shown (a plain terminal, an untrusted notebook, GitHub's
+        preview): what the page shows and how to see it."""
+        views = self.data["views"]
+        first = views[0]
+        layers = len(first["layers"])
+        heads = max(len(layer["heads"]) for layer in first["layers"])
+        shape = (f"{layers} layer{'s' * (layers != 1)} × {heads} head{'s' * (heads != 1)}, "
+                 f"{len(first['tokens'])} token{'s' * (len(first['tokens']) != 1)}")
+        more = (f" (+{len(views) - 1} more sentence{'s' * (len(views) > 2)})"
+                if len(views) > 1 else "")
+        return (f"<attention explorer {self.data['title']!r}: {shape}{more}; shown inline where "
+                "a notebook displays HTML, else .save('explorer.html') and open it in a browser>")
+
     def _repr_html_(self) -> str:
         return (
             f'<iframe title="{html.escape(self.data["title"])}" '

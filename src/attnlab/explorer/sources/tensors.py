@@ -25,7 +25,7 @@ import numpy as np
 
 from attnlab.errors import DataError, UsageError
 from attnlab.explorer.page.composed import composed
-from attnlab.explorer.sources.build import page_data
+from attnlab.explorer.sources.build import counted, page_data
 
 __all__ = ["ROW_SUM_TOLERANCE", "as_weights", "weights_page"]
 
@@ -104,11 +104,13 @@ def weights_page(
         "tokens": [str(t) for t in tokens],
         "layers": layers,
         "fixed": FIXED,
+        "given": True,  # the page says "weights as given", not "as the model computed them"
         "composed": composed(list(a), None, without_values=NO_VALUES),
     }
     description = (
-        f"Attention weights of {n_layer} layer(s) × {n_head} head(s) over {n} tokens, as given "
+        f"Attention weights of {counted(n_layer, 'layer')} × {counted(n_head, 'head')} over "
+        f"{counted(n, 'token')}, as given "
         f"({'causal: nothing after a query gets weight' if causal else 'not causal'}): "
         "choose a token to see its row."
     )
-    return page_data(title, description, [view], causal=causal, scale=True)
+    return page_data(title, description, [view], causal=causal, scale=False)

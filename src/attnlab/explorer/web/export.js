@@ -171,12 +171,19 @@ function drawBar(ctx, x, y, rgb = BLUE, label = "weight") {
   ctx.textAlign = "left";
   ctx.fillText(`${label} (${COLOUR_SCALES[state.colours]})`, x, y + 7);
   ctx.font = `11px ${FONT}`;
-  ctx.textAlign = "center";
-  for (const t of TICKS[state.colours]) ctx.fillText(String(t), x + level(t) * width, y + 36);
+  // each tick centred on its place, but never past the bar's ends: the first log tick sat
+  // half outside the picture's margin and read ".001"
+  for (const t of TICKS[state.colours]) {
+    const half = ctx.measureText(String(t)).width / 2;
+    const at = Math.min(x + width - half, Math.max(x + half, x + level(t) * width));
+    ctx.textAlign = "center";
+    ctx.fillText(String(t), at, y + 36);
+  }
   ctx.textAlign = "left";
 }
 
-const switchesText = () => `${state.causal ? "causal" : "no mask"}, ${state.scale ? "÷√d_k" : "no ÷√d_k"}`;
+const switchesText = () => (isFixed(head()) ? fixedWeightsText()
+  : `${state.causal ? "causal" : "no mask"}, ${state.scale ? "÷√d_k" : "no ÷√d_k"}`);
 const mapCell = (testid) => {
   const shownMap = byTestId(testid);
   return shownMap ? Number(shownMap.dataset.cell) : cellFor(view().tokens.length, 800);

@@ -87,16 +87,24 @@ function renderMatrix() {
   }
   matrixCells = [];
   matrixMap = null;
-  table.hidden = tokens.length > TABLE_MAX;
+  const panels = table.closest(".panels");
+  panels.classList.remove("stacked");
+  table.classList.remove("tight");
+  table.hidden = tokens.length > TABLE_MAX || fitsNot(tokens);
   table.closest("section").querySelector("h2").textContent = table.hidden
     ? "All rows (shading = weight; hover a cell for its weight, a label for its token; click a row to choose it)"
     : "All rows (shading = weight; hover a token for its row and column)";
   if (table.hidden) {
     table.replaceChildren();
-    const cell = cellFor(tokens.length, table.parentNode.clientWidth || 800);
+    const room = table.parentNode.clientWidth || 800;
+    const cell = cellFor(tokens.length, room, 1); // 1 px cells fit 790 keys in an 886-px panel
     matrixMap = labelledMap({ tokens, cell, testid: "head-map", focus: state.row, paint: paintWeights(w),
       describe: (i, j) => fmt(w[i][j], 4), choose: selectRow });
-    box.replaceChildren(colourBar(), matrixMap);
+    const wide = LABEL_W + tokens.length * cell + 8 > room;
+    const said = el("p", { class: "note fixed", "data-testid": "map-wider" },
+      `The map is wider than its panel: scroll sideways for the keys past about ${Math.max(1, Math.floor((room - LABEL_W - 8) / cell))}.`);
+    said.hidden = !wide;
+    box.replaceChildren(colourBar(), said, matrixMap);
     return;
   }
   box.replaceChildren();
@@ -133,6 +141,32 @@ function renderMatrix() {
   const tbody = el("tbody");
   tbody.append(...rows);
   table.replaceChildren(thead, tbody);
+  fitTable(table, panels);
+}
+
+// "fit the page" applies to the table too: beside the bars if it fits there, else below them,
+// else in smaller type; a table that fits none of these is drawn as a map (fitsNot)
+function fitTable(table, panels) {
+  if (state.zoom !== "fit") return;
+  const box = table.parentNode;
+  const over = () => table.offsetWidth > box.clientWidth + 1;
+  if (over()) panels.classList.add("stacked");
+  if (over()) table.classList.add("tight");
+  tableOverflows = over();
+  if (tableOverflows) {
+    panels.classList.remove("stacked");
+    renderMatrix(); // now as a map
+  }
+}
+let tableOverflows = false;
+let tableTokens = null;
+// whether the last table of these tokens did not fit (then the map stands for it)
+function fitsNot(tokens) {
+  if (tableTokens !== tokens) {
+    tableTokens = tokens;
+    tableOverflows = false;
+  }
+  return state.zoom === "fit" && tableOverflows;
 }
 
 // outline the focused token's row (what it attends to) and column (what attends to it)

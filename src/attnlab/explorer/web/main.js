@@ -55,7 +55,7 @@ function renderControls() {
   const fixed = isFixed(head());
   for (const id of ["causal", "scale"]) byTestId(id).disabled = fixed;
   byTestId("causal").checked = state.causal;
-  byTestId("scale").checked = state.scale;
+  byTestId("scale").checked = state.scale && !fixed; // weights without q and k: no division known
   const reason = byTestId("fixed");
   reason.hidden = !fixed;
   reason.textContent = fixed ? `Switches off: ${view().fixed}` : "";
@@ -84,6 +84,11 @@ function renderWords() {
   });
 }
 
+// what a head without q and k shows: weights given to show(), or the model's own
+const fixedWeightsText = () => (view().given
+  ? "weights as given (no queries and keys to recompute them from)"
+  : "weights as the model computed them");
+
 function renderFormula() {
   const h = head();
   const scale = state.scale ? ` / √${h.d_k}` : "";
@@ -91,7 +96,7 @@ function renderFormula() {
   const mask = state.causal ? `; keys after the query masked (weight 0)${h.window ? `, and keys ${h.window} or more back` : ""}` : "";
   const own = h.weights && atStart() ? " — the model's own weights" : "";
   byTestId("formula").textContent = isFixed(h)
-    ? "weights as the model computed them"
+    ? fixedWeightsText()
     : `weights = softmax(q·k${scale}${bias}) along each row${mask}${own}`;
   const note = state.mode === "head" ? h.note || "" : "";
   byTestId("note").textContent = note;
@@ -140,12 +145,17 @@ function onChange(id, update) {
     render();
   });
 }
+// a new sentence keeps the layer and head shown (the Winograd page compares block 2 between
+// its two sentences), within the new view's sizes
+function keepPlace() {
+  state.layer = Math.min(state.layer, view().layers.length - 1);
+  state.head = Math.min(state.head, layerHeads().length - 1);
+  if (state.row !== null && state.row >= view().tokens.length) state.row = null;
+}
 onChange("view-select", (t) => {
   state.view = Number(t.value);
-  state.layer = 0;
-  state.head = 0;
+  keepPlace();
   state.hidden.clear();
-  if (state.row !== null && state.row >= view().tokens.length) state.row = null;
 });
 onChange("layer-select", (t) => {
   state.layer = Number(t.value);
@@ -191,7 +201,8 @@ async function ask(text, keepState) {
     if (keepState) {
       readURL(keepState);
     } else {
-      Object.assign(state, { view: 0, layer: 0, head: 0, row: null, hover: null });
+      Object.assign(state, { view: 0, row: null, hover: null });
+      keepPlace();
       state.causal = !!data.causal;
       state.scale = data.scale !== false;
       state.hidden.clear();
@@ -219,6 +230,16 @@ window.addEventListener("hashchange", () => {
   const text = readURL(hash);
   if (form && config.api && text && text !== state.text) ask(text, hash);
   else render();
+});
+
+// a narrower or wider window (or notebook cell) fits the table and maps anew
+let resizing = null;
+window.addEventListener("resize", () => {
+  if (resizing) cancelAnimationFrame(resizing);
+  resizing = requestAnimationFrame(() => {
+    tableTokens = null;
+    if (["head", "composed"].includes(state.mode)) render();
+  });
 });
 
 const startHash = window.location.hash;
