@@ -214,7 +214,7 @@ def _evil_data() -> dict:
 def test_page_embeds_user_text_as_escaped_json_only() -> None:
     page = render_page(_evil_data())
     assert "<script>alert" not in page and "\u2028" not in page
-    assert len(re.findall(r"<script", page)) == 3  # data, config, the page's own script
+    assert len(re.findall(r"<script", page)) == 4  # data, config, interface text, own script
     assert "<title>&lt;i&gt;title&lt;/i&gt; &lt;/script&gt;</title>" in page
     raw = re.search(r'<script type="application/json" id="attnlab-data">(.*?)</script>', page, re.S)
     assert json.loads(raw.group(1)) == _evil_data()

@@ -30,6 +30,7 @@ class App:
     max_tokens: int
     default_text: str
     lock: threading.Lock
+    lang: str = "en"  # the page's interface language (the data's own text is compute's)
 
     @property
     def body_limit(self) -> int:

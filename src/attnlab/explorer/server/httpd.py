@@ -106,7 +106,7 @@ class _Server(ThreadingHTTPServer):
         try:
             first = app.attention(app.default_text)
             page = render_page(first, api_url=API_PATH, text=app.default_text,
-                               max_chars=app.max_chars)  # fmt: skip
+                               max_chars=app.max_chars, lang=app.lang)  # fmt: skip
         except BaseException:
             self.server_close()
             raise
@@ -356,6 +356,7 @@ def make_server(
     idle_timeout: float = IDLE_TIMEOUT,
     read_deadline: float = READ_DEADLINE,
     stall_timeout: float = STALL_TIMEOUT,
+    lang: str = "en",
 ) -> _Server:
     """Bind the explorer server (not yet serving); ``port=0`` picks a free port.
 
@@ -364,7 +365,8 @@ def make_server(
     that sends nothing for ``idle_timeout`` seconds is closed; one silent for
     ``stall_timeout`` seconds in the middle of its request is answered (408) or
     closed; one that has not sent its whole request within ``read_deadline``
-    seconds of its first byte is read no further.
+    seconds of its first byte is read no further. ``lang`` (``en`` or ``es``) is the page's
+    interface language.
     """
     if host not in LOOPBACK:
         raise UsageError(f"the explorer server binds to 127.0.0.1 only, not {host!r}")
@@ -375,7 +377,7 @@ def make_server(
     if not (idle_timeout > 0 and read_deadline > 0 and stall_timeout > 0):
         raise UsageError("idle_timeout, read_deadline and stall_timeout must be > 0 seconds, "
                          f"got {idle_timeout}, {read_deadline} and {stall_timeout}")
-    app = App(compute, max_chars, max_tokens, default_text, threading.Lock())
+    app = App(compute, max_chars, max_tokens, default_text, threading.Lock(), lang)
     return _Server(("127.0.0.1", port), app, idle_timeout, read_deadline, stall_timeout)
 
 
@@ -388,10 +390,12 @@ def serve(
     max_chars: int = DEFAULT_MAX_CHARS,
     max_tokens: int = DEFAULT_MAX_TOKENS,
     ready: Callable[[str], None] | None = None,
+    lang: str = "en",
 ) -> None:
     """Serve the explorer until interrupted; ``ready(url)`` is called once it listens."""
     server = make_server(
-        compute, host, port, default_text=default_text, max_chars=max_chars, max_tokens=max_tokens
+        compute, host, port, default_text=default_text, max_chars=max_chars, max_tokens=max_tokens,
+        lang=lang,
     )
     with server:
         url = f"http://127.0.0.1:{server.server_address[1]}/"
@@ -439,12 +443,13 @@ def start_server(
     idle_timeout: float = IDLE_TIMEOUT,
     read_deadline: float = READ_DEADLINE,
     stall_timeout: float = STALL_TIMEOUT,
+    lang: str = "en",
 ) -> RunningServer:
     """Start the explorer server on 127.0.0.1 in a daemon thread; ``port=0`` = any free port."""
     server = make_server(
         compute, "127.0.0.1", port, default_text=default_text, max_chars=max_chars,
         max_tokens=max_tokens, idle_timeout=idle_timeout, read_deadline=read_deadline,
-        stall_timeout=stall_timeout,
+        stall_timeout=stall_timeout, lang=lang,
     )  # fmt: skip
     thread = threading.Thread(target=server.serve_forever, name="attnlab-explorer", daemon=True)
     thread.start()

@@ -30,7 +30,6 @@ from attnlab.explorer.sources.traces import LayerTrace
 
 __all__ = [
     "a_model",
-    "counted",
     "family_name",
     "own_scale",
     "page_data",
@@ -54,11 +53,6 @@ FAMILY_NAMES = {
     "starcoder2": "StarCoder2", "codegen": "CodeGen", "xglm": "XGLM", "biogpt": "BioGPT",
     "ctrl": "CTRL", "mamba": "Mamba", "rwkv": "RWKV",
 }  # fmt: skip
-
-
-def counted(n: int, noun: str) -> str:
-    """``1 layer``, ``2 layers``: a count with its noun in the right number (no "layer(s)")."""
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def family_name(model_type: str) -> str:

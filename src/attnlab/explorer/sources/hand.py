@@ -23,14 +23,10 @@ from attnlab.explorer.sources.heads import (
     sentence_note,
     words,
 )
+from attnlab.i18n import text as text_of
 
 __all__ = ["hand_compute", "hand_designed_page", "hand_view"]
 
-HAND_TITLE = "Hand-designed attention heads"
-HAND_DESCRIPTION = (
-    "Where each word of the sentence looks under three heads built by hand from word features "
-    "(agreement, previous word, subject): choose a word to see its row of attention weights."
-)
 MAX_WORDS = 40  # the hand heads have no context limit; this keeps the page readable
 
 
@@ -38,7 +34,9 @@ def _labelled(rows: Sequence[str], cols: Sequence[str], values: np.ndarray) -> d
     return {"rows": list(rows), "cols": list(cols), "values": np.round(values, 4).tolist()}
 
 
-def hand_view(text: str = SENTENCE, *, max_words: int = MAX_WORDS) -> dict[str, Any]:
+def hand_view(
+    text: str = SENTENCE, *, max_words: int = MAX_WORDS, lang: str = "en"
+) -> dict[str, Any]:
     """The hand-designed heads over the words of ``text`` (one layer, three heads).
 
     Each head carries its W_Q, W_K and the feature columns it reads (rows that
@@ -55,11 +53,11 @@ def hand_view(text: str = SENTENCE, *, max_words: int = MAX_WORDS) -> dict[str, 
     for head in hand_heads():
         used = np.flatnonzero(np.abs(head.w_q).sum(axis=1) + np.abs(head.w_k).sum(axis=1))
         used_names = [cols[f] for f in used]
-        said = sentence_note(head, tokens, head.scores(x))  # about this sentence, not the default
+        said = sentence_note(head, tokens, head.scores(x), lang)  # this sentence, not the default
         heads.append(
             {
-                "name": head.name,
-                "note": f"{head.note} {said}".strip(),
+                "name": _say(f"hand.name.{head.name}", lang),
+                "note": f"{head.note_in(lang)} {said}".strip(),
                 "d_k": len(head.latent),
                 "q": rounded(x @ head.w_q, 12),  # (n, k)
                 "k": rounded(x @ head.w_k, 12),  # (n, k)
@@ -72,11 +70,18 @@ def hand_view(text: str = SENTENCE, *, max_words: int = MAX_WORDS) -> dict[str, 
     return {"name": "hand-designed", "tokens": tokens, "layers": [{"heads": heads}]}
 
 
-def hand_compute(text: str) -> dict[str, Any]:
-    """Data for any typed sentence under the hand-designed heads (the server's compute)."""
-    return page_data(HAND_TITLE, HAND_DESCRIPTION, [hand_view(text)], causal=False, scale=True)
+def hand_compute(text: str, lang: str = "en") -> dict[str, Any]:
+    """Data for any typed sentence under the hand-designed heads (the server's compute), its
+    title, description, head names and notes in ``lang`` (``en`` or ``es``)."""
+    return page_data(_say("hand.title", lang), _say("hand.description", lang),
+                     [hand_view(text, lang=lang)], causal=False, scale=True)  # fmt: skip
 
 
-def hand_designed_page() -> dict[str, Any]:
-    """Data for ``La gata que perseguía al ratón estaba muy cansada``."""
-    return hand_compute(SENTENCE)
+def hand_designed_page(lang: str = "en") -> dict[str, Any]:
+    """Data for the chapter's sentence, ``La gata que perseguía al ratón estaba muy cansada``
+    (the default in both languages: the hand heads' lexicon is Spanish)."""
+    return hand_compute(SENTENCE, lang)
+
+
+def _say(key: str, lang: str, **fields: object) -> str:
+    return text_of("explorer", key, lang, **fields)

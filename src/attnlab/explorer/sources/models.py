@@ -44,7 +44,8 @@ from attnlab.data.synthetic import (
     winograd_dataset,
 )
 from attnlab.errors import DataError, UsageError
-from attnlab.explorer.sources.build import counted, page_data, view_from_traces
+from attnlab.explorer.page.render import counted
+from attnlab.explorer.sources.build import page_data, view_from_traces
 from attnlab.explorer.sources.traces import attnlab_traces
 from attnlab.nn.config import ModelConfig
 from attnlab.train.config import TrainConfig

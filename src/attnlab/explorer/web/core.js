@@ -8,10 +8,13 @@ const byTestId = (id) => document.querySelector(`[data-testid="${id}"]`);
 const readJSON = (id) => JSON.parse(document.getElementById(id).textContent);
 const config = readJSON("attnlab-config");
 let data = readJSON("attnlab-data");
+// the interface's text in the page's language (attnlab/i18n/explorer.json): ui(key, {field})
+const TEXT = readJSON("attnlab-ui"); // not "attnlab-text": the served page's text box has that id
+const ui = (key, fields = {}) => TEXT[key].replace(/\{(\w+)\}/g, (_, f) => String(fields[f]));
 
 const MODES = ["head", "grid", "overlay", "text", "composed"];
-const COLOUR_SCALES = { linear: "linear", power: "power (√w)", log: "log (0.001 … 1)" };
-const ZOOMS = { fit: "fit the page", full: "full size (scroll)" };
+const COLOUR_SCALES = { linear: ui("scale.linear"), power: ui("scale.power"), log: ui("scale.log") };
+const ZOOMS = { fit: ui("zoom.fit"), full: ui("zoom.full") };
 const state = {
   mode: "head", // one head | all heads in a grid | the heads of a layer overlaid
   view: 0, // which sentence (data.views)
@@ -144,7 +147,7 @@ const rgbText = (rgb) => `rgb(${rgb.join(", ")})`;
 const TICKS = { linear: [0, 0.25, 0.5, 0.75, 1], power: [0, 0.05, 0.25, 0.5, 1], log: [0.001, 0.01, 0.1, 1] };
 
 // the colour bar of a map: shade against weight, its ticks placed by the colour scale
-function colourBar(rgb = BLUE, label = "weight") {
+function colourBar(rgb = BLUE, label = ui("bar.weight")) {
   const box = el("div", { class: "colour-bar", "data-testid": "colour-bar", "data-scale": state.colours });
   const width = 160;
   const canvas = el("canvas", { width, height: 1, "aria-hidden": "true" });
