@@ -25,7 +25,8 @@ import numpy as np
 
 from attnlab.errors import DataError, UsageError
 from attnlab.explorer.page.composed import composed
-from attnlab.explorer.sources.build import counted, page_data
+from attnlab.explorer.page.render import counted
+from attnlab.explorer.sources.build import page_data
 
 __all__ = ["ROW_SUM_TOLERANCE", "as_weights", "weights_page"]
 
@@ -41,8 +42,13 @@ def _numpy(x: Any) -> np.ndarray:
     if hasattr(x, "detach"):  # a torch tensor, on any device, in any precision
         import torch
 
+        if x.is_complex():
+            raise UsageError(f"weights must be real numbers, not {x.dtype}")
         return x.detach().to("cpu", torch.float64).numpy()
-    return np.asarray(x, dtype=np.float64)
+    a = np.asarray(x)
+    if np.iscomplexobj(a):  # float64 of it would drop the imaginary part with a warning
+        raise UsageError(f"weights must be real numbers, not {a.dtype}")
+    return np.asarray(a, dtype=np.float64)
 
 
 def as_weights(weights: Any) -> np.ndarray:
@@ -55,6 +61,8 @@ def as_weights(weights: Any) -> np.ndarray:
             a = np.stack(layers)
         else:
             a = _numpy(weights)
+    except UsageError:
+        raise
     except (TypeError, ValueError) as err:
         raise UsageError(f"weights must be one array of numbers (NumPy or torch): {err}") from err
     if a.ndim not in (2, 3, 4):
@@ -62,9 +70,9 @@ def as_weights(weights: Any) -> np.ndarray:
         raise UsageError(
             f"weights must be shaped (L, H, n, n), (H, n, n) or (n, n), got {a.shape}{batch}"
         )
-    a = a.reshape((1,) * (4 - a.ndim) + a.shape)  # (L, H, n, n)
-    if a.shape[-1] != a.shape[-2] or a.shape[-1] == 0 or 0 in a.shape:
+    if a.shape[-1] != a.shape[-2] or 0 in a.shape:  # the shape as given, not as padded
         raise UsageError(f"weights must end in a square (n, n) of positions, got {a.shape}")
+    a = a.reshape((1,) * (4 - a.ndim) + a.shape)  # (L, H, n, n)
     if not np.isfinite(a).all():
         raise DataError("weights must be finite: pass the softmax weights, masks applied")
     if a.min() < 0 or a.max() > 1 + ROW_SUM_TOLERANCE:
@@ -89,6 +97,10 @@ def weights_page(
     exactly when every weight after its query is zero."""
     if isinstance(tokens, str) or not isinstance(tokens, Sequence):
         raise UsageError("tokens must be a list of strings, one per position")
+    odd = next((i for i, t in enumerate(tokens) if not isinstance(t, str)), None)
+    if odd is not None:
+        raise UsageError(f"tokens must be strings, one per position: token {odd + 1} is "
+                         f"{tokens[odd]!r} ({type(tokens[odd]).__name__})")  # fmt: skip
     a = as_weights(weights)  # (L, H, n, n)
     n_layer, n_head, n, _ = a.shape
     if len(tokens) != n:
@@ -101,7 +113,7 @@ def weights_page(
     ]  # fmt: skip
     view = {
         "name": "given weights",
-        "tokens": [str(t) for t in tokens],
+        "tokens": list(tokens),
         "layers": layers,
         "fixed": FIXED,
         "given": True,  # the page says "weights as given", not "as the model computed them"
