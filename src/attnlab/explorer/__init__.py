@@ -17,7 +17,8 @@ Four rooms; each imports only the ones above it in this list (``tests/test_impor
   ``models`` (trained runs and the probe pages), ``hf`` and ``hf_files`` (Hugging Face
   folders), ``tensors`` (weights from any library);
 - ``server/``: the local server for typed sentences. ``app`` (what it computes and refuses),
-  ``connections`` (the lobby and capped reads), ``httpd`` (the HTTP side).
+  ``connections`` (the lobby and capped reads), ``fields`` (Content-Length and text, read
+  strictly), ``httpd`` (the HTTP side).
 """
 
 from __future__ import annotations

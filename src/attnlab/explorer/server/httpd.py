@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import socket
 import sys
 import threading
@@ -55,12 +54,13 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
 from attnlab.errors import UsageError
 from attnlab.explorer.page.render import render_page
 from attnlab.explorer.server.app import App, Compute, Refused
 from attnlab.explorer.server.connections import CappedReader, Lobby
+from attnlab.explorer.server.fields import BadRequest, body_text, content_length, query_text
 from attnlab.explorer.sources.heads import SENTENCE
 
 log = logging.getLogger(__name__)
@@ -76,14 +76,6 @@ STALL_TIMEOUT = 2.0  # seconds of silence in the middle of a request before it i
 READ_DEADLINE = 10.0  # seconds a connection has, from its first byte, to send its whole request
 REQUEST_CAP = 128 * 1024  # bytes one request may read: request line, headers and body
 MAX_URL = 16 * 1024  # bytes of the request target; the page's own URLs are far shorter
-_DIGITS = re.compile(r"[0-9]+")
-HUGE_DIGITS = 15  # a Content-Length of more digits is too large whatever the limit (no int())
-
-
-def _not_utf8(where: str, raw: bytes, err: UnicodeDecodeError) -> str:
-    """One line for bytes that are not UTF-8, naming the first bad byte (as the CLI does)."""
-    return (f"{where} is not valid UTF-8 (byte 0x{raw[err.start]:02x} at byte {err.start + 1}): "
-            "send the text as UTF-8")
 
 
 class _Server(ThreadingHTTPServer):
@@ -264,9 +256,12 @@ class _Handler(BaseHTTPRequestHandler):
         if url.path in ("/", "/index.html"):
             self._send(HTTPStatus.OK, self.server.page, "text/html; charset=utf-8")
         elif url.path == API_PATH:
-            text = self._form_text(url.query, "the URL's text")
-            if text is not False:
-                self._answer(text)
+            try:
+                text = query_text(url.query, "the URL's text")
+            except BadRequest as err:
+                self._json(err.status, {"error": str(err)})
+                return
+            self._answer(text)
         else:
             self._json(HTTPStatus.NOT_FOUND, {"error": f"no such page: {url.path[:200]}"})
 
@@ -275,19 +270,11 @@ class _Handler(BaseHTTPRequestHandler):
         if self.headers.get("Transfer-Encoding"):
             self._refuse(HTTPStatus.LENGTH_REQUIRED, "send the body with a Content-Length")
             return None
-        lengths = self.headers.get_all("Content-Length") or ["0"]
-        if len(set(lengths)) != 1 or not _DIGITS.fullmatch(lengths[0].strip()):
-            shown = ", ".join(lengths)[:40]
-            message = f"Content-Length must be one whole number of bytes, not {shown!r}"
-            self._refuse(HTTPStatus.BAD_REQUEST, message)
-            return None
-        digits = lengths[0].strip().lstrip("0") or "0"
-        length = int(digits) if len(digits) <= HUGE_DIGITS else None
-        if length is None or length > self.server.app.body_limit:
-            limit = self.server.app.body_limit
-            said = length if length is not None else f"a {len(digits)}-digit number of"
-            message = f"the body is {said} bytes; the limit is {limit}"
-            self._refuse(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, message)
+        try:
+            length = content_length(self.headers.get_all("Content-Length") or ["0"],
+                                    self.server.app.body_limit)  # fmt: skip
+        except BadRequest as err:
+            self._refuse(err.status, str(err))
             return None
         body = bytearray()
         try:
@@ -317,32 +304,11 @@ class _Handler(BaseHTTPRequestHandler):
         if body is None:
             return
         try:
-            raw = body.decode("utf-8")
-        except UnicodeDecodeError as err:
-            self._json(HTTPStatus.BAD_REQUEST, {"error": _not_utf8("the body", body, err)})
+            text = body_text(body, self.headers.get("Content-Type", ""))
+        except BadRequest as err:
+            self._json(err.status, {"error": str(err)})
             return
-        text: str | None
-        if self.headers.get("Content-Type", "").startswith("application/json"):
-            try:
-                parsed = json.loads(raw)
-            except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
-                parsed = None
-            text = parsed.get("text") if isinstance(parsed, dict) else None
-            text = text if isinstance(text, str) else None
-        else:
-            text = self._form_text(raw, "the body")
-            if text is False:
-                return
         self._answer(text)
-
-    def _form_text(self, query: str, where: str) -> str | None | bool:
-        """The ``text`` field of a query string or form body, None if absent, or False after
-        refusing one whose percent-escapes are not UTF-8 (as the CLI refuses such bytes)."""
-        try:
-            return parse_qs(query, errors="strict").get("text", [None])[0]
-        except UnicodeDecodeError as err:
-            self._json(HTTPStatus.BAD_REQUEST, {"error": _not_utf8(where, err.object, err)})
-            return False
 
 
 def make_server(
