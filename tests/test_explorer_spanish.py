@@ -94,6 +94,26 @@ def test_spanish_page_speaks_spanish_and_still_works(page, es_url) -> None:
         assert left == [], (mode, left)
 
 
+def test_every_key_the_code_asks_for_is_in_the_catalogue_and_every_entry_is_used() -> None:
+    """A key the page's script asks for but the catalogue lacks would be a TypeError in the
+    browser; an entry nothing asks for is text kept twice or left behind."""
+    from pathlib import Path
+
+    import attnlab.explorer
+
+    root = Path(attnlab.explorer.__file__).parent
+    js = "".join(p.read_text(encoding="utf-8") for p in sorted((root / "web").glob("*.js")))
+    py = "".join(p.read_text(encoding="utf-8") for p in sorted(root.rglob("*.py")))
+    keys = set(catalogue("explorer"))
+    files = (".js", ".json", ".model", ".txt", ".safetensors", ".tiktoken")
+    asked = {k for k in re.findall(r'"([a-z_]+(?:\.[a-z_]+)+)"', js) if not k.endswith(files)}
+    assert asked and asked <= keys, sorted(asked - keys)
+    literals = set(re.findall(r'"([a-z_]+(?:\.[a-z_ ]+)*)"', js + py))
+    dynamic = ("hand.name.", "hand.note.", "hand.asks.", "count.")  # built as f"hand.name.{…}"
+    unused = sorted(k for k in keys if k not in literals and not k.startswith(dynamic))
+    assert unused == []
+
+
 def test_cli_explore_lang_es_writes_the_spanish_page(tmp_path, capsys) -> None:
     out = tmp_path / "es.html"
     assert cli_main.main(["explore", "--lang", "es", "--out", str(out)]) == 0
