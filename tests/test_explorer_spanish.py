@@ -160,3 +160,15 @@ def test_served_spanish_page_computes_a_typed_sentence(page) -> None:
         page.get_by_role("button", name="mordió", exact=True).click()
         assert page.get_by_test_id("row-title").text_content() == "«mordió» atiende a:"
         np.testing.assert_allclose(sum(numbers(page, "row-bar")), 1.0, atol=1e-9)
+
+
+def test_given_weights_speak_spanish_too() -> None:
+    w = np.full((2, 3, 4, 4), 0.25)
+    data = show(weights=w, tokens=list("abcd"), lang="es").data
+    assert data["description"].startswith("Pesos de atención de 2 capas × 3 cabezas sobre 4 tokens")
+    view = data["views"][0]
+    assert view["layers"][0]["heads"][0]["name"] == "cabeza 1"
+    assert view["fixed"].startswith("estos pesos se dieron") and "Rollout (Abnar y" in view[
+        "composed"]["note"]  # fmt: skip
+    english = show(weights=w, tokens=list("abcd"), lang="en").data
+    assert english["views"][0]["composed"]["note"].startswith("Rollout (Abnar & Zuidema 2020)")

@@ -94,7 +94,7 @@ def show(
             raise UsageError("show(weights=..., tokens=...) takes both, and no source or text")
         from attnlab.explorer.sources.tensors import weights_page
 
-        return ExplorerView(weights_page(weights, tokens), height=height, lang=lang)
+        return ExplorerView(weights_page(weights, tokens, lang=lang), height=height, lang=lang)
     if source is None or source == "hand":
         data = hand_compute(SENTENCE if text is None else text, lang)
         return ExplorerView(data, height=height, lang=lang)

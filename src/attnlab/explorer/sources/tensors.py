@@ -27,15 +27,15 @@ from attnlab.errors import DataError, UsageError
 from attnlab.explorer.page.composed import composed
 from attnlab.explorer.page.render import counted
 from attnlab.explorer.sources.build import page_data
+from attnlab.i18n import text
 
 __all__ = ["ROW_SUM_TOLERANCE", "as_weights", "weights_page"]
 
 ROW_SUM_TOLERANCE = 1e-2  # |row sum − 1| accepted: bfloat16 rows sum to 1 ± a few 1e-3
-FIXED = (
-    "these weights were given as a tensor, without the queries and keys behind them, so the "
-    "causal and √d_k switches cannot recompute them"
-)
-NO_VALUES = "it needs the values, and only the weights were given"
+
+
+def _say(key: str, lang: str, **fields: object) -> str:
+    return text("explorer", key, lang, **fields)
 
 
 def _numpy(x: Any) -> np.ndarray:
@@ -90,11 +90,11 @@ def as_weights(weights: Any) -> np.ndarray:
 
 
 def weights_page(
-    weights: Any, tokens: Sequence[str], *, title: str = "Attention weights given to show()"
+    weights: Any, tokens: Sequence[str], *, title: str | None = None, lang: str = "en"
 ) -> dict[str, Any]:
     """The page's data for attention weights given directly (see the module docstring):
     one fixed view, its heads named ``head 1`` …, its rollout, and the causal switch on
-    exactly when every weight after its query is zero."""
+    exactly when every weight after its query is zero; its text in ``lang`` (``en``, ``es``)."""
     if isinstance(tokens, str) or not isinstance(tokens, Sequence):
         raise UsageError("tokens must be a list of strings, one per position")
     odd = next((i for i, t in enumerate(tokens) if not isinstance(t, str)), None)
@@ -107,22 +107,21 @@ def weights_page(
         raise UsageError(f"{len(tokens)} tokens given for weights over {n} positions")
     causal = not np.triu(a, 1).any()
     layers = [
-        {"heads": [{"name": f"head {h + 1}", "d_k": 1, "weights": np.round(a[li, h], 7).tolist()}
-                   for h in range(n_head)]}
+        {"heads": [{"name": _say("tensors.head", lang, n=h + 1), "d_k": 1,
+                    "weights": np.round(a[li, h], 7).tolist()} for h in range(n_head)]}
         for li in range(n_layer)
     ]  # fmt: skip
     view = {
-        "name": "given weights",
+        "name": _say("tensors.view", lang),
         "tokens": list(tokens),
         "layers": layers,
-        "fixed": FIXED,
+        "fixed": _say("tensors.fixed", lang),
         "given": True,  # the page says "weights as given", not "as the model computed them"
-        "composed": composed(list(a), None, without_values=NO_VALUES),
+        "composed": composed(list(a), None, without_values=_say("tensors.no_values", lang),
+                             lang=lang),
     }
-    description = (
-        f"Attention weights of {counted(n_layer, 'layer')} × {counted(n_head, 'head')} over "
-        f"{counted(n, 'token')}, as given "
-        f"({'causal: nothing after a query gets weight' if causal else 'not causal'}): "
-        "choose a token to see its row."
-    )
+    description = _say("tensors.description", lang, layers=counted(n_layer, "layer", lang),
+                       heads=counted(n_head, "head", lang), tokens=counted(n, "token", lang),
+                       causal=_say("tensors.causal" if causal else "tensors.not_causal", lang))
+    title = _say("tensors.title", lang) if title is None else title
     return page_data(title, description, [view], causal=causal, scale=False)
