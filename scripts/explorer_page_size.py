@@ -45,10 +45,10 @@ def main() -> None:
 
     import transformers
 
-    from attnlab.explorer.build import page_data, view_from_traces
-    from attnlab.explorer.encoding import encode_page
-    from attnlab.explorer.page import render_page, script_json
-    from attnlab.explorer.traces import attnlab_traces
+    from attnlab.explorer.page.encoding import encode_page
+    from attnlab.explorer.page.render import render_page, script_json
+    from attnlab.explorer.sources.build import page_data, view_from_traces
+    from attnlab.explorer.sources.traces import attnlab_traces
     from attnlab.nn.gpt2 import from_hf
 
     torch.manual_seed(0)

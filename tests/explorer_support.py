@@ -70,9 +70,9 @@ def page_data(text: str) -> dict:
 
     raw = re.search(r'<script type="application/json" id="attnlab-data">(.*?)</script>', text, re.S)
     data = json.loads(raw.group(1))
-    if importlib.util.find_spec("attnlab.explorer.encoding") is None:  # pages of plain numbers
+    if importlib.util.find_spec("attnlab.explorer.page.encoding") is None:  # pages of plain numbers
         return data
-    from attnlab.explorer.encoding import decode_data
+    from attnlab.explorer.page.encoding import decode_data
 
     return decode_data(data)
 
@@ -87,7 +87,7 @@ def long_page(
     n_layer × n_head heads with random q and k (n, d_k), causal. With ``composed``, the view
     carries rollout and value-weighted matrices (L, n, n) made here from the heads' weights:
     the page only draws them, so any row-stochastic matrices serve."""
-    from attnlab.explorer.data import head_weights
+    from attnlab.explorer.page.data import head_weights
 
     rng = np.random.default_rng(0)
     tokens = [("" if i == 0 else " ") + WORDS[int(rng.integers(len(WORDS)))] for i in range(n)]

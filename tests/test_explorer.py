@@ -29,8 +29,10 @@ from attnlab.explorer import (
     view_from_scores,
     write_page,
 )
-from attnlab.explorer.data import effective_tokens, head_weights, page_weights
-from attnlab.explorer.heads import (
+from attnlab.explorer.page.data import effective_tokens, head_weights, page_weights
+from attnlab.explorer.page.render import script_json
+from attnlab.explorer.server.httpd import make_server
+from attnlab.explorer.sources.heads import (
     WORD_FEATURES,
     agreement_head,
     previous_rotation,
@@ -38,8 +40,6 @@ from attnlab.explorer.heads import (
     subject_head,
     words,
 )
-from attnlab.explorer.page import script_json
-from attnlab.explorer.server import make_server
 
 TOKENS = SENTENCE.split()  # La gata que perseguía al ratón estaba muy cansada
 
@@ -214,7 +214,7 @@ def _evil_data() -> dict:
 def test_page_embeds_user_text_as_escaped_json_only() -> None:
     page = render_page(_evil_data())
     assert "<script>alert" not in page and "\u2028" not in page
-    assert len(re.findall(r"<script", page)) == 3  # data, config, the page's own script
+    assert len(re.findall(r"<script", page)) == 4  # data, config, interface text, own script
     assert "<title>&lt;i&gt;title&lt;/i&gt; &lt;/script&gt;</title>" in page
     raw = re.search(r'<script type="application/json" id="attnlab-data">(.*?)</script>', page, re.S)
     assert json.loads(raw.group(1)) == _evil_data()
@@ -370,7 +370,7 @@ def test_head_weights_follow_bias_window_and_own_weights() -> None:
 
 
 def test_rounded_keeps_seven_significant_digits() -> None:
-    from attnlab.explorer.data import rounded
+    from attnlab.explorer.page.data import rounded
 
     x = np.array([[1234.56789, -0.000123456789, 0.0, 1e-30]])
     np.testing.assert_allclose(rounded(x), x, rtol=5e-7)

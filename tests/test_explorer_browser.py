@@ -22,7 +22,7 @@ from attnlab.explorer import (
     start_server,
     write_page,
 )
-from attnlab.explorer.data import effective_tokens, head_weights, page_weights
+from attnlab.explorer.page.data import effective_tokens, head_weights, page_weights
 
 pytestmark = browser_marks
 

@@ -15,9 +15,9 @@ import pytest
 import torch
 
 from attnlab.data.synthetic import Vocab
-from attnlab.explorer.composed import composed, rollout, value_weighted
-from attnlab.explorer.data import DataError, validate_data
-from attnlab.explorer.encoding import (
+from attnlab.explorer.page.composed import composed, rollout, value_weighted
+from attnlab.explorer.page.data import DataError, validate_data
+from attnlab.explorer.page.encoding import (
     decode,
     decode_data,
     encode_f16,
@@ -25,9 +25,9 @@ from attnlab.explorer.encoding import (
     encode_u8,
     matrix_count,
 )
-from attnlab.explorer.models import checkpoint_view
-from attnlab.explorer.page import page_script, render_page
-from attnlab.explorer.traces import attnlab_traces
+from attnlab.explorer.page.render import page_script, render_page
+from attnlab.explorer.sources.models import checkpoint_view
+from attnlab.explorer.sources.traces import attnlab_traces
 from attnlab.nn.config import ModelConfig
 from attnlab.nn.model import LanguageModel
 
@@ -114,7 +114,7 @@ def _numbers(x) -> list[float]:
 
 
 def test_page_is_encoded_above_the_threshold_only(monkeypatch) -> None:
-    from attnlab.explorer import page
+    from attnlab.explorer.page import render as page
 
     data = _model_page()
     small = _embedded(render_page(data))
@@ -147,8 +147,12 @@ def _embedded(page: str) -> dict:
 NODE = shutil.which("node")
 
 
+def _decode_js() -> str:
+    return resources.files("attnlab.explorer").joinpath("web", "decode.js").read_text("utf-8")
+
+
 def _node(program: str) -> object:
-    decode_js = resources.files("attnlab.explorer").joinpath("decode.js").read_text("utf-8")
+    decode_js = _decode_js()
     script = f'"use strict";\n{decode_js}\n{program}'
     out = subprocess.run([NODE, "-e", script], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
@@ -173,7 +177,7 @@ def test_decode_js_decodes_the_embedded_data_before_the_other_parts_read_it() ->
         f"const node = {json.dumps(node)};\n"
         "globalThis.document = {getElementById: (id) => (id === 'attnlab-data' ? node : null)};\n"
         # the part as the page runs it: a second evaluation, now with a document
-        f"eval({json.dumps(resources.files('attnlab.explorer').joinpath('decode.js').read_text())});\n"
+        f"eval({json.dumps(_decode_js())});\n"
         "console.log(node.textContent);"
     )
     assert got == decode_data(enc)

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from attnlab.cli import main as cli_main
-from attnlab.explorer.data import head_weights
+from attnlab.explorer.page.data import head_weights
 
 transformers = pytest.importorskip("transformers")
 
@@ -80,7 +80,7 @@ def _library_weights(folder: Path, ids: list[int]) -> list[np.ndarray]:
 
 @pytest.mark.parametrize("family", ["gpt2", "gpt_neo", "opt", "llama", "mistral"])
 def test_page_weights_are_the_librarys_and_the_switches_rebuild_them(family, folders) -> None:
-    from attnlab.explorer.hf import hf_compute
+    from attnlab.explorer.sources.hf import hf_compute
 
     data = hf_compute(folders[family])(TEXT)
     view = data["views"][0]
@@ -106,7 +106,7 @@ def test_page_weights_are_the_librarys_and_the_switches_rebuild_them(family, fol
 
 def test_families_without_a_q_k_reader_show_the_librarys_weights_with_the_reason(tmp_path,
                                                                                 tokenizer) -> None:
-    from attnlab.explorer.hf import hf_compute
+    from attnlab.explorer.sources.hf import hf_compute
 
     cfg = transformers.BloomConfig(vocab_size=len(tokenizer), hidden_size=16, n_layer=2, n_head=2,
                                    bos_token_id=0, eos_token_id=0)  # fmt: skip
@@ -166,7 +166,7 @@ def test_each_folder_that_cannot_be_shown_gets_one_line_saying_why(tmp_path, tok
 
 
 def test_token_strings_keep_their_spaces(tokenizer) -> None:
-    from attnlab.explorer.hf import hf_token_strings
+    from attnlab.explorer.sources.hf import hf_token_strings
 
     ids = tokenizer("the cat  é")["input_ids"]  # é is two byte tokens
     pieces = hf_token_strings(tokenizer, ids)
@@ -202,7 +202,7 @@ def test_show_for_notebooks_takes_folders_runs_and_models(folders, tmp_path) -> 
 def test_value_norms_rebuild_each_layers_attention_output(family, folders, tokenizer) -> None:
     """Σ_h Σ_j α_h[i, j]·f_h(x_j) + b_O is the attention module's output, where f_h(x_j) is
     head h's value of key j through the output map alone; its norms are the value norms."""
-    from attnlab.explorer.hf import _attention_modules, hf_traces
+    from attnlab.explorer.sources.hf import _attention_modules, hf_traces
 
     model = transformers.AutoModelForCausalLM.from_pretrained(
         folders[family], local_files_only=True, attn_implementation="eager"

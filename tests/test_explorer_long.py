@@ -21,7 +21,7 @@ from explorer_support import (  # noqa: F401 (fixtures)
 from PIL import Image
 
 from attnlab.explorer import write_page
-from attnlab.explorer.data import head_weights
+from attnlab.explorer.page.data import head_weights
 
 pytestmark = browser_marks
 N, HEADS, LAYERS = 128, 12, 2

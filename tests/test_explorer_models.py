@@ -17,10 +17,10 @@ import torch
 
 from attnlab.cli import main as cli_main
 from attnlab.data.synthetic import Vocab
-from attnlab.explorer import models
-from attnlab.explorer.data import head_weights
-from attnlab.explorer.models import checkpoint_compute, checkpoint_view
-from attnlab.explorer.server import start_server
+from attnlab.explorer.page.data import head_weights
+from attnlab.explorer.server.httpd import start_server
+from attnlab.explorer.sources import models
+from attnlab.explorer.sources.models import checkpoint_compute, checkpoint_view
 from attnlab.nn.config import ModelConfig
 from attnlab.nn.model import LanguageModel
 from attnlab.train.config import TrainConfig

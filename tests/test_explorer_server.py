@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from attnlab.explorer import hand_compute, start_server
-from attnlab.explorer.server import MAX_URL
+from attnlab.explorer.server.httpd import MAX_URL
 
 HOST = "127.0.0.1"
 
@@ -232,3 +232,42 @@ def test_clients_that_leave_early_print_no_traceback(capfd) -> None:
         assert _raw(srv.port, _get(srv.port, "/api/attention?text=hola"))[0] == 200
     err = capfd.readouterr().err
     assert "Traceback" not in err and "BrokenPipe" not in err, err
+
+
+@pytest.mark.parametrize("length", ["1000000000000", "9" * 40, "0" * 20 + "999999"])
+def test_a_content_length_past_the_limit_is_a_413_however_many_digits(length: str) -> None:
+    """10^12 was a 400 ("must be one whole number"): it is a whole number, only too large."""
+    with start_server(hand_compute) as srv:
+        status, answer = _raw(srv.port, _post(srv.port, f"Content-Length: {length}", b"text=a"))
+    assert status == 413 and "the limit is" in answer["error"], answer
+
+
+@pytest.mark.parametrize(("headers", "body", "where"), [
+    ("Content-Type: application/json", b'{"text": "la gata \xff"}', "the body"),
+    ("Content-Type: application/x-www-form-urlencoded", b"text=la+gata+\xfe", "the body"),
+    ("Content-Type: application/x-www-form-urlencoded", b"text=la%20gata%FF", "the body"),
+])  # fmt: skip
+def test_a_body_that_is_not_utf8_is_a_400_naming_the_byte(headers, body, where) -> None:
+    """Such bytes became U+FFFD and were answered 200, where the CLI refuses them."""
+    with start_server(hand_compute) as srv:
+        status, answer = _raw(srv.port, _post(srv.port, f"{headers}\r\nContent-Length: "
+                                              f"{len(body)}", body))  # fmt: skip
+        get_status, get_answer = _raw(srv.port, _get(srv.port, "/api/attention?text=gata%E9"))
+    assert status == 400 and answer["error"].startswith(f"{where} is not valid UTF-8 (byte 0x")
+    assert get_status == 400 and "not valid UTF-8 (byte 0xe9" in get_answer["error"]
+
+
+def test_explore_serve_ends_with_130_on_ctrl_c(tmp_path) -> None:
+    """Ctrl-C (SIGINT) stops ``attnlab explore --serve`` with 130, as every command; it was 0."""
+    import signal
+
+    proc = subprocess.Popen([sys.executable, "-m", "attnlab.cli.main", "explore", "--serve",
+                             "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, cwd=tmp_path)  # fmt: skip
+    try:
+        assert "explorer at http://127.0.0.1:" in proc.stdout.readline()
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=20) == 130
+        assert "explorer stopped" in proc.stdout.read()
+    finally:
+        proc.kill()

@@ -13,8 +13,8 @@ from explorer_support import train_tiny_run
 
 from attnlab.data.synthetic import Vocab
 from attnlab.explorer import ExplorerView, show
-from attnlab.explorer.composed import rollout
-from attnlab.explorer.data import head_weights
+from attnlab.explorer.page.composed import rollout
+from attnlab.explorer.page.data import head_weights
 from attnlab.nn.config import ModelConfig
 from attnlab.nn.model import LanguageModel
 from attnlab.train.config import TrainConfig
@@ -113,6 +113,10 @@ def test_show_weights_that_are_not_causal_start_with_the_switch_off() -> None:
     [
         ({"weights": np.zeros((2, 2, 2, 2, 2))}, "index the batch first"),
         ({"weights": np.ones((2, 3))}, r"square \(n, n\)"),
+        ({"weights": np.ones((3, 4))}, r"got \(3, 4\)$"),  # the shape as given, not (1, 1, 3, 4)
+        ({"weights": np.eye(3), "tokens": [1, 2, 3]}, "token 1 is 1 \\(int\\)"),
+        ({"weights": np.eye(3), "tokens": [None, "b", "c"]}, "token 1 is None"),
+        ({"weights": np.eye(2) + 0j}, "real numbers, not complex128"),
         ({"weights": np.eye(2), "tokens": ["a"]}, "1 tokens given for weights over 2"),
         ({"weights": np.eye(2), "tokens": "ab"}, "list of strings"),
         ({"weights": np.array([[0.5, 0.2], [0.0, 1.0]])}, "layer 1 head 1 row 1 sum to 0.7"),
@@ -124,9 +128,13 @@ def test_show_weights_that_are_not_causal_start_with_the_switch_off() -> None:
     ],
 )
 def test_show_weights_errors_are_one_line(kwargs, message) -> None:
+    import warnings
+
     kwargs = {"tokens": ["a", "b"], **kwargs}
-    with pytest.raises(ValueError, match=message) as err:
-        show(**kwargs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # complex weights passed with a NumPy warning
+        with pytest.raises(ValueError, match=message) as err:
+            show(**kwargs)
     assert "\n" not in str(err.value)
 
 
@@ -137,6 +145,6 @@ def test_show_weights_errors_are_one_line(kwargs, message) -> None:
      ("bloom", "a BLOOM model"), ("qwen3", "a Qwen3 model"), ("newfamily", "a newfamily model")],
 )  # fmt: skip
 def test_page_text_names_families_as_they_are_spelt(model_type, said) -> None:
-    from attnlab.explorer.build import a_model
+    from attnlab.explorer.sources.build import a_model
 
     assert a_model(model_type) == said

@@ -26,8 +26,8 @@ from explorer_support import (  # noqa: F401 (fixtures)
 
 from attnlab.data.synthetic import Vocab
 from attnlab.explorer import hand_compute, hand_designed_page, show, start_server, write_page
-from attnlab.explorer.data import effective_tokens, head_weights
-from attnlab.explorer.models import checkpoint_view, model_page
+from attnlab.explorer.page.data import effective_tokens, head_weights
+from attnlab.explorer.sources.models import checkpoint_view, model_page
 from attnlab.nn.config import ModelConfig
 from attnlab.nn.model import LanguageModel
 

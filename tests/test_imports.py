@@ -118,3 +118,20 @@ def test_the_layers_point_down():
     assert reaches("attnlab.experiments", ("attnlab.suite", "attnlab.report",
                                            "attnlab.cli")) == []
     assert reaches("attnlab.report", ("attnlab.suite", "attnlab.cli")) == []
+
+
+def test_the_explorer_rooms_point_down():
+    """Inside the explorer: the page never imports where heads come from or the server;
+    the sources never import the server or the notebook entry; the server not the notebook."""
+    edges = graph()
+
+    def reaches(prefix: str, banned: tuple[str, ...]) -> list[str]:
+        return sorted(f"{m} -> {t}" for m, ts in edges.items() if m.startswith(prefix)
+                      for t in ts if t.startswith(banned))
+
+    ex = "attnlab.explorer."
+    assert f"{ex}page.render" in edges and f"{ex}sources.build" in edges
+    assert reaches(f"{ex}page", (f"{ex}sources", f"{ex}server", f"{ex}notebook")) == []
+    assert reaches(f"{ex}sources", (f"{ex}server", f"{ex}notebook")) == []
+    assert reaches(f"{ex}server", (f"{ex}notebook",)) == []
+    assert reaches("attnlab.explorer", ("attnlab.cli",)) == []

@@ -7,11 +7,13 @@ attnlab explore --checkpoint runs/RUN --text "To be, or not"  # a run of `attnla
 attnlab explore --hf-model DIR --serve  # a local Hugging Face causal LM (GPT-2, OPT, Llama…)
 attnlab explore --winograd              # the Winograd pair under a trained probe (cached in runs/)
 attnlab explore --agreement             # `I work , you work , he` under a trained probe
+attnlab explore --lang es               # the page's interface (and the hand heads' text) in Spanish
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -19,10 +21,11 @@ from typing import Any
 
 from attnlab.cli.outputs import check_file, check_folder
 from attnlab.errors import UsageError
-from attnlab.explorer.build import hand_compute
-from attnlab.explorer.heads import SENTENCE
-from attnlab.explorer.page import write_page
-from attnlab.explorer.server import serve
+from attnlab.explorer.page.render import write_page
+from attnlab.explorer.server.httpd import serve
+from attnlab.explorer.sources.hand import hand_compute
+from attnlab.explorer.sources.heads import SENTENCE
+from attnlab.i18n import LANGS, resolve_lang
 
 DEFAULT_OUT = Path("explorer.html")
 DEFAULT_PORT = 8000
@@ -64,23 +67,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--work", type=Path, help=f"--winograd/--agreement: where training runs are cached "
         f"(default: {DEFAULT_WORK})",
     )  # fmt: skip
+    p.add_argument(
+        "--lang", choices=LANGS, help="language of the page's buttons, switches, captions and "
+        "notes (default: the locale's, else English); the hand-designed heads' text too",
+    )  # fmt: skip
     p.set_defaults(func=run)
 
 
 def _compute(args: argparse.Namespace) -> Callable[[str], dict[str, Any]]:
     if args.checkpoint:
-        from attnlab.explorer.models import checkpoint_compute
+        from attnlab.explorer.sources.models import checkpoint_compute
 
         return checkpoint_compute(args.checkpoint)
     if args.hf_model:
-        from attnlab.explorer.hf import hf_compute
+        from attnlab.explorer.sources.hf import hf_compute
 
         return hf_compute(args.hf_model)
-    return hand_compute
+    return functools.partial(hand_compute, lang=args.lang)
 
 
 def _probe_page(args: argparse.Namespace) -> dict[str, Any]:
-    from attnlab.explorer.models import agreement_page, winograd_page
+    from attnlab.explorer.sources.models import agreement_page, winograd_page
     from attnlab.train.progress import ProgressPrinter
 
     flag = "--winograd" if args.winograd else "--agreement"
@@ -109,6 +116,7 @@ def check_text(text: str, flag: str = "--text", what: str = "sentence") -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Write the page (default) or serve it; return the exit code."""
+    args.lang = resolve_lang(args.lang)
     if args.text is not None:
         check_text(args.text)
     if args.serve and args.out is not None:
@@ -120,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
     if args.winograd or args.agreement:
         check_folder("--work", args.work if args.work is not None else DEFAULT_WORK)
     if args.winograd or args.agreement:
-        path = write_page(_probe_page(args), args.out or DEFAULT_OUT)
+        path = write_page(_probe_page(args), args.out or DEFAULT_OUT, lang=args.lang)
         print(f"wrote {path}")
         return 0
     if args.work is not None:
@@ -134,12 +142,13 @@ def run(args: argparse.Namespace) -> int:
             print(f"explorer at {url} (Ctrl-C to stop)", flush=True)
 
         try:
-            serve(compute, port=port, default_text=text, ready=ready)
-        except KeyboardInterrupt:
+            serve(compute, port=port, default_text=text, ready=ready, lang=args.lang)
+        except KeyboardInterrupt:  # Ctrl-C: stopped as asked, exit 130 as every command
             print("explorer stopped")
+            return 130
         except OSError as err:  # port taken, say
             raise UsageError(f"cannot serve on port {port}: {err.strerror or err}") from err
         return 0
-    path = write_page(compute(text), args.out or DEFAULT_OUT)
+    path = write_page(compute(text), args.out or DEFAULT_OUT, lang=args.lang)
     print(f"wrote {path}")
     return 0

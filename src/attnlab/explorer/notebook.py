@@ -28,11 +28,19 @@ from pathlib import Path
 from typing import Any
 
 from attnlab.errors import DataError, UsageError
-from attnlab.explorer.build import hand_compute
-from attnlab.explorer.heads import SENTENCE
-from attnlab.explorer.page import ExplorerView
+from attnlab.explorer.page.render import ExplorerView
+from attnlab.explorer.sources.hand import hand_compute
+from attnlab.explorer.sources.heads import SENTENCE
+from attnlab.i18n import resolve_lang
 
 __all__ = ["show"]
+
+
+def _lang(lang: str | None) -> str:
+    try:
+        return resolve_lang(lang)
+    except ValueError as err:
+        raise UsageError(str(err)) from err
 
 
 def _folder_kind(folder: Path) -> str:
@@ -61,6 +69,7 @@ def show(
     weights: Any = None,
     tokens: Sequence[str] | None = None,
     height: int = 900,
+    lang: str | None = None,
 ) -> ExplorerView:
     """The explorer for ``source`` on ``text``, ready to display inline in Jupyter.
 
@@ -71,18 +80,24 @@ def show(
     defaults to their Spanish sentence). Models run on the resolved device.
 
     ``show(weights=…, tokens=…)`` shows attention weights from any library
-    (``attnlab.explorer.tensors``): shaped (L, H, n, n), (H, n, n) or (n, n),
+    (``attnlab.explorer.sources.tensors``): shaped (L, H, n, n), (H, n, n) or (n, n),
     NumPy or torch, with one token string per position; the switches are off
     (no q and k were given) and the page says so.
+
+    ``lang`` (``"en"`` or ``"es"``; default from the locale, then English) is the language of
+    the page's buttons, switches, captions and notes; the hand-designed page's title, heads
+    and notes follow it too.
     """
+    lang = _lang(lang)
     if weights is not None or tokens is not None:
         if source is not None or text is not None or weights is None or tokens is None:
             raise UsageError("show(weights=..., tokens=...) takes both, and no source or text")
-        from attnlab.explorer.tensors import weights_page
+        from attnlab.explorer.sources.tensors import weights_page
 
-        return ExplorerView(weights_page(weights, tokens), height=height)
+        return ExplorerView(weights_page(weights, tokens, lang=lang), height=height, lang=lang)
     if source is None or source == "hand":
-        return ExplorerView(hand_compute(SENTENCE if text is None else text), height=height)
+        data = hand_compute(SENTENCE if text is None else text, lang)
+        return ExplorerView(data, height=height, lang=lang)
     if text is None or not str(text).strip():
         raise UsageError("show(source, text): give the sentence to show")
     if isinstance(source, (str, Path)):
@@ -90,24 +105,25 @@ def show(
         if not folder.is_dir():
             raise DataError(f"no folder at {folder}")
         if _folder_kind(folder) == "hf":
-            from attnlab.explorer.hf import hf_compute
+            from attnlab.explorer.sources.hf import hf_compute
 
-            return ExplorerView(hf_compute(folder)(text), height=height)
-        from attnlab.explorer.models import checkpoint_compute
+            return ExplorerView(hf_compute(folder)(text), height=height, lang=lang)
+        from attnlab.explorer.sources.models import checkpoint_compute
 
-        return ExplorerView(checkpoint_compute(folder)(text), height=height)
+        return ExplorerView(checkpoint_compute(folder)(text), height=height, lang=lang)
     from attnlab.nn.model import LanguageModel
 
     if isinstance(source, LanguageModel):
         if tokenizer is None or not hasattr(tokenizer, "encode"):
             raise UsageError("show(model, text, tokenizer=...): a LanguageModel needs the "
                              "tokenizer its ids come from")  # fmt: skip
-        from attnlab.explorer.models import checkpoint_view, describe, model_page
+        from attnlab.explorer.sources.models import checkpoint_view, describe, model_page
 
         view = checkpoint_view(source, tokenizer, text, name=text)
         title = "Attention of an attnlab model"
         description = f"Every head of an attnlab model ({describe(source.cfg)}) on this sentence."
-        return ExplorerView(model_page(source, [view], title, description), height=height)
+        data = model_page(source, [view], title, description)
+        return ExplorerView(data, height=height, lang=lang)
     raise UsageError(
         f"show() takes a folder, an attnlab LanguageModel, None or weights=, not a "
         f"{type(source).__name__} (for a Hugging Face model, pass its folder)"

@@ -40,7 +40,13 @@ from types import MappingProxyType
 
 import numpy as np
 
+from attnlab.i18n import text
 from attnlab.reference.positions import sinusoidal
+
+
+def _say(key: str, lang: str, **fields: object) -> str:
+    return text("explorer", key, lang, **fields)
+
 
 SENTENCE = "La gata que perseguía al ratón estaba muy cansada"
 
@@ -97,6 +103,11 @@ class HandHead:
     w_k: np.ndarray  # (f, k)
     latent: tuple[str, ...]  # names of the k query/key dimensions
     asks: str | None = None  # the word class whose rows the sentence note describes
+    gain: float = 0.0  # how strongly a match counts (the previous-word note says it)
+
+    def note_in(self, lang: str) -> str:
+        """The head's rule for any sentence, in ``lang`` (``note`` is the English)."""
+        return _say(f"hand.note.{self.name}", lang, gain=f"{self.gain:g}")
 
     def scores(self, x: np.ndarray) -> np.ndarray:
         """Raw, unscaled scores ``(X W_Q)(X W_K)ᵀ``, shape (n, n)."""
@@ -200,11 +211,8 @@ def agreement_head(gain: float = AGREEMENT_GAIN) -> HandHead:
          "noun": {"noun": 1.0}, "subject": {"subject": 1.0}},
         latent,
     )  # fmt: skip
-    note = (
-        "Agreement: a word asks for words of its own gender; an adjective also asks for a noun "
-        "that is a subject (each match scores 3)."
-    )
-    return HandHead("agreement", note, w_q, w_k, tuple(latent), asks="adjective")
+    note = _say("hand.note.agreement", "en")
+    return HandHead("agreement", note, w_q, w_k, tuple(latent), asks="adjective", gain=gain)
 
 
 def subject_head(gain: float = SUBJECT_GAIN) -> HandHead:
@@ -223,8 +231,8 @@ def subject_head(gain: float = SUBJECT_GAIN) -> HandHead:
          "relative clause": {"relative clause": 1.0}},
         latent,
     )  # fmt: skip
-    note = "Subject: a verb asks for a subject, and every word for its own clause."
-    return HandHead("subject", note, w_q, w_k, tuple(latent), asks="verb")
+    note = _say("hand.note.subject", "en")
+    return HandHead("subject", note, w_q, w_k, tuple(latent), asks="verb", gain=gain)
 
 
 def previous_word_head(gain: float = PREVIOUS_GAIN, d: int = PE_WIDTH) -> HandHead:
@@ -240,15 +248,13 @@ def previous_word_head(gain: float = PREVIOUS_GAIN, d: int = PE_WIDTH) -> HandHe
     w_k = np.zeros((n_named + d, d))
     w_q[n_named:] = gain * previous_rotation(d)
     w_k[n_named:] = np.eye(d)
-    note = (
-        f"Previous word: the query is PE(p) turned back one step by the fixed rotation R "
-        f"(times {gain:g}), which is exactly PE(p-1); against the keys PE(j) it scores highest "
-        f"at j = p-1. Switch the causal mask on for a clean shift."
-    )
-    return HandHead("previous word", note, w_q, w_k, tuple(latent))
+    note = _say("hand.note.previous word", "en", gain=f"{gain:g}")
+    return HandHead("previous word", note, w_q, w_k, tuple(latent), gain=gain)
 
 
-def sentence_note(head: HandHead, tokens: list[str], scores: np.ndarray) -> str:
+def sentence_note(
+    head: HandHead, tokens: list[str], scores: np.ndarray, lang: str = "en"
+) -> str:
     """What ``head`` does on *this* sentence: each row of the word class it is built for
     (``head.asks``) and the word it scores highest, e.g. ``‘cansada’ → ‘gata’ (9 vs 3 on
     the next best ‘ratón’)``; empty for a head that is the same on every sentence."""
@@ -257,16 +263,16 @@ def sentence_note(head: HandHead, tokens: list[str], scores: np.ndarray) -> str:
     column = WORD_FEATURES.index(head.asks)
     rows = [i for i, row in enumerate(feature_matrix(tokens)) if row[column]]
     if not rows:
-        return f"This sentence has no {head.asks} the toy lexicon knows, so no row stands out."
+        return _say("hand.none", lang, asks=_say(f"hand.asks.{head.asks}", lang))
     parts = []
     for i in rows:
         order = np.argsort(-scores[i], kind="stable")  # keys, highest score first
         best, second = int(order[0]), int(order[1]) if len(order) > 1 else None
-        part = f"‘{tokens[i]}’ → ‘{tokens[best]}’ ({scores[i, best]:g}"
-        if second is not None:
-            part += f" vs {scores[i, second]:g} on the next best, ‘{tokens[second]}’"
-        parts.append(part + ")")
-    return "In this sentence: " + "; ".join(parts) + " (raw scores)."
+        nxt = "" if second is None else _say("hand.next", lang, score=f"{scores[i, second]:g}",
+                                              other=tokens[second])  # fmt: skip
+        parts.append(_say("hand.part", lang, query=tokens[i], best=tokens[best],
+                          score=f"{scores[i, best]:g}", next=nxt))  # fmt: skip
+    return _say("hand.in_sentence", lang, parts="; ".join(parts))
 
 
 def hand_heads() -> list[HandHead]:

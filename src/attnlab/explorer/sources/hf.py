@@ -35,14 +35,20 @@ import numpy as np
 import torch
 
 from attnlab.errors import DataError, UsageError, first_line
-from attnlab.explorer.build import a_model, family_name, own_scale, page_data, view_from_traces
-from attnlab.explorer.hf_files import (
+from attnlab.explorer.sources.build import (
+    a_model,
+    family_name,
+    own_scale,
+    page_data,
+    view_from_traces,
+)
+from attnlab.explorer.sources.hf_files import (
     check_weight_files,
     is_encoder,
     load_weights,
     quiet_transformers,
 )
-from attnlab.explorer.traces import LayerTrace, attnlab_traces, hf_value_norms, numpy_of
+from attnlab.explorer.sources.traces import LayerTrace, attnlab_traces, hf_value_norms, numpy_of
 
 __all__ = ["HFModel", "hf_compute", "hf_token_strings", "hf_traces", "load_hf"]
 

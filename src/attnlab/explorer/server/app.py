@@ -1,7 +1,7 @@
 """What the explorer's server computes for a sentence, and what it refuses (``Refused``:
 answered with HTTP 400 and its message): empty text, text over the character cap, lone
 surrogates, a model's own refusal, a page over the token cap. The HTTP side is
-``attnlab.explorer.server``; this part knows nothing of sockets.
+``attnlab.explorer.server.httpd``; this part knows nothing of sockets.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from attnlab.errors import first_line
-from attnlab.explorer.page import validate_data
+from attnlab.explorer.page.render import validate_data
 
 Compute = Callable[[str], Mapping[str, Any]]
 
@@ -30,6 +30,7 @@ class App:
     max_tokens: int
     default_text: str
     lock: threading.Lock
+    lang: str = "en"  # the page's interface language (the data's own text is compute's)
 
     @property
     def body_limit(self) -> int:

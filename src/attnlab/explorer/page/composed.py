@@ -34,19 +34,12 @@ from typing import Any
 
 import numpy as np
 
+from attnlab.i18n import text
+
 __all__ = ["ROLLOUT_NOTE", "composed", "rollout", "value_weighted"]
 
-ROLLOUT_NOTE = (
-    "Rollout (Abnar & Zuidema 2020): each layer's weights averaged over heads, mixed half and "
-    "half with the residual identity (0.5·A + 0.5·I) and multiplied through the layers, so "
-    "row i of layer l says how much of token i's state after layer l traces back to each "
-    "input token."
-)
-VALUE_NOTE = (
-    "Value-weighted (Kobayashi et al. 2020): each layer alone, each weight times the norm of "
-    "what its key's value writes through the head's slice of the output projection, "
-    "summed over heads, rows renormalised to sum to one."
-)
+ROLLOUT_NOTE = text("explorer", "composed.note.rollout", "en")  # the note's text: i18n
+VALUE_NOTE = text("explorer", "composed.note.value", "en")
 
 
 def rollout(weights: Sequence[Any]) -> np.ndarray:
@@ -76,19 +69,25 @@ def value_weighted(weights: Any, value_norms: Any) -> np.ndarray:
 
 
 def composed(
-    weights: Sequence[Any], value_norms: Sequence[Any] | None, *, without_values: str = ""
+    weights: Sequence[Any],
+    value_norms: Sequence[Any] | None,
+    *,
+    without_values: str = "",
+    lang: str = "en",
 ) -> dict[str, Any]:
     """A view's ``composed`` entry from its per-layer weights (H, n, n) and, where known,
-    per-layer value norms (H, n); ``without_values`` says why value-weighted is absent."""
+    per-layer value norms (H, n); ``without_values`` says why value-weighted is absent. The
+    note is in ``lang`` (``en`` or ``es``)."""
     out: dict[str, Any] = {"rollout": [np.round(m, 7).tolist() for m in rollout(weights)]}
-    note = ROLLOUT_NOTE
+    note = text("explorer", "composed.note.rollout", lang)
     if value_norms is not None:
         out["value_weighted"] = [
             np.round(value_weighted(w, v), 7).tolist()
             for w, v in zip(weights, value_norms, strict=True)
         ]
-        note += " " + VALUE_NOTE
+        note += " " + text("explorer", "composed.note.value", lang)
     else:
-        note += f" Value-weighted attention is not shown: {without_values or 'no values given'}."
+        why = without_values or text("explorer", "composed.note.no_values_given", lang)
+        note += text("explorer", "composed.note.no_values", lang, why=why)
     out["note"] = note
     return out

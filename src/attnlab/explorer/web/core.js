@@ -1,17 +1,20 @@
 // attnlab attention explorer, part 1: helpers, the weights arithmetic, the page state and URL.
 // The parts (core, head, grid, overlay, export, main) are joined in that order into one
-// script inside one function scope by attnlab.explorer.page. Input: the JSON in
-// #attnlab-data (its shape: attnlab.explorer.data). User text reaches the page only
+// script inside one function scope by attnlab.explorer.page.render. Input: the JSON in
+// #attnlab-data (its shape: attnlab.explorer.page.data). User text reaches the page only
 // through textContent, setAttribute or canvas fillText, never as markup.
 
 const byTestId = (id) => document.querySelector(`[data-testid="${id}"]`);
 const readJSON = (id) => JSON.parse(document.getElementById(id).textContent);
 const config = readJSON("attnlab-config");
 let data = readJSON("attnlab-data");
+// the interface's text in the page's language (attnlab/i18n/explorer.json): ui(key, {field})
+const TEXT = readJSON("attnlab-ui"); // not "attnlab-text": the served page's text box has that id
+const ui = (key, fields = {}) => TEXT[key].replace(/\{(\w+)\}/g, (_, f) => String(fields[f]));
 
 const MODES = ["head", "grid", "overlay", "text", "composed"];
-const COLOUR_SCALES = { linear: "linear", power: "power (√w)", log: "log (0.001 … 1)" };
-const ZOOMS = { fit: "fit the page", full: "full size (scroll)" };
+const COLOUR_SCALES = { linear: ui("scale.linear"), power: ui("scale.power"), log: ui("scale.log") };
+const ZOOMS = { fit: ui("zoom.fit"), full: ui("zoom.full") };
 const state = {
   mode: "head", // one head | all heads in a grid | the heads of a layer overlaid
   view: 0, // which sentence (data.views)
@@ -116,10 +119,13 @@ const fmt = (w, digits) => (w === 0 ? "0" : w.toFixed(digits));
 const fmtNum = (x) => String(Number(x.toFixed(2)));
 const fmtSig = (x) => (Number.isFinite(x) ? String(Number(x.toPrecision(4))) : "−∞");
 
-// distinct colours for the heads of a layer (Okabe–Ito, then Tableau), cycled beyond 16
+// distinct colours for the heads of a layer, cycled beyond 16: Okabe–Ito's first seven, then
+// each next colour the one farthest (CIELAB) from those before it, from Kelly's and Tableau's
+// lists, none lighter than L* 80 (lines on white). The nearest two of the first 16 differ by
+// ΔE 26; the old Okabe–Ito-then-Tableau list put heads 9–12 within ΔE 12 of heads 1–5.
 const PALETTE = [
-  "#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000", "#f0e442",
-  "#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#9c755f", "#ff9da7", "#76b7b2", "#bab0ac",
+  "#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000", "#000080",
+  "#8db600", "#c2b280", "#ff1493", "#be0032", "#654522", "#f99379", "#7f7f7f", "#00ced1",
 ];
 const headColour = (h) => PALETTE[h % PALETTE.length];
 
@@ -141,7 +147,7 @@ const rgbText = (rgb) => `rgb(${rgb.join(", ")})`;
 const TICKS = { linear: [0, 0.25, 0.5, 0.75, 1], power: [0, 0.05, 0.25, 0.5, 1], log: [0.001, 0.01, 0.1, 1] };
 
 // the colour bar of a map: shade against weight, its ticks placed by the colour scale
-function colourBar(rgb = BLUE, label = "weight") {
+function colourBar(rgb = BLUE, label = ui("bar.weight")) {
   const box = el("div", { class: "colour-bar", "data-testid": "colour-bar", "data-scale": state.colours });
   const width = 160;
   const canvas = el("canvas", { width, height: 1, "aria-hidden": "true" });

@@ -44,8 +44,9 @@ from attnlab.data.synthetic import (
     winograd_dataset,
 )
 from attnlab.errors import DataError, UsageError
-from attnlab.explorer.build import page_data, view_from_traces
-from attnlab.explorer.traces import attnlab_traces
+from attnlab.explorer.page.render import counted
+from attnlab.explorer.sources.build import page_data, view_from_traces
+from attnlab.explorer.sources.traces import attnlab_traces
 from attnlab.nn.config import ModelConfig
 from attnlab.train.config import TrainConfig
 from attnlab.train.progress import Progress
@@ -89,10 +90,10 @@ def checkpoint_view(
 
 
 def describe(cfg: ModelConfig) -> str:
-    """``2 block(s) of 4 heads, rope positions`` (and ``, no √d_k division`` if so)."""
-    heads = f"{cfg.n_head} heads" if cfg.mixer == "mha" else f"a {cfg.mixer} mixer"
+    """``2 blocks of 4 heads, rope positions`` (and ``, no √d_k division`` if so)."""
+    heads = counted(cfg.n_head, "head") if cfg.mixer == "mha" else f"a {cfg.mixer} mixer"
     unscaled = ", no √d_k division" if cfg.mixer in ("head", "mha") and not cfg.scale else ""
-    return f"{cfg.n_layer} block(s) of {heads}, {cfg.position} positions{unscaled}"
+    return f"{counted(cfg.n_layer, 'block')} of {heads}, {cfg.position} positions{unscaled}"
 
 
 def model_page(

@@ -1,15 +1,16 @@
-"""Explorer data from the hand-designed heads, and the pieces every model adapter shares.
+"""The pieces every source of heads shares: the page's data dict from views, and a view from
+a model's traced layers.
 
 Dimension legend: ``L`` layers, ``H`` heads per layer, ``n`` tokens, ``f``
 feature columns, ``k`` query/key width of a head (``d_k``).
 
 Every function here returns the page's one input, the *data* dict described in
-``attnlab.explorer.data``: heads as their q and k (or raw scores), never
+``attnlab.explorer.page.data``: heads as their q and k (or raw scores), never
 pre-scaled, so the page itself applies the softmax, the √d_k division and the
 causal mask, and its switches recompute live. ``view_from_traces`` turns the
-``LayerTrace`` list of any model (``attnlab.explorer.traces``,
-``attnlab.explorer.hf``) into one view; ``attnlab.explorer.models`` and
-``attnlab.explorer.hf`` wrap it for attnlab's runs and Hugging Face folders.
+``LayerTrace`` list of any model (``attnlab.explorer.sources.traces``,
+``attnlab.explorer.sources.hf``) into one view; ``attnlab.explorer.sources.models`` and
+``attnlab.explorer.sources.hf`` wrap it for attnlab's runs and Hugging Face folders.
 
 Left out: value vectors and head outputs (only their norms, for the
 value-weighted view).
@@ -23,39 +24,19 @@ from typing import Any
 
 import numpy as np
 
-from attnlab.errors import UsageError
-from attnlab.explorer.composed import composed
-from attnlab.explorer.data import rounded, validate_data
-from attnlab.explorer.heads import (
-    SENTENCE,
-    feature_matrix,
-    feature_names,
-    hand_heads,
-    sentence_note,
-    words,
-)
-from attnlab.explorer.page import write_page
-from attnlab.explorer.traces import LayerTrace
+from attnlab.explorer.page.composed import composed
+from attnlab.explorer.page.data import rounded, validate_data
+from attnlab.explorer.sources.traces import LayerTrace
 
 __all__ = [
     "a_model",
     "family_name",
-    "hand_compute",
-    "hand_designed_page",
-    "hand_view",
     "own_scale",
     "page_data",
     "view_from_scores",
     "view_from_traces",
-    "write_page",
 ]
 
-HAND_TITLE = "Hand-designed attention heads"
-HAND_DESCRIPTION = (
-    "Where each word of the sentence looks under three heads built by hand from word features "
-    "(agreement, previous word, subject): choose a word to see its row of attention weights."
-)
-MAX_WORDS = 40  # the hand heads have no context limit; this keeps the page readable
 MEAN_NOTE = (
     "the uniform causal mean has no scores: every word it may see gets the same weight, "
     "shown here as equal (zero) scores"
@@ -175,7 +156,7 @@ def view_from_traces(
     without_values: str = NO_VALUES,
 ) -> dict[str, Any]:
     """One view from a model's traced layers: q and k where known, the model's own weights,
-    and the attention composed across layers (``attnlab.explorer.composed``).
+    and the attention composed across layers (``attnlab.explorer.page.composed``).
 
     ``fixed`` is the one-line reason a view whose heads have only weights cannot
     be recomputed by the switches; ``without_values`` why value-weighted attention
@@ -191,51 +172,3 @@ def view_from_traces(
         view["composed"] = composed([t.weights for t in traces], norms if known else None,
                                     without_values=without_values)  # fmt: skip
     return view
-
-
-def _labelled(rows: Sequence[str], cols: Sequence[str], values: np.ndarray) -> dict[str, Any]:
-    return {"rows": list(rows), "cols": list(cols), "values": np.round(values, 4).tolist()}
-
-
-def hand_view(text: str = SENTENCE, *, max_words: int = MAX_WORDS) -> dict[str, Any]:
-    """The hand-designed heads over the words of ``text`` (one layer, three heads).
-
-    Each head carries its W_Q, W_K and the feature columns it reads (rows that
-    are zero in both matrices are left out of the display).
-    """
-    tokens = words(text)
-    if not tokens:
-        raise UsageError("the sentence is empty")
-    if len(tokens) > max_words:
-        raise UsageError(f"the sentence has {len(tokens)} words; the limit is {max_words}")
-    x = feature_matrix(tokens)  # (n, f)
-    cols = feature_names()
-    heads = []
-    for head in hand_heads():
-        used = np.flatnonzero(np.abs(head.w_q).sum(axis=1) + np.abs(head.w_k).sum(axis=1))
-        used_names = [cols[f] for f in used]
-        said = sentence_note(head, tokens, head.scores(x))  # about this sentence, not the default
-        heads.append(
-            {
-                "name": head.name,
-                "note": f"{head.note} {said}".strip(),
-                "d_k": len(head.latent),
-                "q": rounded(x @ head.w_q, 12),  # (n, k)
-                "k": rounded(x @ head.w_k, 12),  # (n, k)
-                "dims": list(head.latent),
-                "w_q": _labelled(used_names, head.latent, head.w_q[used]),  # (f_used, k)
-                "w_k": _labelled(used_names, head.latent, head.w_k[used]),
-                "features": _labelled(tokens, used_names, x[:, used]),  # (n, f_used)
-            }
-        )
-    return {"name": "hand-designed", "tokens": tokens, "layers": [{"heads": heads}]}
-
-
-def hand_compute(text: str) -> dict[str, Any]:
-    """Data for any typed sentence under the hand-designed heads (the server's compute)."""
-    return page_data(HAND_TITLE, HAND_DESCRIPTION, [hand_view(text)], causal=False, scale=True)
-
-
-def hand_designed_page() -> dict[str, Any]:
-    """Data for ``La gata que perseguía al ratón estaba muy cansada``."""
-    return hand_compute(SENTENCE)

@@ -26,10 +26,12 @@ Bounded by construction, so that ordinary abuse cannot knock it over:
   closes;
 - a client that goes away before its answer is written costs nothing but a
   debug line in the log (no traceback), and text that is not Unicode (a lone
-  surrogate such as ``"\ud800"`` in a JSON body) is refused with a 400;
+  surrogate such as ``"\ud800"`` in a JSON body), like bytes that are not UTF-8 (in a body
+  or percent-escaped), is refused with a 400 naming the first bad byte;
 - a request may read at most ``REQUEST_CAP`` bytes (request line, headers and
   body together), the URL at most ``MAX_URL`` bytes, and the body only what a
-  valid ``Content-Length`` (digits only) announces, under the body limit.
+  valid ``Content-Length`` (digits only) announces, under the body limit (a larger one,
+  however many digits, is answered 413).
 
 The server binds to 127.0.0.1 only and answers only requests addressed to it
 by that name (a ``Host`` header of 127.0.0.1 or localhost with its port), so a
@@ -44,7 +46,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import socket
 import sys
 import threading
@@ -53,13 +54,14 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
 from attnlab.errors import UsageError
-from attnlab.explorer.app import App, Compute, Refused
-from attnlab.explorer.connections import CappedReader, Lobby
-from attnlab.explorer.heads import SENTENCE
-from attnlab.explorer.page import render_page
+from attnlab.explorer.page.render import render_page
+from attnlab.explorer.server.app import App, Compute, Refused
+from attnlab.explorer.server.connections import CappedReader, Lobby
+from attnlab.explorer.server.fields import BadRequest, body_text, content_length, query_text
+from attnlab.explorer.sources.heads import SENTENCE
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +76,6 @@ STALL_TIMEOUT = 2.0  # seconds of silence in the middle of a request before it i
 READ_DEADLINE = 10.0  # seconds a connection has, from its first byte, to send its whole request
 REQUEST_CAP = 128 * 1024  # bytes one request may read: request line, headers and body
 MAX_URL = 16 * 1024  # bytes of the request target; the page's own URLs are far shorter
-_DIGITS = re.compile(r"[0-9]{1,12}")
 
 
 class _Server(ThreadingHTTPServer):
@@ -97,7 +98,7 @@ class _Server(ThreadingHTTPServer):
         try:
             first = app.attention(app.default_text)
             page = render_page(first, api_url=API_PATH, text=app.default_text,
-                               max_chars=app.max_chars)  # fmt: skip
+                               max_chars=app.max_chars, lang=app.lang)  # fmt: skip
         except BaseException:
             self.server_close()
             raise
@@ -255,7 +256,12 @@ class _Handler(BaseHTTPRequestHandler):
         if url.path in ("/", "/index.html"):
             self._send(HTTPStatus.OK, self.server.page, "text/html; charset=utf-8")
         elif url.path == API_PATH:
-            self._answer(parse_qs(url.query).get("text", [None])[0])
+            try:
+                text = query_text(url.query, "the URL's text")
+            except BadRequest as err:
+                self._json(err.status, {"error": str(err)})
+                return
+            self._answer(text)
         else:
             self._json(HTTPStatus.NOT_FOUND, {"error": f"no such page: {url.path[:200]}"})
 
@@ -264,17 +270,11 @@ class _Handler(BaseHTTPRequestHandler):
         if self.headers.get("Transfer-Encoding"):
             self._refuse(HTTPStatus.LENGTH_REQUIRED, "send the body with a Content-Length")
             return None
-        lengths = self.headers.get_all("Content-Length") or ["0"]
-        if len(set(lengths)) != 1 or not _DIGITS.fullmatch(lengths[0].strip()):
-            shown = ", ".join(lengths)[:40]
-            message = f"Content-Length must be one whole number of bytes, not {shown!r}"
-            self._refuse(HTTPStatus.BAD_REQUEST, message)
-            return None
-        length = int(lengths[0])
-        if length > self.server.app.body_limit:
-            limit = self.server.app.body_limit
-            message = f"the body is {length} bytes; the limit is {limit}"
-            self._refuse(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, message)
+        try:
+            length = content_length(self.headers.get_all("Content-Length") or ["0"],
+                                    self.server.app.body_limit)  # fmt: skip
+        except BadRequest as err:
+            self._refuse(err.status, str(err))
             return None
         body = bytearray()
         try:
@@ -303,17 +303,11 @@ class _Handler(BaseHTTPRequestHandler):
         body = self._body()
         if body is None:
             return
-        raw = body.decode("utf-8", errors="replace")
-        text: str | None
-        if self.headers.get("Content-Type", "").startswith("application/json"):
-            try:
-                parsed = json.loads(raw)
-            except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
-                parsed = None
-            text = parsed.get("text") if isinstance(parsed, dict) else None
-            text = text if isinstance(text, str) else None
-        else:
-            text = parse_qs(raw).get("text", [None])[0]
+        try:
+            text = body_text(body, self.headers.get("Content-Type", ""))
+        except BadRequest as err:
+            self._json(err.status, {"error": str(err)})
+            return
         self._answer(text)
 
 
@@ -328,6 +322,7 @@ def make_server(
     idle_timeout: float = IDLE_TIMEOUT,
     read_deadline: float = READ_DEADLINE,
     stall_timeout: float = STALL_TIMEOUT,
+    lang: str = "en",
 ) -> _Server:
     """Bind the explorer server (not yet serving); ``port=0`` picks a free port.
 
@@ -336,7 +331,8 @@ def make_server(
     that sends nothing for ``idle_timeout`` seconds is closed; one silent for
     ``stall_timeout`` seconds in the middle of its request is answered (408) or
     closed; one that has not sent its whole request within ``read_deadline``
-    seconds of its first byte is read no further.
+    seconds of its first byte is read no further. ``lang`` (``en`` or ``es``) is the page's
+    interface language.
     """
     if host not in LOOPBACK:
         raise UsageError(f"the explorer server binds to 127.0.0.1 only, not {host!r}")
@@ -347,7 +343,7 @@ def make_server(
     if not (idle_timeout > 0 and read_deadline > 0 and stall_timeout > 0):
         raise UsageError("idle_timeout, read_deadline and stall_timeout must be > 0 seconds, "
                          f"got {idle_timeout}, {read_deadline} and {stall_timeout}")
-    app = App(compute, max_chars, max_tokens, default_text, threading.Lock())
+    app = App(compute, max_chars, max_tokens, default_text, threading.Lock(), lang)
     return _Server(("127.0.0.1", port), app, idle_timeout, read_deadline, stall_timeout)
 
 
@@ -360,10 +356,12 @@ def serve(
     max_chars: int = DEFAULT_MAX_CHARS,
     max_tokens: int = DEFAULT_MAX_TOKENS,
     ready: Callable[[str], None] | None = None,
+    lang: str = "en",
 ) -> None:
     """Serve the explorer until interrupted; ``ready(url)`` is called once it listens."""
     server = make_server(
-        compute, host, port, default_text=default_text, max_chars=max_chars, max_tokens=max_tokens
+        compute, host, port, default_text=default_text, max_chars=max_chars, max_tokens=max_tokens,
+        lang=lang,
     )
     with server:
         url = f"http://127.0.0.1:{server.server_address[1]}/"
@@ -411,12 +409,13 @@ def start_server(
     idle_timeout: float = IDLE_TIMEOUT,
     read_deadline: float = READ_DEADLINE,
     stall_timeout: float = STALL_TIMEOUT,
+    lang: str = "en",
 ) -> RunningServer:
     """Start the explorer server on 127.0.0.1 in a daemon thread; ``port=0`` = any free port."""
     server = make_server(
         compute, "127.0.0.1", port, default_text=default_text, max_chars=max_chars,
         max_tokens=max_tokens, idle_timeout=idle_timeout, read_deadline=read_deadline,
-        stall_timeout=stall_timeout,
+        stall_timeout=stall_timeout, lang=lang,
     )  # fmt: skip
     thread = threading.Thread(target=server.serve_forever, name="attnlab-explorer", daemon=True)
     thread.start()

@@ -9,13 +9,13 @@ batch item 0, in NumPy, with what a Hugging Face model adds: a sliding
 ``window``. Every source of heads produces it: ``attnlab_traces`` for
 attnlab's ``LanguageModel`` (through its one trace API, ``LanguageModel.trace``:
 no hooks of the explorer's own),
-``attnlab.explorer.hf`` for Hugging Face models, so the page builder reads one
+``attnlab.explorer.sources.hf`` for Hugging Face models, so the page builder reads one
 shape whatever the model.
 
 What the values contribute is kept as one number per head and key,
 ``value_norms``: ‖v_j W_O^h‖, the size of what key j's value writes into the
 residual stream through the head's slice of the output projection (the
-value-weighted view of ``attnlab.explorer.composed``).
+value-weighted view of ``attnlab.explorer.page.composed``).
 
 Left out: the value vectors themselves, head outputs, and batches.
 """

@@ -33,25 +33,25 @@ function renderBars() {
   const i = focusIndex();
   const eff = byTestId("row-eff");
   if (i === null) {
-    byTestId("row-title").textContent = "Choose or hover a token to see what it attends to";
-    byTestId("col-title").textContent = "… and what attends to it";
+    byTestId("row-title").textContent = ui("row.none");
+    byTestId("col-title").textContent = ui("col.none");
     eff.textContent = "";
     byTestId("row").replaceChildren();
     byTestId("col").replaceChildren();
     return;
   }
   const w = weightsOf(h);
-  const most = tokens.length > TABLE_MAX ? ` (the ${TOP_BARS} heaviest of ${tokens.length})` : "";
-  const at = tokens.length > TABLE_MAX ? ` (token ${i + 1})` : "";
-  byTestId("row-title").textContent = `“${shown(tokens[i])}”${at} attends to${most}:`;
-  eff.textContent = `effective tokens ${fmtNum(effective(w[i]))}`;
+  const most = tokens.length > TABLE_MAX ? ui("row.heaviest", { top: TOP_BARS, n: tokens.length }) : "";
+  const at = tokens.length > TABLE_MAX ? ui("row.token_n", { n: i + 1 }) : "";
+  byTestId("row-title").textContent = ui("row.title", { token: shown(tokens[i]), at, most });
+  eff.textContent = ui("row.eff", { eff: fmtNum(effective(w[i])) });
   if (!isFixed(h)) {
     const other = computeWeights(h, state.causal, !state.scale)[i];
-    eff.textContent += ` (${fmtNum(effective(other))} ${state.scale ? "without" : "with"} ÷√d_k)`;
+    eff.textContent += ui(state.scale ? "row.eff_other.without" : "row.eff_other.with", { eff: fmtNum(effective(other)) });
   }
   eff.dataset.value = String(effective(w[i]));
   byTestId("row").replaceChildren(...bars("row-bar", tokens, w[i]));
-  byTestId("col-title").textContent = `What attends to “${shown(tokens[i])}”${at}${most}:`;
+  byTestId("col-title").textContent = ui("col.title", { token: shown(tokens[i]), at, most });
   byTestId("col").replaceChildren(...bars("col-bar", tokens, w.map((r) => r[i])));
 }
 
@@ -87,27 +87,33 @@ function renderMatrix() {
   }
   matrixCells = [];
   matrixMap = null;
-  table.hidden = tokens.length > TABLE_MAX;
-  table.closest("section").querySelector("h2").textContent = table.hidden
-    ? "All rows (shading = weight; hover a cell for its weight, a label for its token; click a row to choose it)"
-    : "All rows (shading = weight; hover a token for its row and column)";
+  const panels = table.closest(".panels");
+  panels.classList.remove("stacked");
+  table.classList.remove("tight");
+  table.hidden = tokens.length > TABLE_MAX || fitsNot(tokens);
+  table.closest("section").querySelector("h2").textContent = ui(table.hidden ? "matrix.title.map" : "matrix.title.table");
   if (table.hidden) {
     table.replaceChildren();
-    const cell = cellFor(tokens.length, table.parentNode.clientWidth || 800);
+    const room = table.parentNode.clientWidth || 800;
+    const cell = cellFor(tokens.length, room, 1); // 1 px cells fit 790 keys in an 886-px panel
     matrixMap = labelledMap({ tokens, cell, testid: "head-map", focus: state.row, paint: paintWeights(w),
       describe: (i, j) => fmt(w[i][j], 4), choose: selectRow });
-    box.replaceChildren(colourBar(), matrixMap);
+    const wide = LABEL_W + tokens.length * cell + 8 > room;
+    const said = el("p", { class: "note fixed", "data-testid": "map-wider" },
+      ui("map.wider", { k: Math.max(1, Math.floor((room - LABEL_W - 8) / cell)) }));
+    said.hidden = !wide;
+    box.replaceChildren(colourBar(), said, matrixMap);
     return;
   }
   box.replaceChildren();
   const headRow = el("tr");
-  headRow.append(el("th", { scope: "col", class: "corner" }, "query \\ key"));
+  headRow.append(el("th", { scope: "col", class: "corner" }, ui("matrix.corner")));
   tokens.forEach((t, j) => {
     const th = tokenLabel("th", { scope: "col", "data-testid": "key-head", "data-index": j }, t);
     hoverable(th, j, "key");
     headRow.append(th);
   });
-  headRow.append(el("th", { scope: "col", title: "effective tokens = exp(entropy of the row)" }, "eff."));
+  headRow.append(el("th", { scope: "col", title: ui("matrix.eff_title") }, ui("matrix.eff")));
   const rows = tokens.map((token, i) => {
     const tr = el("tr", { "data-testid": "matrix-row", "data-row": i });
     if (state.row === i) tr.classList.add("selected");
@@ -133,6 +139,32 @@ function renderMatrix() {
   const tbody = el("tbody");
   tbody.append(...rows);
   table.replaceChildren(thead, tbody);
+  fitTable(table, panels);
+}
+
+// "fit the page" applies to the table too: beside the bars if it fits there, else below them,
+// else in smaller type; a table that fits none of these is drawn as a map (fitsNot)
+function fitTable(table, panels) {
+  if (state.zoom !== "fit") return;
+  const box = table.parentNode;
+  const over = () => table.offsetWidth > box.clientWidth + 1;
+  if (over()) panels.classList.add("stacked");
+  if (over()) table.classList.add("tight");
+  tableOverflows = over();
+  if (tableOverflows) {
+    panels.classList.remove("stacked");
+    renderMatrix(); // now as a map
+  }
+}
+let tableOverflows = false;
+let tableTokens = null;
+// whether the last table of these tokens did not fit (then the map stands for it)
+function fitsNot(tokens) {
+  if (tableTokens !== tokens) {
+    tableTokens = tokens;
+    tableOverflows = false;
+  }
+  return state.zoom === "fit" && tableOverflows;
 }
 
 // outline the focused token's row (what it attends to) and column (what attends to it)
@@ -166,7 +198,7 @@ function strip(values, top, what, dims, testid) {
   });
   canvas.addEventListener("mousemove", (event) => {
     const m = Math.min(values.length - 1, Math.floor(event.offsetX / cell));
-    tip(event, `${what}, ${dims ? dims[m] : `dimension ${m + 1}`}: ${fmtSig(values[m])}`);
+    tip(event, `${what}, ${dims ? dims[m] : ui("inside.dimension", { n: m + 1 })}: ${fmtSig(values[m])}`);
   });
   canvas.addEventListener("mouseleave", (event) => tip(event, null));
   return canvas;
@@ -188,11 +220,11 @@ function renderInside() {
   const tokens = view().tokens;
   const i = focusIndex();
   if (isFixed(h)) {
-    box.replaceChildren(el("p", {}, `This head's q and k are not available: ${view().fixed}`));
+    box.replaceChildren(el("p", {}, ui("inside.fixed", { reason: view().fixed })));
     return;
   }
   if (i === null) {
-    box.replaceChildren(el("p", {}, "Choose a token: its query against every key, step by step, appears here."));
+    box.replaceChildren(el("p", {}, ui("inside.none")));
     return;
   }
   const parts = [];
@@ -202,14 +234,13 @@ function renderInside() {
   let top = null;
   if (h.q) {
     const q = el("p", { class: "vec", "data-testid": "inside-q" }, `q(“${shown(tokens[i])}”) = `);
-    q.append(el("code", {}, h.q[i].length <= 16 ? vectorText(h.q[i], h.dims) : `${h.q[i].length} numbers (hover the strips)`));
+    q.append(el("code", {}, h.q[i].length <= 16 ? vectorText(h.q[i], h.dims) : ui("inside.numbers", { n: h.q[i].length })));
     parts.push(q);
     products = h.k.map((kj) => kj.map((x, m) => x * h.q[i][m])); // (n, d): q∘k_j, summing to q·k_j
     top = { q: maxAbs([h.q[i]]), k: maxAbs(h.k) }; // q and k each on its own scale
-    parts.push(el("p", { class: "note" }, "Strips: each of the d numbers of a vector as a cell, blue positive, red "
-      + "negative; q∘k multiplies q and k cell by cell, and its cells add up to q·k. Hover a cell for its number."));
+    parts.push(el("p", { class: "note" }, ui("inside.strips")));
   } else {
-    parts.push(el("p", {}, "This head has no q and k: its scores are given directly."));
+    parts.push(el("p", {}, ui("inside.scores")));
   }
   const steps = tokens.map((_, j) => score(h, state.causal, state.scale, i, j));
   const max = steps.reduce((a, b) => Math.max(a, b), -Infinity);
@@ -217,8 +248,8 @@ function renderInside() {
   const total = exps.reduce((a, b) => a + b, 0);
   const table = el("table", { class: "small inside", "data-testid": "inside-table" });
   const headRow = el("tr");
-  const divLabel = state.scale ? `÷ √${h.d_k} (= ${fmtSig(div)})` : "÷ 1 (switch off)";
-  const heads = ["key", h.q ? "k" : null, h.q ? "q∘k" : null, "q·k", divLabel, h.bias ? "+ bias" : null, "exp(s − max)", "weight"];
+  const divLabel = state.scale ? `÷ √${h.d_k} (= ${fmtSig(div)})` : ui("inside.div_off");
+  const heads = [ui("inside.key"), h.q ? "k" : null, h.q ? "q∘k" : null, "q·k", divLabel, h.bias ? "+ bias" : null, "exp(s − max)", ui("inside.weight")];
   headRow.append(...heads.filter((x) => x !== null).map((x) => el("th", { scope: "col" }, x)));
   const thead = el("thead");
   thead.append(headRow);
@@ -229,7 +260,7 @@ function renderInside() {
     qStrip.append(strip(h.q[i], top.q, `q(“${shown(tokens[i])}”)`, h.dims, "q-strip"));
     const qCell = el("td", { class: "strips" });
     if (named) qCell.append(dimsHeader(named));
-    qRow.append(el("th", { scope: "row", class: "q-head" }, `q of “${shown(tokens[i])}”`), qStrip, qCell, el("td", { colspan: heads.filter((x) => x).length - 3 }));
+    qRow.append(el("th", { scope: "row", class: "q-head" }, ui("inside.q_of", { token: shown(tokens[i]) })), qStrip, qCell, el("td", { colspan: heads.filter((x) => x).length - 3 }));
     thead.append(qRow);
   }
   table.append(thead);
@@ -248,7 +279,7 @@ function renderInside() {
       tr.append(k, qk);
     }
     tr.append(el("td", { "data-testid": "inside-qk", "data-value": raw }, fmtSig(raw)));
-    tr.append(el("td", { "data-testid": "inside-scaled", "data-value": raw / div }, masked ? "masked" : fmtSig(raw / div)));
+    tr.append(el("td", { "data-testid": "inside-scaled", "data-value": raw / div }, masked ? ui("inside.masked") : fmtSig(raw / div)));
     if (h.bias) tr.append(el("td", {}, masked ? "" : fmtSig(h.bias[i][j])));
     tr.append(el("td", {}, masked ? "0" : fmtSig(exps[j])));
     const weight = el("td", { "data-testid": "inside-weight", "data-value": exps[j] / total, class: "weight" }, fmt(exps[j] / total, 4));
@@ -262,14 +293,14 @@ function renderInside() {
   const box2 = el("div", { class: "scroll inside-box" });
   box2.append(table);
   parts.push(box2);
-  const sum = `Σ exp = ${fmtSig(total)}; weight = exp(s − max) / Σ exp, where s = q·k ${state.scale ? `÷ √${h.d_k}` : ""}` +
-    `${h.bias ? " + bias" : ""} and max = ${fmtSig(max)}${state.causal ? "; keys after the query are masked" : ""}.`;
+  const sum = ui("inside.sum", { total: fmtSig(total), div: state.scale ? `÷ √${h.d_k}` : "", bias: h.bias ? " + bias" : "",
+    max: fmtSig(max), mask: state.causal ? ui("inside.sum_mask") : "" });
   parts.push(el("p", { class: "note" }, sum));
   if (h.weights && atStart()) {
     const own = h.weights[i];
     const diff = own.reduce((a, x, j) => Math.max(a, Math.abs(x - exps[j] / total)), 0);
     parts.push(el("p", { class: "note", "data-testid": "inside-own" },
-      `The model's own weights for this row (shown in the other panels) differ from these by at most ${diff.toExponential(1)}.`));
+      ui("inside.own", { diff: diff.toExponential(1) })));
   }
   box.replaceChildren(...parts);
 }
@@ -280,7 +311,7 @@ function labelledTable(title, m, dropZero = false) {
   const omitted = m.rows.length - keep.length;
   m = { rows: keep.map((i) => m.rows[i]), cols: m.cols, values: keep.map((i) => m.values[i]) };
   const table = el("table", { class: "small" });
-  table.append(el("caption", {}, omitted ? `${title} (rows not shown are zero: ${omitted} of ${omitted + keep.length})` : title));
+  table.append(el("caption", {}, omitted ? ui("hand.zero_rows", { title, omitted, total: omitted + keep.length }) : title));
   const top = el("tr");
   top.append(el("th", {}), ...m.cols.map((c) => el("th", { scope: "col" }, c)));
   table.append(top);
@@ -297,7 +328,7 @@ function labelledTable(title, m, dropZero = false) {
 function renderHandMatrices() {
   const h = head();
   const parts = [];
-  if (h.features) parts.push(labelledTable("X: features of each word", h.features));
+  if (h.features) parts.push(labelledTable(ui("hand.features"), h.features));
   if (h.w_q) parts.push(labelledTable("W_Q", h.w_q, true));
   if (h.w_k) parts.push(labelledTable("W_K", h.w_k, true));
   byTestId("matrices").replaceChildren(...parts);

@@ -7,8 +7,8 @@
 function addChrome() {
   const modes = document.querySelector(".modes");
   modes.append(
-    el("button", { type: "button", "data-testid": "mode-text" }, "Text shaded"),
-    el("button", { type: "button", "data-testid": "mode-composed" }, "Composed across layers"),
+    el("button", { type: "button", "data-testid": "mode-text" }, ui("mode.text")),
+    el("button", { type: "button", "data-testid": "mode-composed" }, ui("mode.composed")),
   );
   const choice = (testid, label, options, key) => {
     const select = el("select", { "data-testid": testid });
@@ -22,8 +22,8 @@ function addChrome() {
     return wrap;
   };
   byTestId("layer-control").before(
-    choice("colour-scale", "Colours ", COLOUR_SCALES, "colours"),
-    choice("zoom", "Matrices ", ZOOMS, "zoom"),
+    choice("colour-scale", ui("control.colours"), COLOUR_SCALES, "colours"),
+    choice("zoom", ui("control.zoom"), ZOOMS, "zoom"),
   );
   const text = el("section", { "data-testid": "panel-text", hidden: "" });
   text.append(el("div", { class: "panel", "data-testid": "text-body" }));
@@ -43,7 +43,7 @@ function fillSelect(select, labels, selected) {
 function renderControls() {
   fillSelect(byTestId("view-select"), data.views.map((v) => v.name), state.view);
   byTestId("view-control").hidden = data.views.length < 2;
-  fillSelect(byTestId("layer-select"), view().layers.map((_, i) => `layer ${i + 1}`), state.layer);
+  fillSelect(byTestId("layer-select"), view().layers.map((_, i) => ui("layer.n", { n: i + 1 })), state.layer);
   fillSelect(byTestId("head-select"), layerHeads().map((h, i) => `${i + 1}: ${h.name}`), state.head);
   byTestId("layer-control").hidden = state.mode === "grid";
   byTestId("head-control").hidden = !["head", "text"].includes(state.mode);
@@ -51,14 +51,14 @@ function renderControls() {
   byTestId("zoom").value = state.zoom;
   const composed = byTestId("mode-composed");
   composed.disabled = !view().composed;
-  composed.title = view().composed ? "raw weights, rollout and value-weighted side by side" : composedReason();
+  composed.title = view().composed ? ui("composed.on") : composedReason();
   const fixed = isFixed(head());
   for (const id of ["causal", "scale"]) byTestId(id).disabled = fixed;
   byTestId("causal").checked = state.causal;
-  byTestId("scale").checked = state.scale;
+  byTestId("scale").checked = state.scale && !fixed; // weights without q and k: no division known
   const reason = byTestId("fixed");
   reason.hidden = !fixed;
-  reason.textContent = fixed ? `Switches off: ${view().fixed}` : "";
+  reason.textContent = fixed ? ui("fixed.switches", { reason: view().fixed }) : "";
   for (const mode of MODES) byTestId(`mode-${mode}`).setAttribute("aria-pressed", String(state.mode === mode));
   for (const mode of MODES) byTestId(`panel-${mode}`).hidden = state.mode !== mode;
 }
@@ -84,15 +84,18 @@ function renderWords() {
   });
 }
 
+// what a head without q and k shows: weights given to show(), or the model's own
+const fixedWeightsText = () => ui(view().given ? "fixed.given" : "fixed.model");
+
 function renderFormula() {
   const h = head();
   const scale = state.scale ? ` / √${h.d_k}` : "";
   const bias = h.bias ? " + bias" : "";
-  const mask = state.causal ? `; keys after the query masked (weight 0)${h.window ? `, and keys ${h.window} or more back` : ""}` : "";
-  const own = h.weights && atStart() ? " — the model's own weights" : "";
+  const mask = state.causal ? ui("formula.mask", { window: h.window ? ui("formula.window", { window: h.window }) : "" }) : "";
+  const own = h.weights && atStart() ? ui("formula.own") : "";
   byTestId("formula").textContent = isFixed(h)
-    ? "weights as the model computed them"
-    : `weights = softmax(q·k${scale}${bias}) along each row${mask}${own}`;
+    ? fixedWeightsText()
+    : ui("formula", { scale, bias, mask, own });
   const note = state.mode === "head" ? h.note || "" : "";
   byTestId("note").textContent = note;
   byTestId("note").hidden = !note;
@@ -104,7 +107,7 @@ function render() {
   document.title = data.title;
   const stored = byTestId("encoding");
   stored.hidden = !(data.encoding && data.encoding.precision);
-  stored.textContent = stored.hidden ? "" : `Weights stored as ${data.encoding.precision}.`;
+  stored.textContent = stored.hidden ? "" : ui("stored", { precision: data.encoding.precision });
   if (state.mode === "composed" && !view().composed) state.mode = "head";
   renderControls();
   renderWords();
@@ -140,12 +143,17 @@ function onChange(id, update) {
     render();
   });
 }
+// a new sentence keeps the layer and head shown (the Winograd page compares block 2 between
+// its two sentences), within the new view's sizes
+function keepPlace() {
+  state.layer = Math.min(state.layer, view().layers.length - 1);
+  state.head = Math.min(state.head, layerHeads().length - 1);
+  if (state.row !== null && state.row >= view().tokens.length) state.row = null;
+}
 onChange("view-select", (t) => {
   state.view = Number(t.value);
-  state.layer = 0;
-  state.head = 0;
+  keepPlace();
   state.hidden.clear();
-  if (state.row !== null && state.row >= view().tokens.length) state.row = null;
 });
 onChange("layer-select", (t) => {
   state.layer = Number(t.value);
@@ -173,25 +181,26 @@ async function ask(text, keepState) {
   const status = byTestId("status");
   error.hidden = true;
   if (config.maxChars && text.length > config.maxChars) {
-    error.textContent = `the input is ${text.length} characters; the limit is ${config.maxChars}`;
+    error.textContent = ui("ask.too_long", { n: text.length, limit: config.maxChars });
     error.hidden = false;
     return;
   }
-  status.textContent = "computing…";
+  status.textContent = ui("ask.computing");
   try {
     const response = await fetch(`${config.api}?text=${encodeURIComponent(text)}`, {
       headers: { Accept: "application/json" },
     });
     const type = response.headers.get("Content-Type") || "";
-    if (!type.includes("application/json")) throw new Error(`the server answered ${response.status} ${response.statusText}`.trim());
+    if (!type.includes("application/json")) throw new Error(ui("ask.answered", { status: `${response.status} ${response.statusText}`.trim() }));
     const body = await response.json();
-    if (!response.ok) throw new Error(body.error || `the server answered ${response.status}`);
+    if (!response.ok) throw new Error(body.error || ui("ask.answered", { status: response.status }));
     data = body;
     state.text = text;
     if (keepState) {
       readURL(keepState);
     } else {
-      Object.assign(state, { view: 0, layer: 0, head: 0, row: null, hover: null });
+      Object.assign(state, { view: 0, row: null, hover: null });
+      keepPlace();
       state.causal = !!data.causal;
       state.scale = data.scale !== false;
       state.hidden.clear();
@@ -219,6 +228,16 @@ window.addEventListener("hashchange", () => {
   const text = readURL(hash);
   if (form && config.api && text && text !== state.text) ask(text, hash);
   else render();
+});
+
+// a narrower or wider window (or notebook cell) fits the table and maps anew
+let resizing = null;
+window.addEventListener("resize", () => {
+  if (resizing) cancelAnimationFrame(resizing);
+  resizing = requestAnimationFrame(() => {
+    tableTokens = null;
+    if (["head", "composed"].includes(state.mode)) render();
+  });
 });
 
 const startHash = window.location.hash;

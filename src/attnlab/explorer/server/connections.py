@@ -1,7 +1,7 @@
 """The explorer server's connections below HTTP: a request's capped input stream, and the
 lobby where accepted connections wait, holding no worker, until they send their first byte.
 
-Kept apart from ``attnlab.explorer.server`` (the HTTP answers) so each reads in one sitting.
+Kept apart from ``attnlab.explorer.server.httpd`` (the HTTP answers) so each reads in one sitting.
 """
 
 from __future__ import annotations

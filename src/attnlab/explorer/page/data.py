@@ -12,10 +12,12 @@ W_Q, W_K or feature table).
      "encoding": {"precision": str, …} (optional: how the matrices were encoded),
      "views": [{"name": str, "tokens": [str] * n,
                 "fixed": str (optional: why the switches cannot recompute this view),
+                "given": bool (optional: its weights were given to show(), not computed
+                               by a model the explorer ran),
                 "layers": [{"heads": [head] * H}] * L,
                 "composed": {"rollout": [n×n] * L, "value_weighted": [n×n] * L
                              (optional), "note": str} (optional: attention
-                             composed across layers, attnlab.explorer.composed)}]}
+                             composed across layers, attnlab.explorer.page.composed)}]}
 
     head = {"name": str, "d_k": int,
             "q", "k": n×d (optional: the head's queries and keys, RoPE applied),
@@ -30,7 +32,7 @@ W_Q, W_K or feature table).
             "w_q", "w_k", "features": (optional) {"rows", "cols", "values": r×c}}
 
 Any n×n or n×d matrix may be an encoded object instead of nested lists
-(float16 or 8-bit in base64: ``attnlab.explorer.encoding``). A head needs
+(float16 or 8-bit in base64: ``attnlab.explorer.page.encoding``). A head needs
 ``q`` and ``k``, or ``scores``, or ``weights``; one with only
 ``weights`` is *fixed* (its view says why in ``fixed``), and the switches are
 off for it. The page's script computes every other weight itself, row by row::
@@ -53,7 +55,7 @@ from typing import Any
 import numpy as np
 
 from attnlab.errors import DataError as _AttnlabDataError
-from attnlab.explorer.encoding import decode, is_encoded
+from attnlab.explorer.page.encoding import decode, is_encoded
 
 __all__ = [
     "DataError",
@@ -76,7 +78,7 @@ def _is_number(x: Any) -> bool:
 
 
 def _check_encoded(values: Mapping, n_rows: int, n_cols: int | None, where: str) -> None:
-    """An encoded matrix (``attnlab.explorer.encoding``): its format, shape and byte count."""
+    """An encoded matrix (``attnlab.explorer.page.encoding``): its format, shape and byte count."""
     shape = values.get("shape")
     if values.get("enc") not in ("f16", "u8") or not isinstance(values.get("b64"), str):
         raise DataError(f"{where}: an encoded matrix needs enc 'f16' or 'u8' and b64 text")
@@ -219,6 +221,8 @@ def validate_data(data: Any) -> None:
         if not isinstance(view, Mapping) or not isinstance(view.get("name"), str):
             raise DataError(f"{where}: expected a dict with a string 'name'")
         _check_strings(view.get("tokens"), f"{where}.tokens")
+        if "given" in view and not isinstance(view["given"], bool):
+            raise DataError(f"{where}.given: expected true or false")
         if "fixed" in view and not isinstance(view["fixed"], str):
             raise DataError(f"{where}.fixed: expected a string (the reason)")
         layers = view.get("layers")

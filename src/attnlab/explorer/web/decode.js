@@ -2,7 +2,7 @@
 // part reads the data. A large page carries its matrices as {"enc": "f16", "shape", "b64"}
 // (little-endian float16, row-major; with "tri": "lower" only the lower triangle, row by
 // row) or {"enc": "u8", "shape", "scale", "offset", "b64"} (value = offset + scale * byte);
-// the formats and their precision: attnlab.explorer.encoding. decodeData returns plain data
+// the formats and their precision: attnlab.explorer.page.encoding. decodeData returns plain data
 // as it is, so it may be applied to any data (the server's answers are plain).
 
 function base64Bytes(text) {

@@ -68,7 +68,7 @@ function renderOverlayLines() {
   const height = tokens.length * rowPx() + 2 * OVERLAY.pad;
   overlaySvg = svgEl("svg", {
     "data-testid": "lines", width: OVERLAY.width, height, viewBox: `0 0 ${OVERLAY.width} ${height}`,
-    "aria-label": "Lines from each query (left) to the keys it attends to (right)",
+    "aria-label": ui("overlay.svg"),
   });
   overlaySvg.append(svgEl("g", { "stroke-linecap": "round", "data-testid": "line-group" }));
   tokens.forEach((t, i) => {
@@ -77,7 +77,7 @@ function renderOverlayLines() {
         x, y: rowY(i), "text-anchor": anchor, "dominant-baseline": "middle", tabindex: 0,
         "data-testid": side === "query" ? "left-token" : "right-token", "data-index": i, "data-side": side,
       }, shown(t));
-      text.append(svgEl("title", {}, `${t} (${side === "query" ? "what it attends to" : "what attends to it"})`));
+      text.append(svgEl("title", {}, ui(side === "query" ? "overlay.query_title" : "overlay.key_title", { token: t })));
       hoverable(text, i, side);
       text.addEventListener("click", () => selectRow(i));
       text.addEventListener("keydown", (event) => {
@@ -89,9 +89,7 @@ function renderOverlayLines() {
       overlaySvg.append(text);
     }
   });
-  const crowded = tokens.length > CROWDED
-    ? `${tokens.length} tokens: only one query's lines are drawn — the chosen or hovered token's, else the last one's.`
-    : "Lines of weight 0.02 or more; hover or choose a token for all of its lines.";
+  const crowded = tokens.length > CROWDED ? ui("overlay.crowded", { n: tokens.length }) : ui("overlay.lines");
   byTestId("lines-box").replaceChildren(el("p", { class: "note", "data-testid": "lines-note" }, crowded), overlaySvg);
   drawOverlayLines();
 }
@@ -166,12 +164,10 @@ function renderOverlayMatrix() {
   });
   const canvas = map.querySelector("canvas");
   canvas.setAttribute("data-testid", "overlay-matrix");
-  canvas.setAttribute("aria-label", "The matrix of the shown heads, one coloured stripe per head in each cell");
-  const how = stripesFit(hs.length, cell) ? "Each cell: one stripe per shown head, as opaque as its weight."
-    : `Cells too small for ${hs.length} stripes: each shows its strongest head, as opaque as its weight `
-      + "(choose Matrices: full size for one stripe per head).";
+  canvas.setAttribute("aria-label", ui("overlay.matrix"));
+  const how = stripesFit(hs.length, cell) ? ui("overlay.stripes") : ui("overlay.strongest", { n: hs.length });
   box.replaceChildren(el("p", { class: "note", "data-testid": "stripes-note" }, how),
-    colourBar([75, 85, 99], "opacity = weight"), map);
+    colourBar([75, 85, 99], ui("bar.opacity")), map);
 }
 function renderOverlay() {
   renderOverlaySwitches();

@@ -24,25 +24,31 @@ from typing import Any
 import numpy as np
 
 from attnlab.errors import DataError, UsageError
-from attnlab.explorer.build import page_data
-from attnlab.explorer.composed import composed
+from attnlab.explorer.page.composed import composed
+from attnlab.explorer.page.render import counted
+from attnlab.explorer.sources.build import page_data
+from attnlab.i18n import text
 
 __all__ = ["ROW_SUM_TOLERANCE", "as_weights", "weights_page"]
 
 ROW_SUM_TOLERANCE = 1e-2  # |row sum − 1| accepted: bfloat16 rows sum to 1 ± a few 1e-3
-FIXED = (
-    "these weights were given as a tensor, without the queries and keys behind them, so the "
-    "causal and √d_k switches cannot recompute them"
-)
-NO_VALUES = "it needs the values, and only the weights were given"
+
+
+def _say(key: str, lang: str, **fields: object) -> str:
+    return text("explorer", key, lang, **fields)
 
 
 def _numpy(x: Any) -> np.ndarray:
     if hasattr(x, "detach"):  # a torch tensor, on any device, in any precision
         import torch
 
+        if x.is_complex():
+            raise UsageError(f"weights must be real numbers, not {x.dtype}")
         return x.detach().to("cpu", torch.float64).numpy()
-    return np.asarray(x, dtype=np.float64)
+    a = np.asarray(x)
+    if np.iscomplexobj(a):  # float64 of it would drop the imaginary part with a warning
+        raise UsageError(f"weights must be real numbers, not {a.dtype}")
+    return np.asarray(a, dtype=np.float64)
 
 
 def as_weights(weights: Any) -> np.ndarray:
@@ -55,6 +61,8 @@ def as_weights(weights: Any) -> np.ndarray:
             a = np.stack(layers)
         else:
             a = _numpy(weights)
+    except UsageError:
+        raise
     except (TypeError, ValueError) as err:
         raise UsageError(f"weights must be one array of numbers (NumPy or torch): {err}") from err
     if a.ndim not in (2, 3, 4):
@@ -62,9 +70,9 @@ def as_weights(weights: Any) -> np.ndarray:
         raise UsageError(
             f"weights must be shaped (L, H, n, n), (H, n, n) or (n, n), got {a.shape}{batch}"
         )
-    a = a.reshape((1,) * (4 - a.ndim) + a.shape)  # (L, H, n, n)
-    if a.shape[-1] != a.shape[-2] or a.shape[-1] == 0 or 0 in a.shape:
+    if a.shape[-1] != a.shape[-2] or 0 in a.shape:  # the shape as given, not as padded
         raise UsageError(f"weights must end in a square (n, n) of positions, got {a.shape}")
+    a = a.reshape((1,) * (4 - a.ndim) + a.shape)  # (L, H, n, n)
     if not np.isfinite(a).all():
         raise DataError("weights must be finite: pass the softmax weights, masks applied")
     if a.min() < 0 or a.max() > 1 + ROW_SUM_TOLERANCE:
@@ -82,33 +90,38 @@ def as_weights(weights: Any) -> np.ndarray:
 
 
 def weights_page(
-    weights: Any, tokens: Sequence[str], *, title: str = "Attention weights given to show()"
+    weights: Any, tokens: Sequence[str], *, title: str | None = None, lang: str = "en"
 ) -> dict[str, Any]:
     """The page's data for attention weights given directly (see the module docstring):
     one fixed view, its heads named ``head 1`` …, its rollout, and the causal switch on
-    exactly when every weight after its query is zero."""
+    exactly when every weight after its query is zero; its text in ``lang`` (``en``, ``es``)."""
     if isinstance(tokens, str) or not isinstance(tokens, Sequence):
         raise UsageError("tokens must be a list of strings, one per position")
+    odd = next((i for i, t in enumerate(tokens) if not isinstance(t, str)), None)
+    if odd is not None:
+        raise UsageError(f"tokens must be strings, one per position: token {odd + 1} is "
+                         f"{tokens[odd]!r} ({type(tokens[odd]).__name__})")  # fmt: skip
     a = as_weights(weights)  # (L, H, n, n)
     n_layer, n_head, n, _ = a.shape
     if len(tokens) != n:
         raise UsageError(f"{len(tokens)} tokens given for weights over {n} positions")
     causal = not np.triu(a, 1).any()
     layers = [
-        {"heads": [{"name": f"head {h + 1}", "d_k": 1, "weights": np.round(a[li, h], 7).tolist()}
-                   for h in range(n_head)]}
+        {"heads": [{"name": _say("tensors.head", lang, n=h + 1), "d_k": 1,
+                    "weights": np.round(a[li, h], 7).tolist()} for h in range(n_head)]}
         for li in range(n_layer)
     ]  # fmt: skip
     view = {
-        "name": "given weights",
-        "tokens": [str(t) for t in tokens],
+        "name": _say("tensors.view", lang),
+        "tokens": list(tokens),
         "layers": layers,
-        "fixed": FIXED,
-        "composed": composed(list(a), None, without_values=NO_VALUES),
+        "fixed": _say("tensors.fixed", lang),
+        "given": True,  # the page says "weights as given", not "as the model computed them"
+        "composed": composed(list(a), None, without_values=_say("tensors.no_values", lang),
+                             lang=lang),
     }
-    description = (
-        f"Attention weights of {n_layer} layer(s) × {n_head} head(s) over {n} tokens, as given "
-        f"({'causal: nothing after a query gets weight' if causal else 'not causal'}): "
-        "choose a token to see its row."
-    )
-    return page_data(title, description, [view], causal=causal, scale=True)
+    description = _say("tensors.description", lang, layers=counted(n_layer, "layer", lang),
+                       heads=counted(n_head, "head", lang), tokens=counted(n, "token", lang),
+                       causal=_say("tensors.causal" if causal else "tensors.not_causal", lang))
+    title = _say("tensors.title", lang) if title is None else title
+    return page_data(title, description, [view], causal=causal, scale=False)

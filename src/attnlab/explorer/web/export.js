@@ -157,7 +157,7 @@ function drawMap(ctx, x0, y0, tokens, cell, paint, focus) {
 
 // the colour bar (as on the page) at (x, y), 240 × 44 px
 const BAR_H = 44;
-function drawBar(ctx, x, y, rgb = BLUE, label = "weight") {
+function drawBar(ctx, x, y, rgb = BLUE, label = ui("bar.weight")) {
   const width = 200;
   for (let k = 0; k < width; k++) {
     ctx.fillStyle = rgbText(mix(k / (width - 1), rgb));
@@ -171,12 +171,19 @@ function drawBar(ctx, x, y, rgb = BLUE, label = "weight") {
   ctx.textAlign = "left";
   ctx.fillText(`${label} (${COLOUR_SCALES[state.colours]})`, x, y + 7);
   ctx.font = `11px ${FONT}`;
-  ctx.textAlign = "center";
-  for (const t of TICKS[state.colours]) ctx.fillText(String(t), x + level(t) * width, y + 36);
+  // each tick centred on its place, but never past the bar's ends: the first log tick sat
+  // half outside the picture's margin and read ".001"
+  for (const t of TICKS[state.colours]) {
+    const half = ctx.measureText(String(t)).width / 2;
+    const at = Math.min(x + width - half, Math.max(x + half, x + level(t) * width));
+    ctx.textAlign = "center";
+    ctx.fillText(String(t), at, y + 36);
+  }
   ctx.textAlign = "left";
 }
 
-const switchesText = () => `${state.causal ? "causal" : "no mask"}, ${state.scale ? "÷√d_k" : "no ÷√d_k"}`;
+const switchesText = () => (isFixed(head()) ? fixedWeightsText()
+  : ui("png.switches", { causal: ui(state.causal ? "png.causal" : "png.no_mask"), scale: state.scale ? "÷√d_k" : ui("png.no_scale") }));
 const mapCell = (testid) => {
   const shownMap = byTestId(testid);
   return shownMap ? Number(shownMap.dataset.cell) : cellFor(view().tokens.length, 800);
@@ -186,7 +193,7 @@ function headPicture() {
   const tokens = view().tokens;
   const cell = tokens.length > TABLE_MAX ? mapCell("head-map") : MAX_CELL;
   const side = LABEL_W + tokens.length * cell;
-  const caption = `${data.title}: layer ${state.layer + 1}, ${head().name} (${switchesText()})`;
+  const caption = ui("png.head", { title: data.title, layer: state.layer + 1, head: head().name, switches: switchesText() });
   const { canvas, ctx, top } = picture(Math.max(side + 24, 420), side + BAR_H + 24, caption);
   drawMap(ctx, 12, top, tokens, cell, paintWeights(weightsOf(head())), state.row);
   drawBar(ctx, 12, top + side + 12);
@@ -199,7 +206,7 @@ function gridPicture() {
   const cols = Math.max(...layers.map((l) => l.heads.length));
   const width = 76 + cols * (tile + 8);
   const { canvas, ctx, top } = picture(width, 20 + layers.length * (tile + 8) + BAR_H + 12,
-    `${data.title}: all heads, one row per layer (${switchesText()})`);
+    ui("png.grid", { title: data.title, switches: switchesText() }));
   ctx.imageSmoothingEnabled = false;
   ctx.font = `12px ${FONT}`;
   ctx.fillStyle = INK;
@@ -225,7 +232,7 @@ function overlayPicture() {
   const side = LABEL_W + tokens.length * cell;
   const linesHeight = tokens.length * rowPx() + 2 * OVERLAY.pad;
   const legend = hs.map((h) => `H${h + 1} ${layerHeads()[h].name}`);
-  const caption = `${data.title}: layer ${state.layer + 1}, heads ${hs.map((h) => h + 1).join(", ")} (${switchesText()})`;
+  const caption = ui("png.overlay", { title: data.title, layer: state.layer + 1, heads: hs.map((h) => h + 1).join(", "), switches: switchesText() });
   const { canvas, ctx, top } = picture(OVERLAY.width + side + 36, Math.max(linesHeight, side) + 24 * legend.length + BAR_H + 24, caption);
   ctx.font = `13px ${FONT}`;
   ctx.textBaseline = "middle";
@@ -256,7 +263,7 @@ function overlayPicture() {
     ctx.fillText(text, 32, y + 24 * k + 11);
   });
   y += 24 * legend.length;
-  drawBar(ctx, 12, y, [75, 85, 99], "stripe opacity = weight");
+  drawBar(ctx, 12, y, [75, 85, 99], ui("png.stripe_opacity"));
   return canvas;
 }
 
@@ -273,7 +280,7 @@ function composedPicture() {
   const scratch = el("canvas").getContext("2d");
   scratch.font = `13px ${FONT}`;
   const note = wrapText(scratch, c.note || "", width - 24);
-  const caption = `${data.title}: layer ${state.layer + 1}, attention composed across layers (${switchesText()})`;
+  const caption = ui("png.composed", { title: data.title, layer: state.layer + 1, switches: switchesText() });
   const { canvas, ctx, top } = picture(width, side + 24 + BAR_H + 18 * note.length + 24, caption);
   maps.forEach(([name, w], k) => {
     ctx.font = `600 13px ${FONT}`;
@@ -312,8 +319,8 @@ function textPicture() {
     placed.push({ text, x, row, wide, j });
     x += wide;
   });
-  const who = i === null ? "no token chosen" : `shaded by the weights of “${shown(tokens[i])}”`;
-  const { canvas, ctx, top } = picture(width, 28 * (row + 1) + BAR_H + 24, `${data.title}: layer ${state.layer + 1}, ${head().name}, ${who}`);
+  const who = i === null ? ui("png.no_token") : ui("png.shaded_by", { token: shown(tokens[i]) });
+  const { canvas, ctx, top } = picture(width, 28 * (row + 1) + BAR_H + 24, ui("png.text", { title: data.title, layer: state.layer + 1, head: head().name, who }));
   ctx.font = scratch.font;
   ctx.textBaseline = "middle";
   for (const p of placed) {

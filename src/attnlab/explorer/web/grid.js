@@ -46,7 +46,7 @@ function labelledMap({ tokens, cell, paint, describe, choose, testid, focus = nu
     top.append(col);
     left.append(row);
   }
-  const canvas = el("canvas", { width: size, height: size, role: "img", "aria-label": "attention map" });
+  const canvas = el("canvas", { width: size, height: size, role: "img", "aria-label": ui("map.label") });
   paint(canvas.getContext("2d"), cell);
   const body = el("div", { class: "map-body" });
   const rowMark = el("div", { class: "map-row", hidden: "" });
@@ -119,11 +119,11 @@ function renderGrid() {
   grid.style.setProperty("--cols", String(Math.max(...layers.map((l) => l.heads.length))));
   const rows = layers.map((layer, li) => {
     const row = el("div", { class: "grid-row", "data-testid": "grid-row", "data-layer": li });
-    row.append(el("div", { class: "grid-layer" }, `layer ${li + 1}`));
+    row.append(el("div", { class: "grid-layer" }, ui("layer.n", { n: li + 1 })));
     layer.heads.forEach((h, hi) => {
       const button = el("button", {
         type: "button", class: "thumb", "data-testid": "thumb", "data-layer": li, "data-head": hi,
-        "aria-label": `layer ${li + 1}, ${h.name}: open it large`, // no title: the hover shows the numbers
+        "aria-label": ui("grid.open", { layer: li + 1, head: h.name }), // no title: the hover shows the numbers
       });
       if (li === state.layer && hi === state.head) button.classList.add("current");
       const w = weightsOf(h);
@@ -155,8 +155,7 @@ function renderGrid() {
     });
     return row;
   });
-  const chosen = state.row === null ? "Choose a token above: its row and column are outlined in every map."
-    : `“${shown(tokens[state.row])}” (token ${state.row + 1}): its row (what it attends to) outlined in orange, its column (what attends to it) in green.`;
+  const chosen = state.row === null ? ui("grid.choose") : ui("grid.chosen", { token: shown(tokens[state.row]), n: state.row + 1 });
   grid.replaceChildren(el("p", { class: "note", "data-testid": "grid-chosen" }, chosen), colourBar(), ...rows);
 }
 
@@ -199,9 +198,8 @@ function shadeText() {
   const i = focusIndex();
   const h = head();
   const w = i === null ? null : weightsOf(h)[i];
-  textTitle.textContent = i === null
-    ? "Choose or hover a token: the text is then shaded by how much it attends to each token."
-    : `Shaded by how much “${shown(view().tokens[i])}” attends to each token (layer ${state.layer + 1}, ${h.name}); hover to preview another.`;
+  textTitle.textContent = i === null ? ui("text.none")
+    : ui("text.shaded", { token: shown(view().tokens[i]), layer: state.layer + 1, head: h.name });
   textSpans.forEach((span, j) => {
     const x = w ? w[j] : 0;
     const t = level(x);
@@ -209,14 +207,12 @@ function shadeText() {
     span.classList.toggle("dark", t > 0.55);
     span.classList.toggle("query", j === i);
     span.dataset.weight = String(x);
-    span.title = w ? `weight ${fmt(x, 4)}` : "";
+    span.title = w ? ui("text.weight", { w: fmt(x, 4) }) : "";
   });
 }
 
 // --- attention composed across layers: raw (head-averaged) | rollout | value-weighted -----
-const composedReason = () => view().fixed
-  ? `no composed attention for this view: ${view().fixed}`
-  : "this page was made without composed attention (rollout and value-weighted weights)";
+const composedReason = () => (view().fixed ? ui("composed.fixed", { reason: view().fixed }) : ui("composed.none"));
 
 function renderComposed() {
   const box = byTestId("composed-body");
@@ -232,10 +228,10 @@ function renderComposed() {
   const width = Math.max(300, (box.clientWidth || 1200) / 3 - 12);
   const cell = cellFor(n, width);
   const maps = [
-    ["composed-raw", `Raw: layer ${state.layer + 1}, mean over heads`, raw],
-    ["composed-rollout", `Rollout: layers 1–${state.layer + 1}`, c.rollout[state.layer]],
+    ["composed-raw", ui("composed.raw", { layer: state.layer + 1 }), raw],
+    ["composed-rollout", ui("composed.rollout", { layer: state.layer + 1 }), c.rollout[state.layer]],
     // value-weighted is optional (no value vectors: a raw attention tensor; the note says why)
-    c.value_weighted ? ["composed-value", `Value-weighted: layer ${state.layer + 1}`, c.value_weighted[state.layer]] : null,
+    c.value_weighted ? ["composed-value", ui("composed.value", { layer: state.layer + 1 }), c.value_weighted[state.layer]] : null,
   ].filter((m) => m !== null).map(([testid, caption, w]) => {
     const figure = el("figure", { class: "composed-map" });
     figure.append(el("figcaption", {}, caption), labelledMap({
@@ -245,17 +241,13 @@ function renderComposed() {
   });
   const row = el("div", { class: "composed-row" });
   row.append(...maps);
-  const own = atStart() ? "" : " Rollout and value-weighted are the model's, at the page's starting switches.";
-  const rollout = "attention rollout (Abnar & Zuidema, 2020), multiplied through the layers up to this one";
-  const value = "value-weighted attention (Kobayashi et al., 2020), each weight times the size of what its value writes";
-  const intro = c.value_weighted
-    ? `The chosen layer's raw weights (averaged over its heads) beside two readings across layers: ${rollout}, and ${value}. One colour scale for the three.`
-    : `The chosen layer's raw weights (averaged over its heads) beside ${rollout}, on one colour scale.`;
+  const own = atStart() ? "" : ui("composed.own");
+  const intro = ui(c.value_weighted ? "composed.intro_value" : "composed.intro");
   box.replaceChildren(
     el("p", { class: "note" }, intro),
     el("p", { class: "note composed-note", "data-testid": "composed-note" }, c.note || ""),
     colourBar(),
     row,
-    el("p", { class: "note" }, `Rows are queries, columns keys; each row sums to 1.${own}`),
+    el("p", { class: "note" }, ui("composed.rows", { own })),
   );
 }

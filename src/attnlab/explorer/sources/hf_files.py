@@ -1,6 +1,6 @@
 """Reading a Hugging Face folder's weights safely and quietly, or saying in one line why not.
 
-``attnlab.explorer.hf`` shows a folder's attention; this module decides whether
+``attnlab.explorer.sources.hf`` shows a folder's attention; this module decides whether
 its weights are the model's: safetensors only (a pickled ``pytorch_model.bin``
 is never loaded: unpickling runs whatever code the file holds), every tensor
 the config calls for present and of its shape (``transformers`` would
