@@ -48,6 +48,7 @@ SUBCOMMANDS = [
     "reproduce",
     "report",
     "explore",
+    "heads",
 ]
 
 class _Parser(argparse.ArgumentParser):
