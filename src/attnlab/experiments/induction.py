@@ -36,9 +36,11 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from attnlab.data.repeated import SegmentStream, segment_rows
 from attnlab.experiments import induction_measure as im
-from attnlab.lab.claims import Claim
+from attnlab.lab.claims import MOST, Claim, Margins, Part, Records, claim
 from attnlab.lab.context import Context
 from attnlab.lab.registry import Experiment
 from attnlab.lab.runner import Results, RunSpec, seeded
@@ -272,7 +274,41 @@ def figure(record: dict[str, Any]) -> Figure:
 
 # -- claims (rules fixed before any verdict; see docs/experiments.md) -------------
 
-CLAIMS: list[Claim] = []
+# A head "does" a role when most of its weight (MOST, more than half) goes to the role's
+# key: chance for a uniform causal row over these 32 positions is about 1/16 on average.
+
+
+def _two(records: Records) -> list[dict]:
+    return records[NAME]["two"]
+
+
+def _margins(values: list[float], threshold: float, above: bool) -> Margins:
+    margins = [v - threshold if above else threshold - v for v in values]
+    return Margins(margins, {"mean value": float(np.mean(values)), "threshold": threshold})
+
+
+def _induction_head(records: Records) -> Margins:
+    """Per seed: the highest final induction score of a block-2 head, against MOST."""
+    return _margins([max(t["snapshots"][-1]["induction"][1]) for t in _two(records)], MOST,
+                    True)
+
+
+def _previous_head(records: Records) -> Margins:
+    """Per seed: the highest final previous-token score of a block-1 head, against MOST."""
+    return _margins([max(t["snapshots"][-1]["previous"][0]) for t in _two(records)], MOST,
+                    True)
+
+
+CLAIMS: list[Claim] = [
+    claim("induction.two_blocks_form",
+          "Two attention-only blocks form an induction head (a block-2 head attends from a "
+          "token to the token that followed its earlier occurrence) fed by a block-1 "
+          "previous-token head.", NAME,
+          Part(f"the best block-2 head's induction score on held-out rows > {MOST:g}",
+               _induction_head, "score", "induction head"),
+          Part(f"the best block-1 head's previous-token score > {MOST:g}", _previous_head,
+               "score", "previous-token head")),
+]
 
 __all__ = ["CLAIMS", "NAME", "PROFILES", "SHORT", "Settings", "TITLE", "analyse", "figure",
            "plan", "snapshot_steps", "table"]
