@@ -40,7 +40,7 @@ import numpy as np
 
 from attnlab.data.repeated import SegmentStream, segment_rows
 from attnlab.experiments import induction_measure as im
-from attnlab.lab.claims import MOST, Claim, Margins, Part, Records, claim
+from attnlab.lab.claims import CLEAR, MOST, Claim, Margins, Part, Records, claim
 from attnlab.lab.context import Context
 from attnlab.lab.registry import Experiment
 from attnlab.lab.runner import Results, RunSpec, seeded
@@ -299,6 +299,19 @@ def _previous_head(records: Records) -> Margins:
                     True)
 
 
+def _one_no_head(records: Records) -> Margins:
+    """Per seed: the one-block model's highest induction score, against MOST / 2 ("near the
+    threshold": within a factor of two of it)."""
+    return _margins([max(o["induction"][0]) for o in records[NAME]["one"]], MOST / 2, False)
+
+
+def _one_loss_near(records: Records) -> Margins:
+    """Per seed: the one-block model's (first − repeat) / first loss, against CLEAR ("near":
+    less than a clear relative difference on the claims' one scale)."""
+    gaps = [(o["first"] - o["repeat"]) / o["first"] for o in records[NAME]["one"]]
+    return _margins(gaps, CLEAR, False)
+
+
 CLAIMS: list[Claim] = [
     claim("induction.two_blocks_form",
           "Two attention-only blocks form an induction head (a block-2 head attends from a "
@@ -308,6 +321,13 @@ CLAIMS: list[Claim] = [
                _induction_head, "score", "induction head"),
           Part(f"the best block-1 head's previous-token score > {MOST:g}", _previous_head,
                "score", "previous-token head")),
+    claim("induction.one_block_does_not",
+          "One attention-only block does not form an induction head, and its loss on the "
+          "repeated segment stays near the first occurrence's.", NAME,
+          Part(f"the one-block model's best induction score < {MOST / 2:g} (half the "
+               f"threshold {MOST:g})", _one_no_head, "score", "no induction head"),
+          Part(f"(first − repeat loss) / first-occurrence loss < {CLEAR:g}", _one_loss_near,
+               "relative loss", "repeat loss near the first")),
 ]
 
 __all__ = ["CLAIMS", "NAME", "PROFILES", "SHORT", "Settings", "TITLE", "analyse", "figure",
