@@ -312,6 +312,18 @@ def _one_loss_near(records: Records) -> Margins:
     return _margins(gaps, CLEAR, False)
 
 
+def _abrupt(records: Records) -> Margins:
+    """Per seed: the largest share of the whole rise of the in-context benefit (first −
+    repeat loss, from step 1 to the end) within any ``SHORT`` of training, against MOST."""
+    return _margins([t["phase"]["loss_share"] for t in _two(records)], MOST, True)
+
+
+def _coincides(records: Records) -> Margins:
+    """Per seed: the share of the final induction head's whole score rise within that same
+    window, against MOST."""
+    return _margins([t["phase"]["score_share"] for t in _two(records)], MOST, True)
+
+
 CLAIMS: list[Claim] = [
     claim("induction.two_blocks_form",
           "Two attention-only blocks form an induction head (a block-2 head attends from a "
@@ -328,6 +340,14 @@ CLAIMS: list[Claim] = [
                f"threshold {MOST:g})", _one_no_head, "score", "no induction head"),
           Part(f"(first − repeat loss) / first-occurrence loss < {CLEAR:g}", _one_loss_near,
                "relative loss", "repeat loss near the first")),
+    claim("induction.phase_change",
+          "The fall of the two-block model's repeated-segment loss is abrupt, a phase change: "
+          "most of it happens within a short stretch of training, and that stretch is where "
+          "the induction score rises.", NAME,
+          Part(f"largest share of the in-context benefit's rise within {SHORT:g} of training "
+               f"> {MOST:g}", _abrupt, "share", "abrupt"),
+          Part(f"share of the induction head's score rise within that window > {MOST:g}",
+               _coincides, "share", "where the induction score rises")),
 ]
 
 __all__ = ["CLAIMS", "NAME", "PROFILES", "SHORT", "Settings", "TITLE", "analyse", "figure",
