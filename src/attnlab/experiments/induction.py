@@ -324,6 +324,24 @@ def _coincides(records: Records) -> Margins:
     return _margins([t["phase"]["score_share"] for t in _two(records)], MOST, True)
 
 
+def _kept(key: str, prev: bool) -> Any:
+    """Per seed: with the previous-token head ablated, the fraction of the induction head's
+    score (or benefit) left, against MOST ("removes": more than half gone); with another
+    block-1 head ablated, the smallest fraction left over those heads, against MOST ("does
+    not": more than half kept, whichever other head)."""
+
+    def margins(records: Records) -> Margins:
+        left = []
+        for t in _two(records):
+            a = t["ablation"]
+            fractions = [h[key] / a[key] if a[key] > 0 else 0.0 for h in a["per_head"]
+                         if (h["head"] == a["prev_head"]) == prev]
+            left.append(min(fractions) if fractions else float("nan"))
+        return _margins(left, MOST, not prev)
+
+    return margins
+
+
 CLAIMS: list[Claim] = [
     claim("induction.two_blocks_form",
           "Two attention-only blocks form an induction head (a block-2 head attends from a "
@@ -348,6 +366,17 @@ CLAIMS: list[Claim] = [
                f"> {MOST:g}", _abrupt, "share", "abrupt"),
           Part(f"share of the induction head's score rise within that window > {MOST:g}",
                _coincides, "share", "where the induction score rises")),
+    claim("induction.ablation_k_composition",
+          "Ablating the previous-token head removes the induction head's score and its "
+          "benefit, while ablating another head of block 1 does not (K-composition).", NAME,
+          Part(f"score left with the previous-token head mean-ablated < {MOST:g}",
+               _kept("score", True), "fraction", "prev-token head: score"),
+          Part(f"benefit (first − repeat loss) left with it ablated < {MOST:g}",
+               _kept("benefit", True), "fraction", "prev-token head: benefit"),
+          Part(f"score left with any other block-1 head ablated > {MOST:g}",
+               _kept("score", False), "fraction", "other heads: score"),
+          Part(f"benefit left with any other block-1 head ablated > {MOST:g}",
+               _kept("benefit", False), "fraction", "other heads: benefit")),
 ]
 
 __all__ = ["CLAIMS", "NAME", "PROFILES", "SHORT", "Settings", "TITLE", "analyse", "figure",
