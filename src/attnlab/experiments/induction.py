@@ -334,7 +334,9 @@ def _kept(key: str, prev: bool) -> Any:
         left = []
         for t in _two(records):
             a = t["ablation"]
-            fractions = [h[key] / a[key] if a[key] > 0 else 0.0 for h in a["per_head"]
+            # no benefit or score to begin with: nothing was there to remove or keep, so
+            # the part fails either way (1: "not removed", 0: "not kept")
+            fractions = [h[key] / a[key] if a[key] > 0 else float(prev) for h in a["per_head"]
                          if (h["head"] == a["prev_head"]) == prev]
             left.append(min(fractions) if fractions else float("nan"))
         return _margins(left, MOST, not prev)
