@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from attnlab.lab.claims import Claim
+from attnlab.lab.claims import NEGLIGIBLE, Claim, Margins, Part, Records, claim
 from attnlab.lab.context import Context
 from attnlab.lab.registry import Experiment
 from attnlab.lab.runner import Results, RunSpec
@@ -216,7 +216,24 @@ def figure(record: dict[str, Any]) -> Figure:
     return fig
 
 
-CLAIMS: list[Claim] = []
+def _runs(records: Records) -> list[dict]:
+    return records[NAME]["per_seed"]
+
+
+def _loss_matches(records: Records) -> Margins:
+    """Per seed: NEGLIGIBLE − |loss(LSA) − loss(GD)| / loss(GD) ("matches": a negligible
+    relative difference on the claims' one scale)."""
+    gaps = [abs(r["loss"]["lsa"] - r["loss"]["gd"]) / r["loss"]["gd"] for r in _runs(records)]
+    return Margins([NEGLIGIBLE - g for g in gaps], {"relative gap": float(np.mean(gaps))})
+
+
+CLAIMS: list[Claim] = [
+    claim("icl_gd.loss_matches",
+          "A linear self-attention layer trained on in-context linear regression matches the "
+          "loss of one step of gradient descent on the context with the best step size.", NAME,
+          Part(f"|held-out MSE of the layer − of one GD step| / GD's < {NEGLIGIBLE:g}",
+               _loss_matches, "relative")),
+]
 
 __all__ = ["CLAIMS", "NAME", "PROFILES", "Settings", "TITLE", "agreement", "analyse",
            "figure", "gd_signal", "one_seed", "plan", "table", "tasks"]
