@@ -227,12 +227,25 @@ def _loss_matches(records: Records) -> Margins:
     return Margins([NEGLIGIBLE - g for g in gaps], {"relative gap": float(np.mean(gaps))})
 
 
+def _agree(records: Records) -> Margins:
+    """Per seed: cosine(ŷ_LSA, ŷ_GD) over held-out tasks − (1 − NEGLIGIBLE) ("agree": the
+    same predictions up to a negligible part)."""
+    cos = [r["lsa_vs_gd"]["cosine"] for r in _runs(records)]
+    rel = [r["lsa_vs_gd"]["rel_l2"] for r in _runs(records)]
+    return Margins([c - (1 - NEGLIGIBLE) for c in cos],
+                   {"cosine": float(np.mean(cos)), "relative L2": float(np.mean(rel))})
+
+
 CLAIMS: list[Claim] = [
     claim("icl_gd.loss_matches",
           "A linear self-attention layer trained on in-context linear regression matches the "
           "loss of one step of gradient descent on the context with the best step size.", NAME,
           Part(f"|held-out MSE of the layer − of one GD step| / GD's < {NEGLIGIBLE:g}",
                _loss_matches, "relative")),
+    claim("icl_gd.predictions_agree",
+          "On held-out tasks the trained layer's predictions agree with one GD step's.", NAME,
+          Part(f"cosine similarity of the two prediction vectors > {1 - NEGLIGIBLE:g}", _agree,
+               "cosine")),
 ]
 
 __all__ = ["CLAIMS", "NAME", "PROFILES", "Settings", "TITLE", "agreement", "analyse",
