@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from attnlab.lab.claims import NEGLIGIBLE, Claim, Margins, Part, Records, claim
+from attnlab.lab.claims import CLEAR, NEGLIGIBLE, Claim, Margins, Part, Records, claim
 from attnlab.lab.context import Context
 from attnlab.lab.registry import Experiment
 from attnlab.lab.runner import Results, RunSpec
@@ -236,6 +236,21 @@ def _agree(records: Records) -> Margins:
                    {"cosine": float(np.mean(cos)), "relative L2": float(np.mean(rel))})
 
 
+def _control_loss(records: Records) -> Margins:
+    """Per seed: |loss(control) − loss(GD)| / loss(GD) − CLEAR ("does not match": a clear
+    relative difference)."""
+    gaps = [abs(r["loss"]["control"] - r["loss"]["gd"]) / r["loss"]["gd"]
+            for r in _runs(records)]
+    return Margins([g - CLEAR for g in gaps], {"relative gap": float(np.mean(gaps))})
+
+
+def _control_cosine(records: Records) -> Margins:
+    """Per seed: (1 − CLEAR) − cosine(ŷ_control, ŷ_GD) ("does not agree": short of
+    agreement by a clear margin)."""
+    cos = [r["control_vs_gd"]["cosine"] for r in _runs(records)]
+    return Margins([(1 - CLEAR) - c for c in cos], {"cosine": float(np.mean(cos))})
+
+
 CLAIMS: list[Claim] = [
     claim("icl_gd.loss_matches",
           "A linear self-attention layer trained on in-context linear regression matches the "
@@ -246,6 +261,13 @@ CLAIMS: list[Claim] = [
           "On held-out tasks the trained layer's predictions agree with one GD step's.", NAME,
           Part(f"cosine similarity of the two prediction vectors > {1 - NEGLIGIBLE:g}", _agree,
                "cosine")),
+    claim("icl_gd.control_does_not",
+          "A layer whose context comes from another task (the pairs say nothing about the "
+          "query's weights) neither matches GD's loss nor agrees with its predictions.", NAME,
+          Part(f"|MSE of the control − of one GD step| / GD's > {CLEAR:g}", _control_loss,
+               "relative", "loss differs"),
+          Part(f"cosine of its predictions with GD's < {1 - CLEAR:g}", _control_cosine,
+               "cosine", "predictions differ")),
 ]
 
 __all__ = ["CLAIMS", "NAME", "PROFILES", "Settings", "TITLE", "agreement", "analyse",
