@@ -13,15 +13,16 @@ from attnlab.nn.model import LanguageModel
 
 T, V = 32, 16  # context, vocabulary
 POS, TOK, PREV = slice(0, T), slice(T, T + V), slice(T + V, T + 2 * V)  # residual subspaces
+OUT = slice(T + 2 * V, T + 3 * V)  # what block 1 copies, read by the unembedding
 C = 12.0  # q and k gain: a score of C²/√d against 0 makes the softmax nearly one-hot
 
 
 def _circuit() -> LanguageModel:
     """Two blocks of one head, no norms, no MLP. Block 0: a previous-token head (query at
     position t matches the key at t - 1) that writes the previous token into PREV. Block 1:
-    an induction head (query: this token; key: the token before the key), Olsson et al.'s
-    K-composition by hand."""
-    cfg = ModelConfig(vocab_size=V, n_ctx=T, d_model=T + 2 * V, n_layer=2, n_head=1,
+    an induction head (query: this token; key: the token before the key) that copies the
+    key's token into OUT, which the unembedding reads: Olsson et al.'s K-composition by hand."""
+    cfg = ModelConfig(vocab_size=V, n_ctx=T, d_model=T + 3 * V, n_layer=2, n_head=1,
                       mlp=False, norm="none", position="learned")
     model = LanguageModel(cfg)
     d = cfg.d_model
@@ -39,6 +40,8 @@ def _circuit() -> LanguageModel:
         w1 = model.blocks[1].mixer.qkv.weight
         w1[:V, TOK] = C * torch.eye(V)  # q: this token
         w1[d:d + V, PREV] = C * torch.eye(V)  # k: the token before the key
+        w1[2 * d + T + 2 * V:2 * d + T + 3 * V, TOK] = torch.eye(V)  # v: key's token -> OUT
+        model.head.weight[:, OUT] = C * torch.eye(V)
     return model.eval()
 
 
