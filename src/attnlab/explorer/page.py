@@ -41,7 +41,8 @@ from attnlab.explorer.data import (  # noqa: F401 (re-exported: the page's data 
 from attnlab.explorer.encoding import ENCODE_ABOVE, encode_page, matrix_count
 from attnlab.files import write_text
 
-SCRIPT_PARTS = ("decode.js", "core.js", "head.js", "grid.js", "overlay.js", "export.js", "main.js")
+SCRIPT_PARTS = ("decode.js", "core.js", "head.js", "grid.js", "overlay.js", "export.js",
+                "main.js", "roles.js")
 
 
 def script_json(obj: Any) -> str:
