@@ -104,6 +104,8 @@ def test_micro_never_grows_and_a_bigger_plan_retrains_nothing():
         assert seeds_of(micro) < 3
         keys = [{runner.key(runner.resolve(s)) for s in mod.plan(mod.settings("micro", n))}
                 for n in (1, 3)]
+        if not keys[1]:
+            continue  # seeded, but trains in its own analysis (icl_gd): nothing to reuse
         assert keys[0] < keys[1], name
 
 

@@ -7,6 +7,7 @@ attnlab explore --checkpoint runs/RUN --text "To be, or not"  # a run of `attnla
 attnlab explore --hf-model DIR --serve  # a local Hugging Face causal LM (GPT-2, OPT, Llama…)
 attnlab explore --winograd              # the Winograd pair under a trained probe (cached in runs/)
 attnlab explore --agreement             # `I work , you work , he` under a trained probe
+attnlab explore --induction             # the induction experiment's two-block model, with roles
 attnlab explore --lang es               # the page's interface (and the hand heads' text) in Spanish
 """
 
@@ -57,6 +58,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--agreement", action="store_true",
         help="`I work , you work , he` under a small trained model (trains once, cached)",
     )  # fmt: skip
+    source.add_argument(
+        "--induction", action="store_true",
+        help="a repeated random sequence under the induction experiment's two-block model, "
+        "with the head-roles view (trains once, cached)",
+    )  # fmt: skip
     p.add_argument("--text", help=f"sentence to show (default: {SENTENCE!r})")
     p.add_argument("--out", type=Path, help=f"page to write (default: {DEFAULT_OUT})")
     p.add_argument("--serve", action="store_true", help="serve on 127.0.0.1 instead of writing")
@@ -90,11 +96,14 @@ def _probe_page(args: argparse.Namespace) -> dict[str, Any]:
     from attnlab.explorer.sources.models import agreement_page, winograd_page
     from attnlab.train.progress import ProgressPrinter
 
-    flag = "--winograd" if args.winograd else "--agreement"
+    flag = "--winograd" if args.winograd else "--induction" if args.induction else "--agreement"
     if args.text is not None or args.serve:
         raise UsageError(f"{flag} shows its own sentences: --text and --serve do not go with it")
     work = args.work if args.work is not None else Path(DEFAULT_WORK)
-    page = winograd_page if args.winograd else agreement_page
+    if args.induction:
+        from attnlab.explorer.sources.roles import induction_page as page
+    else:
+        page = winograd_page if args.winograd else agreement_page
     return page(work, progress=ProgressPrinter(sys.stderr))
 
 
@@ -125,14 +134,14 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--port only goes with --serve")
     if not args.serve:  # before any model is loaded or trained
         check_file("--out", args.out or DEFAULT_OUT)
-    if args.winograd or args.agreement:
+    if args.winograd or args.agreement or args.induction:
         check_folder("--work", args.work if args.work is not None else DEFAULT_WORK)
-    if args.winograd or args.agreement:
+    if args.winograd or args.agreement or args.induction:
         path = write_page(_probe_page(args), args.out or DEFAULT_OUT, lang=args.lang)
         print(f"wrote {path}")
         return 0
     if args.work is not None:
-        raise UsageError("--work only goes with --winograd or --agreement")
+        raise UsageError("--work only goes with --winograd, --agreement or --induction")
     compute = _compute(args)
     text = args.text if args.text is not None else SENTENCE
     if args.serve:

@@ -49,6 +49,7 @@ SUBCOMMANDS = [
     "reproduce",
     "report",
     "explore",
+    "heads",
     "lab",
 ]
 

@@ -55,7 +55,8 @@ def interface_text(lang: str) -> dict[str, str]:
     """Every interface string in ``lang``, as the page's script reads it (``ui`` in core.js)."""
     return {key: entry[lang] for key, entry in catalogue(DOMAIN).items()}
 
-SCRIPT_PARTS = ("decode.js", "core.js", "head.js", "grid.js", "overlay.js", "export.js", "main.js")
+SCRIPT_PARTS = ("decode.js", "core.js", "head.js", "grid.js", "overlay.js", "export.js",
+                "main.js", "roles.js")
 
 
 def script_json(obj: Any) -> str:

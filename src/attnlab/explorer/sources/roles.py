@@ -1,0 +1,73 @@
+"""The explorer's head-roles view and the ``attnlab explore --induction`` page.
+
+``roles_data(scores)`` turns ``attnlab.interp.head_scores`` into the page's
+``data.roles``: for each score a grid of layers × heads that ``roles.js`` draws
+shaded by the score, a click opening the head. ``induction_page(work)`` trains (or
+reuses, through the runner's cache) seed 0 of the ``induction`` experiment's
+final two-block model and shows it on a repeated sequence of random tokens: the
+induction head's stripe (each token of the repeat looking at the token after its
+first occurrence) and the block-1 previous-token head it reads from.
+
+Left out: roles of heads in views other than the one the scores were measured on.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from attnlab.data.repeated import repeated_probe
+from attnlab.explorer.sources.build import view_from_traces
+from attnlab.explorer.sources.models import model_page
+from attnlab.explorer.sources.traces import attnlab_traces
+from attnlab.interp import SCORES, HeadScores, head_scores
+from attnlab.train.progress import Progress
+
+PROBE_HALF = 12  # tokens before the repeat on the --induction page
+
+
+def roles_data(scores: HeadScores, note: str = "") -> dict[str, Any]:
+    """``data.roles``: each score's grid (layers × heads, in [0, 1]) and the words above it."""
+    n, t = scores.probe.shape
+    return {"title": "Head roles (darker = higher score; choose a head to open it)",
+            "note": note or (f"Scores on {n} rows of {t // 2} random tokens repeated once: "
+                             "previous-token, induction (to the token after the earlier "
+                             "occurrence), duplicate-token (to the earlier occurrence) and "
+                             "first-token (sink) attention, each a mean weight."),
+            "scores": {k: [[round(float(v), 4) for v in row] for row in scores.scores[k]]
+                       for k in SCORES}}
+
+
+def with_roles(data: dict[str, Any], model: Any) -> dict[str, Any]:
+    """The page data with the head-roles view of ``model`` (an attnlab or Hugging Face
+    model) on the standard probe."""
+    return {**data, "roles": roles_data(head_scores(model))}
+
+
+def induction_page(work: str | Path = "runs", progress: Progress | None = None
+                   ) -> dict[str, Any]:
+    """The trained two-block induction model on a repeated random sequence, with its roles."""
+    from attnlab.experiments import induction
+    from attnlab.lab.context import Context
+
+    s = induction.PROFILES["quick"]
+    ctx = Context.local(Path(work), progress=progress)
+    record = ctx.train("explorer induction model", induction.model_config(s, 2),
+                       induction.train_config(s, s.steps), data=induction.stream(s))
+    model = ctx.load_model(record)
+    ids = repeated_probe(s.vocab_size, PROBE_HALF, n=1, seed=1)[0].tolist()
+    tokens = [f"t{i}" for i in ids]
+    view = view_from_traces("repeated random tokens", tokens, attnlab_traces(model, ids))
+    scores = head_scores(model)
+    il, ih, iv = scores.best("induction")
+    pl, ph, pv = scores.best("previous")
+    description = (
+        f"A two-block attention-only model trained {record['steps']} steps on random tokens "
+        f"with a repeated segment (attnlab run induction), on {PROBE_HALF} random tokens "
+        f"repeated once. Layer {il + 1} head {ih + 1} is the induction head (score {iv:.2f}): "
+        f"in the repeat each token looks at the token after its first occurrence, a stripe "
+        f"{PROBE_HALF - 1} places left of the diagonal; layer {pl + 1} head {ph + 1} is the "
+        f"previous-token head it reads from (score {pv:.2f})."
+    )
+    data = model_page(model, [view], "Induction heads: the stripe and its feeder", description)
+    return {**data, "roles": roles_data(scores)}

@@ -1,0 +1,84 @@
+"""In-context regression against one GD step: the layer can be GD exactly, the agreement
+measures by hand, a micro run through the registry, and every claim both ways."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from attnlab.experiments import icl_gd
+from attnlab.lab.claims import evaluate
+from attnlab.lab.runner import Runner
+from attnlab.suite import run_experiment
+
+S = icl_gd.PROFILES["micro"]
+
+
+def test_the_layer_with_hand_set_weights_is_one_gd_step():
+    d, eta = S.d, 0.7
+    lsa = icl_gd.LinearSelfAttention(d, 0.0)
+    with torch.no_grad():
+        for m in (lsa.q, lsa.k):
+            m[:d, :d] = torch.eye(d)  # q = x_q, k = x_i
+        lsa.v[-1, -1] = 1.0  # v = y_i in the y entry
+        lsa.p.copy_(eta * torch.eye(d + 1))
+    tokens, x_q, y_q, w = icl_gd.tasks(S, 32, torch.Generator().manual_seed(0))
+    g = icl_gd.gd_signal(tokens, x_q)
+    assert torch.allclose(lsa(tokens, x_q), eta * g, atol=1e-6)
+    # and g by hand for one task: n⁻¹ Σ y_i x_i·x_q
+    x, y = tokens[0, :, :-1], tokens[0, :, -1]
+    assert float(g[0]) == pytest.approx(float((y * (x @ x_q[0])).mean()), rel=1e-5)
+    assert torch.allclose(tokens[..., -1], torch.einsum("bnd,bd->bn", tokens[..., :-1], w))
+
+
+def test_another_tasks_context_keeps_the_inputs_and_changes_the_targets():
+    gen = lambda: torch.Generator().manual_seed(3)  # noqa: E731
+    same, x_q, _, w = icl_gd.tasks(S, 8, gen())
+    other, x_q2, _, _ = icl_gd.tasks(S, 8, gen(), other=True)
+    assert torch.equal(same[..., :-1], other[..., :-1]) and torch.equal(x_q, x_q2)
+    assert not torch.allclose(same[..., -1], other[..., -1])
+
+
+def test_agreement_by_hand():
+    a, b = np.array([1.0, 0.0]), np.array([1.0, 1.0])
+    out = icl_gd.agreement(a, b)
+    assert out["cosine"] == pytest.approx(1 / np.sqrt(2))
+    assert out["rel_l2"] == pytest.approx(1 / np.sqrt(2))
+    assert icl_gd.agreement(b, b) == {"cosine": pytest.approx(1.0), "rel_l2": 0.0}
+
+
+def test_micro_run_through_the_registry(tmp_path):
+    env = run_experiment("icl_gd", "micro", Runner(tmp_path / "w"), tmp_path / "out")
+    rec = env["record"]
+    assert len(rec["per_seed"]) == 1 and rec["per_seed"][0]["eta"] > 0
+    assert "one GD step" in (tmp_path / "out" / "icl_gd" / "table.md").read_text()
+    assert {v["status"] for v in evaluate({"icl_gd": rec}, icl_gd.CLAIMS)} == {"inconclusive"}
+
+
+def _run(lsa=1.0, gd=1.0, cos=0.99, ctrl=3.0, ctrl_cos=0.1) -> dict:
+    return {"eta": 1.0, "loss": {"lsa": lsa, "gd": gd, "control": ctrl, "zero": 3.3},
+            "lsa_vs_gd": {"cosine": cos, "rel_l2": 0.1},
+            "control_vs_gd": {"cosine": ctrl_cos, "rel_l2": 1.0}}
+
+
+def _status(**change) -> dict[str, str]:
+    runs = [_run(**{k: v + 0.001 * i for k, v in change.items()}) for i in range(3)]
+    return {v["id"]: v["status"] for v in evaluate({"icl_gd": {"per_seed": runs}},
+                                                    icl_gd.CLAIMS)}
+
+
+def test_claims_hold_when_the_layer_is_gd_and_the_control_is_not():
+    assert set(_status().values()) == {"held"}
+
+
+@pytest.mark.parametrize(("change", "fails"), [
+    ({"lsa": 1.2}, "icl_gd.loss_matches"),
+    ({"cos": 0.8}, "icl_gd.predictions_agree"),
+    ({"ctrl": 1.02}, "icl_gd.control_does_not"),
+    ({"ctrl_cos": 0.97}, "icl_gd.control_does_not"),
+])
+def test_each_claim_fails_when_its_numbers_say_so(change, fails):
+    status = _status(**change)
+    assert status[fails] == "not held"
+    assert {c for c, v in status.items() if v != "held"} == {fails}
