@@ -20,7 +20,7 @@ from attnlab.errors import UsageError
 
 # Order = report order.
 EXPERIMENTS = ["ladder", "sqrt_dk", "norm", "position", "cost", "params", "winograd",
-               "agreement"]
+               "agreement", "recurrence"]
 PROFILES = ("full", "quick", "micro")
 
 _MISSING: Any = object()  # a field the module did not give (see Experiment.__post_init__)
