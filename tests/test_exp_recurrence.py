@@ -138,3 +138,12 @@ def test_a_power_law_reach_is_not_geometric() -> None:
     fit = geometric_fit(_decay(1.0, power=2.0))
     assert fit["r2_power"] > fit["r2_geometric"]
     assert math.isclose(geometric_fit(_decay(0.7))["rate"], 0.7)
+
+
+def test_the_explorer_preset_shows_muy_on_the_gata_sentence(tmp_path, monkeypatch) -> None:
+    from attnlab.explorer import agreement_distance
+
+    monkeypatch.setitem(recurrence.PROFILES, "quick", recurrence.PROFILES["micro"])
+    page = agreement_distance.agreement_distance_page(tmp_path / "w")
+    assert "P(cansada)" in page["description"] and "«gata»" in page["description"]
+    assert agreement_distance.sentence_text(7) == ". la gata que perseguía al ratón estaba muy"

@@ -7,6 +7,7 @@ attnlab explore --checkpoint runs/RUN --text "To be, or not"  # a run of `attnla
 attnlab explore --hf-model DIR --serve  # a local Hugging Face causal LM (GPT-2, OPT, Llama…)
 attnlab explore --winograd              # the Winograd pair under a trained probe (cached in runs/)
 attnlab explore --agreement             # `I work , you work , he` under a trained probe
+attnlab explore --agreement-distance    # «la gata que perseguía al ratón … estaba muy ___»
 """
 
 from __future__ import annotations
@@ -54,6 +55,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--agreement", action="store_true",
         help="`I work , you work , he` under a small trained model (trains once, cached)",
     )  # fmt: skip
+    source.add_argument(
+        "--agreement-distance", action="store_true",
+        help="«la gata que perseguía al ratón … estaba muy» at a long distance under the "
+        "recurrence experiment's attention model (trains once, cached)",
+    )  # fmt: skip
     p.add_argument("--text", help=f"sentence to show (default: {SENTENCE!r})")
     p.add_argument("--out", type=Path, help=f"page to write (default: {DEFAULT_OUT})")
     p.add_argument("--serve", action="store_true", help="serve on 127.0.0.1 instead of writing")
@@ -83,11 +89,14 @@ def _probe_page(args: argparse.Namespace) -> dict[str, Any]:
     from attnlab.explorer.models import agreement_page, winograd_page
     from attnlab.train.progress import ProgressPrinter
 
-    flag = "--winograd" if args.winograd else "--agreement"
+    flag = "--winograd" if args.winograd else \
+        "--agreement-distance" if args.agreement_distance else "--agreement"
     if args.text is not None or args.serve:
         raise UsageError(f"{flag} shows its own sentences: --text and --serve do not go with it")
     work = args.work if args.work is not None else Path(DEFAULT_WORK)
     page = winograd_page if args.winograd else agreement_page
+    if args.agreement_distance:
+        from attnlab.explorer.agreement_distance import agreement_distance_page as page
     return page(work, progress=ProgressPrinter(sys.stderr))
 
 
@@ -117,9 +126,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--port only goes with --serve")
     if not args.serve:  # before any model is loaded or trained
         check_file("--out", args.out or DEFAULT_OUT)
-    if args.winograd or args.agreement:
+    if args.winograd or args.agreement or args.agreement_distance:
         check_folder("--work", args.work if args.work is not None else DEFAULT_WORK)
-    if args.winograd or args.agreement:
+    if args.winograd or args.agreement or args.agreement_distance:
         path = write_page(_probe_page(args), args.out or DEFAULT_OUT)
         print(f"wrote {path}")
         return 0
