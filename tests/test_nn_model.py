@@ -84,7 +84,7 @@ def test_top_k_one_is_greedy() -> None:
     [
         ({"n_head": 3}, "does not divide"),
         ({"position": "absolute"}, "unknown position"),
-        ({"mixer": "lstm"}, "unknown mixer"),
+        ({"mixer": "gru"}, "unknown mixer"),
         ({"norm": "middle"}, "unknown norm"),
         ({"n_pos": 8}, "n_pos"),
         ({"dropout": 1.5}, "dropout"),

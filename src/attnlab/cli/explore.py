@@ -9,6 +9,7 @@ attnlab explore --winograd              # the Winograd pair under a trained prob
 attnlab explore --agreement             # `I work , you work , he` under a trained probe
 attnlab explore --induction             # the induction experiment's two-block model, with roles
 attnlab explore --lang es               # the page's interface (and the hand heads' text) in Spanish
+attnlab explore --agreement-distance    # «la gata que perseguía al ratón … estaba muy ___»
 """
 
 from __future__ import annotations
@@ -63,6 +64,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="a repeated random sequence under the induction experiment's two-block model, "
         "with the head-roles view (trains once, cached)",
     )  # fmt: skip
+    source.add_argument(
+        "--agreement-distance", action="store_true",
+        help="«la gata que perseguía al ratón … estaba muy» at a long distance under the "
+        "recurrence experiment's attention model (trains once, cached)",
+    )  # fmt: skip
     p.add_argument("--text", help=f"sentence to show (default: {SENTENCE!r})")
     p.add_argument("--out", type=Path, help=f"page to write (default: {DEFAULT_OUT})")
     p.add_argument("--serve", action="store_true", help="serve on 127.0.0.1 instead of writing")
@@ -96,14 +102,16 @@ def _probe_page(args: argparse.Namespace) -> dict[str, Any]:
     from attnlab.explorer.sources.models import agreement_page, winograd_page
     from attnlab.train.progress import ProgressPrinter
 
-    flag = "--winograd" if args.winograd else "--induction" if args.induction else "--agreement"
+    flag = "--winograd" if args.winograd else "--induction" if args.induction else \
+        "--agreement-distance" if args.agreement_distance else "--agreement"
     if args.text is not None or args.serve:
         raise UsageError(f"{flag} shows its own sentences: --text and --serve do not go with it")
     work = args.work if args.work is not None else Path(DEFAULT_WORK)
+    page = winograd_page if args.winograd else agreement_page
     if args.induction:
         from attnlab.explorer.sources.roles import induction_page as page
-    else:
-        page = winograd_page if args.winograd else agreement_page
+    if args.agreement_distance:
+        from attnlab.explorer.sources.agreement_distance import agreement_distance_page as page
     return page(work, progress=ProgressPrinter(sys.stderr))
 
 
@@ -134,14 +142,15 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--port only goes with --serve")
     if not args.serve:  # before any model is loaded or trained
         check_file("--out", args.out or DEFAULT_OUT)
-    if args.winograd or args.agreement or args.induction:
+    probe = args.winograd or args.agreement or args.induction or args.agreement_distance
+    if probe:
         check_folder("--work", args.work if args.work is not None else DEFAULT_WORK)
-    if args.winograd or args.agreement or args.induction:
         path = write_page(_probe_page(args), args.out or DEFAULT_OUT, lang=args.lang)
         print(f"wrote {path}")
         return 0
     if args.work is not None:
-        raise UsageError("--work only goes with --winograd, --agreement or --induction")
+        raise UsageError("--work only goes with --winograd, --agreement, --induction or "
+                         "--agreement-distance")
     compute = _compute(args)
     text = args.text if args.text is not None else SENTENCE
     if args.serve:

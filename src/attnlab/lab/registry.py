@@ -30,7 +30,7 @@ from attnlab.errors import UsageError
 
 # Order = report order.
 EXPERIMENTS = ["ladder", "sqrt_dk", "norm", "position", "cost", "params", "winograd",
-               "agreement", "induction", "icl_gd"]
+               "agreement", "recurrence", "induction", "icl_gd"]
 PROFILES = ("full", "quick", "micro")
 ENTRY_POINTS = "attnlab.experiments"  # the group through which other packages add experiments
 

@@ -12,7 +12,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-MIXERS = ("none", "mean", "head", "mha")
+MIXERS = ("none", "mean", "head", "mha", "rnn", "lstm")
 POSITIONS = ("none", "learned", "sinusoidal", "rope", "alibi")
 NORMS = ("none", "pre", "post")
 GELUS = ("exact", "tanh")
@@ -27,7 +27,7 @@ class ModelConfig:
     n_ctx: int = 128  # longest context the model is trained on
     d_model: int = 128  # width of the residual stream
     n_layer: int = 1  # number of blocks (mixer [+ MLP]) stacked
-    mixer: str = "mha"  # context mixer: none | mean | head | mha
+    mixer: str = "mha"  # context mixer: none | mean | head | mha | rnn | lstm (nn/recurrent.py)
     n_head: int = 4  # heads of the "mha" mixer, each of width d_model / n_head
     head_dim: int | None = None  # q/k width of the single "head" mixer (None: d_model)
     scale: bool = True  # divide scores by √d_k (off: docs/experiments.md, "Why divide by √d_k")

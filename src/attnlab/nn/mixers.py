@@ -9,6 +9,8 @@ The derivation of the block, one mixer at a time:
                        lower-triangular with rows summing to one;
 ``AttentionHead``      a *learned* weighted mean: softmax(q·k/√d_k) over v;
 ``MultiHeadAttention`` h heads of width c/h side by side, concat, then W_o.
+(``ElmanRNN``, ``LSTM``: what attention replaced, the same signature, in
+``attnlab.nn.recurrent``.)
 
 All share one call signature: ``mixer(x, positions, cache) -> y`` with x
 (b, t, c), integer positions (t,) of the new tokens, and an optional
@@ -36,6 +38,7 @@ from attnlab.nn.attention import causal_mask, kernel
 from attnlab.nn.cache import LayerCache
 from attnlab.nn.config import ModelConfig
 from attnlab.nn.positions import alibi_bias_from_slopes, alibi_slopes, rope_rotate
+from attnlab.nn.recurrent import build_recurrent
 from attnlab.nn.trace import BlockTrace
 
 
@@ -170,7 +173,10 @@ class MultiHeadAttention(_Attention):
 
 def build_mixer(cfg: ModelConfig) -> nn.Module:
     """The mixer named by ``cfg.mixer`` (``none`` has none: the block leaves out its mixer
-    sublayer, ``attnlab.nn.block.Block``)."""
+    sublayer, ``attnlab.nn.block.Block``); ``rnn`` and ``lstm`` are the recurrences of
+    ``attnlab.nn.recurrent``."""
+    if cfg.mixer in ("rnn", "lstm"):
+        return build_recurrent(cfg)
     if cfg.mixer == "mean":
         return UniformCausalMean()
     return AttentionHead(cfg) if cfg.mixer == "head" else MultiHeadAttention(cfg)

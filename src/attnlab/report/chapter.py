@@ -166,6 +166,8 @@ BUDGETS: dict[str, str] = {
     "winograd": "the full profile's updates (1,000 on variant A, 3,000 on variant B) of "
                 "64 sentences, one seed",
     "agreement": "the curriculum's small model (no published figure); quick is full",
+    "recurrence": "none: the chapter states the argument and measures none of it (the full "
+                  "profile: 1,500 agreement updates, the ladder's full settings)",
 }
 
 __all__ = ["BUDGETS", "BY_KEY", "FIGURES", "ChapterFigure"]

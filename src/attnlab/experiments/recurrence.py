@@ -1,0 +1,254 @@
+"""Why attention replaced recurrence: the seeds' opening argument, measured
+(docs/experiments.md, "Why attention replaced recurrence"; SPEC §3.9).
+
+Three models at the same width: an Elman RNN (tanh), an LSTM (``attnlab.nn.recurrent``)
+and the project's attention block, each as the mixer of the same pre-norm block (mixer
+and ×4 MLP sublayers with residuals, LayerNorm, untied output layer). The recurrences
+get no position embedding (their order is the recurrence); attention keeps its own.
+
+1. *Gradient reach* on Tiny Shakespeare: the one-block language models of the ladder's
+   row 9 (attention: that very row, so its runs are the ladder's, shared through the run
+   cache) with the mixer swapped, trained at the ladder's settings. ‖∂ℓ_T/∂x_{T−k}‖ for
+   k = 1 … W − 1 over held-out windows, at initialisation and after training, and a
+   geometric fit (``recurrence_claims.geometric_fit``).
+2. *The long-range case*: the gender-agreement language of ``attnlab.data.gender``
+   («la gata que perseguía al ratón estaba muy cansada» with the relative clause grown to
+   distance d). Two blocks of each model (one attention block cannot tell the subject from
+   the object: both are nouns, told apart only by what precedes them), the recurrences'
+   widths chosen so that every model has the attention model's parameter count (within a
+   few per cent), one budget for all; forced-choice accuracy at each held-out d.
+3. *Sequential work*: for T = 32 … 1,024, the dependent steps of one forward pass counted
+   on the autograd graph (``recurrence_measure.dependent_steps``), and the training-step
+   time per token of the three one-block models, benchmarked on this CPU (and on the GPU
+   when the run's device is CUDA; the GPU row says "not measured" otherwise).
+4. *On the ladder*: the LSTM and RNN language models of part 1 beside the ladder's row 9:
+   held-out perplexity, parameters and time per step.
+
+The claims and their rules are in ``attnlab.experiments.recurrence_claims`` (committed
+before the first measured verdict). Left out: GRUs, gradient clipping, truncated
+backpropagation, tuning the recurrences' learning rate apart from attention's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from attnlab.data.gender import GenderData, baselines, gender_dataset
+from attnlab.experiments import ladder
+from attnlab.experiments import recurrence_measure as measure
+from attnlab.experiments.recurrence_claims import CLAIMS, NAME, geometric_fit
+from attnlab.experiments.recurrence_view import figure, table
+from attnlab.lab.context import Context, SentenceStream
+from attnlab.lab.registry import Experiment
+from attnlab.lab.runner import Results, RunSpec, seeded
+from attnlab.lab.tables import settings_dict
+from attnlab.nn.config import ModelConfig
+from attnlab.nn.model import LanguageModel
+from attnlab.train.config import DataConfig, RunConfig, TrainConfig
+
+log = logging.getLogger(__name__)
+
+TITLE = "Why attention replaced recurrence"
+NEEDS_CORPUS = True
+MODELS = ("rnn", "lstm", "attention")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The ladder profile the language models copy, the agreement language and its models,
+    the sizes of the sequential-work sweep, and the seeds."""
+
+    ladder_profile: str = "full"  # the ladder settings of the language models (part 1 and 4)
+    reach_windows: int = 64  # held-out windows the reach is averaged over
+    agree_width: int = 64  # the attention model's width; the recurrences match its parameters
+    agree_layers: int = 2  # blocks of every agreement model
+    agree_heads: int = 4  # attention heads
+    agree_ctx: int = 64  # training window (words)
+    distances: tuple[int, ...] = (8, 16, 32, 48)  # held-out d: from a few words to most of it
+    max_d: int = 48  # training sentences have d uniform in [8, max_d]
+    agree_sentences: int = 6000  # training sentences
+    agree_per_pair: int = 2  # held-out sentences per held-out (noun, adjective) pair and d
+    agree_steps: int = 1500  # AdamW updates, every model
+    agree_lr: float = 3e-3  # peak rate, cosine-decayed after a warmup
+    agree_batch: int = 32  # windows per update
+    sizes: tuple[int, ...] = (32, 64, 128, 256, 512, 1024)  # T of the sequential-work sweep
+    tokens_per_step: int = 2048  # batch × T of a timed training step
+    rounds: int = 5  # rounds of the interleaved benchmark (each a paired sample)
+    data_seed: int = 0  # which sentences the agreement language draws
+    seeds: int = 3  # training seeds (a claim needs at least 3 for a verdict)
+
+
+PROFILES = {
+    "full": Settings(),
+    "quick": Settings(ladder_profile="quick", reach_windows=32, agree_steps=600,
+                      agree_sentences=3000, tokens_per_step=1024, rounds=4),
+    "micro": Settings(ladder_profile="micro", reach_windows=4, agree_width=16, agree_ctx=20,
+                      distances=(8, 12), max_d=12, agree_sentences=200, agree_per_pair=1,
+                      agree_steps=3, agree_batch=4, sizes=(8, 16), tokens_per_step=16,
+                      rounds=1, seeds=1),
+}
+QUICK_CHANGES = (
+    "The language models train at the ladder's quick settings (400 steps of batch 4) instead "
+    "of its full ones; the reach is averaged over 32 held-out windows instead of 64; the "
+    "agreement models get 600 updates instead of 1,500 on 3,000 training sentences instead "
+    "of 6,000; a timed step holds 1,024 tokens instead of 2,048, over 4 rounds instead of 5."
+)
+
+
+def lm_settings(s: Settings) -> ladder.Settings:
+    return ladder.PROFILES[s.ladder_profile]
+
+
+def lm_config(s: Settings, model: str) -> ModelConfig:
+    """Ladder row 9 (one pre-norm block, four heads, MLP), or its mixer swapped for a
+    recurrence without positions."""
+    row9 = ladder.row_config(lm_settings(s), 9)
+    return row9 if model == "attention" else row9.replace(mixer=model, position="none")
+
+
+def agreement_data(s: Settings) -> GenderData:
+    return gender_dataset(s.distances, s.max_d, n_train=s.agree_sentences,
+                          per_pair=s.agree_per_pair, seed=s.data_seed)
+
+
+def agreement_config(s: Settings, model: str, vocab_size: int) -> ModelConfig:
+    """Attention at ``agree_width``; a recurrence at the width whose model has the nearest
+    parameter count to attention's."""
+    attention = ModelConfig(vocab_size=vocab_size, n_ctx=s.agree_ctx, d_model=s.agree_width,
+                            n_layer=s.agree_layers, mixer="mha", n_head=s.agree_heads,
+                            position="rope", mlp=True, norm="pre")
+    if model == "attention":
+        return attention
+    target = _params(attention)
+    lo, hi = 1, 4 * s.agree_width
+    while lo < hi:  # the smallest width with at least the target's parameters
+        mid = (lo + hi) // 2
+        lo, hi = (mid + 1, hi) if _params(_recurrent(attention, model, mid)) < target else (lo, mid)
+    widths = [w for w in (lo - 1, lo) if w >= 1]
+    best = min(widths, key=lambda w: abs(_params(_recurrent(attention, model, w)) - target))
+    return _recurrent(attention, model, best)
+
+
+def _recurrent(cfg: ModelConfig, model: str, width: int) -> ModelConfig:
+    return cfg.replace(mixer=model, position="none", d_model=width)
+
+
+def _params(cfg: ModelConfig) -> int:
+    return LanguageModel(cfg).num_parameters()
+
+
+def agreement_train(s: Settings) -> TrainConfig:
+    return TrainConfig(steps=s.agree_steps, lr=s.agree_lr, batch_size=s.agree_batch,
+                       warmup_steps=max(1, s.agree_steps // 10), decay="cosine", eval_every=0,
+                       ckpt_every=0, log_every=max(1, s.agree_steps // 6))
+
+
+def plan(settings: Settings) -> list[RunSpec]:
+    """Per seed: the three language models at the ladder's settings, the three agreement
+    models."""
+    ls = lm_settings(settings)
+    specs = []
+    for model in MODELS:
+        cfg = RunConfig(model=lm_config(settings, model), train=ladder.train_config(ls),
+                        data=ls.data_config())
+        specs += seeded(f"lm {model}", cfg, settings.seeds)
+    data = agreement_data(settings)
+    stream = SentenceStream(train=data.train, held=data.held)
+    for model in MODELS:
+        cfg = RunConfig(model=agreement_config(settings, model, data.vocab.size),
+                        train=agreement_train(settings),
+                        data=DataConfig(vocab_size=data.vocab.size))
+        specs += seeded(f"agreement {model}", cfg, settings.seeds, data=stream)
+    return specs
+
+
+# -- measuring -------------------------------------------------------------------
+
+
+def _reach(settings: Settings, results: Results, ctx: Context) -> dict[str, Any]:
+    from attnlab.train.runtime import build_model
+
+    ls = lm_settings(settings)
+    held = ctx.token_data(ls.vocab_size).held
+    windows = measure.held_windows(held, ls.n_ctx, settings.reach_windows)
+    out: dict[str, Any] = {"window": ls.n_ctx, "windows": int(windows.shape[0])}
+    for model in MODELS:
+        runs = results.seeds(f"lm {model}")
+        trained = [measure.gradient_reach(ctx.trained(r), windows) for r in runs]
+        init = []
+        for seed in range(len(runs)):
+            cfg = RunConfig(model=lm_config(settings, model),
+                            train=dataclasses.replace(ladder.train_config(ls), seed=seed))
+            init.append(measure.gradient_reach(build_model(cfg, "cpu"), windows))
+        out[model] = {"trained": trained, "init": init,
+                      "fit": [geometric_fit(n) for n in trained],
+                      "fit_init": [geometric_fit(n) for n in init]}
+        log.info("recurrence: %s reach rate %s", model, [f["rate"] for f in out[model]["fit"]])
+    return out
+
+
+def _lm(settings: Settings, results: Results) -> dict[str, Any]:
+    ls = lm_settings(settings)
+    out = {}
+    for model in MODELS:
+        runs = results.seeds(f"lm {model}")
+        out[model] = {"params": runs[0]["params"], "held_ppl": [r["held_ppl"] for r in runs],
+                      "train_ppl": [r["train_ppl"] for r in runs],
+                      "step_s": [r["wall_s"] / ls.steps for r in runs],
+                      "tokens_per_s": [r["tokens_per_s"] for r in runs]}
+    return out
+
+
+def _agreement(settings: Settings, results: Results, ctx: Context) -> dict[str, Any]:
+    data = agreement_data(settings)
+    out: dict[str, Any] = {"distances": list(data.distances), "baselines": baselines(data),
+                           "n_per_d": int(data.items[data.distances[0]].shape[0]),
+                           "train_conflict": data.train_conflict}
+    for model in MODELS:
+        runs = results.seeds(f"agreement {model}")
+        out[model] = {"params": runs[0]["params"],
+                      "d_model": agreement_config(settings, model, data.vocab.size).d_model,
+                      "acc": [measure.forced_choice(ctx.trained(r), data, ctx.device)
+                              for r in runs]}
+        log.info("recurrence: %s agreement accuracy %s", model, out[model]["acc"])
+    return out
+
+
+def _sequential(settings: Settings, ctx: Context) -> tuple[dict, dict]:
+    from attnlab.train.rundir import trained_on
+
+    cfgs = {m: lm_config(settings, m) for m in MODELS}
+    steps: dict[str, Any] = {"T": list(settings.sizes)}
+    for m, cfg in cfgs.items():
+        steps[m] = [measure.dependent_steps(cfg, t) for t in settings.sizes]
+    timing: dict[str, Any] = {"T": list(settings.sizes), "device": "cpu",
+                              "tokens_per_step": settings.tokens_per_step, **trained_on("cpu")}
+    timing.update(measure.benchmark(cfgs, settings.sizes, settings.tokens_per_step,
+                                    settings.rounds))
+    gpu = None
+    if str(ctx.device).startswith("cuda"):
+        gpu = {"T": list(settings.sizes), "device": str(ctx.device), **trained_on(str(ctx.device)),
+               **measure.benchmark(cfgs, settings.sizes, settings.tokens_per_step,
+                                   settings.rounds, str(ctx.device))}
+    timing["gpu"] = gpu
+    return steps, timing
+
+
+def analyse(settings: Settings, results: Results, ctx: Context) -> dict[str, Any]:
+    """Reach, agreement accuracy per d, counted steps and the benchmark, the LM rows."""
+    steps, timing = _sequential(settings, ctx)
+    return {"settings": settings_dict(settings), "seeds": settings.seeds,
+            "lm": _lm(settings, results), "reach": _reach(settings, results, ctx),
+            "agreement": _agreement(settings, results, ctx), "steps": steps, "timing": timing}
+
+
+__all__ = ["CLAIMS", "MODELS", "NAME", "PROFILES", "Settings", "TITLE", "agreement_config",
+           "agreement_data", "analyse", "figure", "lm_config", "plan", "table"]
+
+EXPERIMENT = Experiment(
+    name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
+    analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
+)

@@ -1,0 +1,240 @@
+"""The claims of "Why attention replaced recurrence", their rules and thresholds
+(docs/experiments.md, "Why attention replaced recurrence"; SPEC §3.9, §3.12).
+
+Written and committed before any measured verdict of them existed, and never
+moved since; each threshold is a word of the claim put on the claims module's one
+scale (``NEGLIGIBLE`` < ``CLEAR`` < ``FAR``, ``WELL_ABOVE``), with its reason
+beside it. They read the record of ``attnlab.experiments.recurrence``:
+
+``reach``      ``window`` W and per model (``rnn``, ``lstm``, ``attention``)
+               ``trained`` / ``init``: per seed, ‖∂ℓ_T/∂x_{T−k}‖ for k = 1 … W − 1
+               (held-out mean);
+``agreement``  ``distances`` (ascending) and per model ``acc``: per seed, the
+               forced-choice accuracy at each distance;
+``steps``      ``T`` (ascending) and per model the dependent steps counted at each T;
+``timing``     ``T`` and per model ``rounds``: per round of the interleaved benchmark,
+               the training-step time per token at each T (seconds).
+
+Margins pair models that share a seed (same data order, same held-out windows);
+the benchmark pairs models timed in the same round.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from attnlab.lab.claims import CLEAR, NEGLIGIBLE, WELL_ABOVE, Claim, Margins, Part, Records, claim
+from attnlab.lab.tables import mean_std
+
+NAME = "recurrence"
+CHANCE = 0.5  # forced choice between two forms
+
+# Gradient reach. "Decays geometrically": the reach falls by a constant factor r per step.
+# Fitted as ln‖g_k‖ = a + k·ln r by least squares over k = 1 … W − 1. The RNN's decay must be
+# a real one, at least CLEAR (10%) lost per step (r ≤ 0.9, over a window of 128 more than five
+# decades), and geometric in shape: the straight line in k fits ln‖g_k‖ better than a power
+# law (a straight line in ln k) does.
+RNN_MAX_RATE = 1 - CLEAR
+# "Attention's shows no geometric decay over the window": the fitted geometric decay, carried
+# over the whole window, loses less than one decade (a factor of ten) between k = 1 and
+# k = W − 1; a recurrence at the RNN's bound loses more than five.
+ATTENTION_MAX_DECADES = 1.0
+# Agreement. "Not clearly below": attention's accuracy at the largest d is less than CLEAR
+# (10 points) below its accuracy at the smallest. "Falls toward chance": the RNN's accuracy
+# drops by at least CLEAR from the smallest d to the largest, and ends within CLEAR of chance.
+# "Holds": accuracy at least WELL_ABOVE (20 points) above chance; "holds longer": the largest
+# distance up to which the LSTM holds (at every distance up to it) exceeds the RNN's.
+HOLDS = CHANCE + WELL_ABOVE
+# Dependent steps. "Grow with T": the exponent of steps against T (log-log least squares over
+# T = 32 … 1024) is at least 1 − CLEAR for each recurrence (one step per token, T of them, up to
+# a constant); "do not": attention's exponent is at most NEGLIGIBLE.
+GROWS = 1 - CLEAR
+FLAT = NEGLIGIBLE
+
+
+def geometric_fit(norms: Sequence[float]) -> dict[str, float]:
+    """Fit ln‖g_k‖ = a + k·ln r over k = 1 … len(norms): the rate r per step, the decades lost
+    over the window by that fit, and R² of the geometric line and of a power law (ln k).
+
+    >>> fit = geometric_fit([0.5 ** k for k in range(1, 9)])
+    >>> round(fit["rate"], 6), round(fit["r2_geometric"], 6), fit["r2_geometric"] > fit["r2_power"]
+    (0.5, 1.0, True)
+    """
+    y = np.log(np.maximum(np.asarray(norms, dtype=np.float64), 1e-300))
+    k = np.arange(1, len(y) + 1, dtype=np.float64)
+    slope, r2 = _line(k, y)
+    _, r2_power = _line(np.log(k), y)
+    return {"rate": math.exp(slope), "decades": slope * (len(y) - 1) / math.log(10),
+            "r2_geometric": r2, "r2_power": r2_power}
+
+
+def _line(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """Least-squares slope of y on x and R² of that line (1 for a constant y)."""
+    slope, intercept = np.polyfit(x, y, 1)
+    total = float(np.sum((y - y.mean()) ** 2))
+    resid = float(np.sum((y - (slope * x + intercept)) ** 2))
+    return float(slope), 1.0 if total == 0 else 1 - resid / total
+
+
+def exponent(xs: Sequence[float], ys: Sequence[float]) -> float:
+    """Slope of ln y on ln x (least squares).
+
+    >>> round(exponent([32, 64, 128], [32, 64, 128]), 6), abs(round(exponent([32, 64], [5, 5]), 6))
+    (1.0, 0.0)
+    """
+    return _line(np.log(np.asarray(xs, float)), np.log(np.asarray(ys, float)))[0]
+
+
+def _fits(records: Records, model: str) -> list[dict[str, float]]:
+    return [geometric_fit(n) for n in records[NAME]["reach"][model]["trained"]]
+
+
+def _rnn_rate(records: Records) -> Margins:
+    rates = [f["rate"] for f in _fits(records, "rnn")]
+    return Margins([RNN_MAX_RATE - r for r in rates], {"rnn_rate": mean_std(rates)[0]})
+
+
+def _rnn_shape(records: Records) -> Margins:
+    fits = _fits(records, "rnn")
+    return Margins([f["r2_geometric"] - f["r2_power"] for f in fits],
+                   {"r2_geometric": mean_std([f["r2_geometric"] for f in fits])[0],
+                    "r2_power": mean_std([f["r2_power"] for f in fits])[0]})
+
+
+def _lstm_slower(records: Records) -> Margins:
+    rnn = [f["rate"] for f in _fits(records, "rnn")]
+    lstm = [f["rate"] for f in _fits(records, "lstm")]
+    return Margins([b - a for a, b in zip(rnn, lstm, strict=True)],
+                   {"rnn_rate": mean_std(rnn)[0], "lstm_rate": mean_std(lstm)[0]})
+
+
+def _attention_flat_reach(records: Records) -> Margins:
+    decades = [f["decades"] for f in _fits(records, "attention")]
+    return Margins([ATTENTION_MAX_DECADES + d for d in decades],
+                   {"attention_rate": mean_std([f["rate"] for f in _fits(records, "attention")])[0],
+                    "attention_decades_over_window": mean_std(decades)[0]})
+
+
+def _acc(records: Records, model: str) -> list[list[float]]:
+    return records[NAME]["agreement"][model]["acc"]
+
+
+def _attention_distance_free(records: Records) -> Margins:
+    acc = _acc(records, "attention")
+    return Margins([CLEAR - (a[0] - a[-1]) for a in acc],
+                   {"acc_smallest_d": mean_std([a[0] for a in acc])[0],
+                    "acc_largest_d": mean_std([a[-1] for a in acc])[0]})
+
+
+def _rnn_falls(records: Records) -> Margins:
+    acc = _acc(records, "rnn")
+    return Margins([a[0] - a[-1] - CLEAR for a in acc],
+                   {"acc_smallest_d": mean_std([a[0] for a in acc])[0],
+                    "acc_largest_d": mean_std([a[-1] for a in acc])[0]})
+
+
+def _rnn_at_chance(records: Records) -> Margins:
+    acc = _acc(records, "rnn")
+    return Margins([CHANCE + CLEAR - a[-1] for a in acc],
+                   {"acc_largest_d": mean_std([a[-1] for a in acc])[0]})
+
+
+def held_distance(acc: Sequence[float], distances: Sequence[int]) -> int:
+    """The largest distance up to which every accuracy is at least ``HOLDS`` (0: none).
+
+    >>> held_distance([0.9, 0.8, 0.6, 0.9], [8, 16, 32, 48])
+    16
+    """
+    out = 0
+    for a, d in zip(acc, distances, strict=True):
+        if a < HOLDS:
+            break
+        out = d
+    return out
+
+
+def _lstm_holds_longer(records: Records) -> Margins:
+    ds = records[NAME]["agreement"]["distances"]
+    rnn = [held_distance(a, ds) for a in _acc(records, "rnn")]
+    lstm = [held_distance(a, ds) for a in _acc(records, "lstm")]
+    return Margins([float(b - a) for a, b in zip(rnn, lstm, strict=True)],
+                   {"rnn_holds_to_d": mean_std(rnn)[0], "lstm_holds_to_d": mean_std(lstm)[0]})
+
+
+def _steps_exponents(records: Records) -> dict[str, float]:
+    steps = records[NAME]["steps"]
+    return {m: exponent(steps["T"], steps[m]) for m in ("rnn", "lstm", "attention")}
+
+
+def _recurrence_grows(records: Records) -> Margins:
+    e = _steps_exponents(records)
+    return Margins([min(e["rnn"], e["lstm"]) - GROWS],
+                   {"rnn_exponent": e["rnn"], "lstm_exponent": e["lstm"]})
+
+
+def _attention_constant(records: Records) -> Margins:
+    e = _steps_exponents(records)
+    return Margins([FLAT - e["attention"]], {"attention_exponent": e["attention"]})
+
+
+def _attention_cheaper(records: Records) -> Margins:
+    timing = records[NAME]["timing"]
+    lstm, attention = timing["lstm"]["rounds"], timing["attention"]["rounds"]
+    margins = [min(math.log(a / b) for a, b in zip(rl, ra, strict=True))
+               for rl, ra in zip(lstm, attention, strict=True)]
+    ratios = [min(lstm_t) / min(att_t) for lstm_t, att_t in
+              zip(zip(*lstm, strict=True), zip(*attention, strict=True), strict=True)]
+    return Margins(margins, {"smallest_min_ratio_lstm_over_attention": min(ratios),
+                             "largest_min_ratio_lstm_over_attention": max(ratios)})
+
+
+CLAIMS: list[Claim] = [
+    claim("recurrence.rnn_reach_geometric",
+          "The RNN's gradient reach ‖∂ℓ_T/∂x_{T−k}‖ decays geometrically with k.", NAME,
+          Part(f"fitted per-step factor r ≤ {RNN_MAX_RATE:g} (trained, held-out windows)",
+               _rnn_rate, "per step", "rate"),
+          Part("R² of ln‖g_k‖ linear in k above R² of ln‖g_k‖ linear in ln k (geometric, "
+               "not a power law)", _rnn_shape, "R²", "shape")),
+    claim("recurrence.lstm_reach_slower",
+          "The LSTM's gradient reach decays more slowly than the RNN's.", NAME,
+          Part("fitted per-step factor r of the LSTM above the RNN's (same seed)", _lstm_slower,
+               "per step")),
+    claim("recurrence.attention_reach_flat",
+          "Attention's gradient reach shows no geometric decay over the window.", NAME,
+          Part(f"the fitted geometric decay over the whole window loses less than "
+               f"{ATTENTION_MAX_DECADES:g} decade", _attention_flat_reach, "decades")),
+    claim("recurrence.attention_distance_free",
+          "Attention's agreement accuracy at the largest d is not clearly below its accuracy "
+          "at the smallest (\"the distance does not matter\").", NAME,
+          Part(f"accuracy(smallest d) − accuracy(largest d) < {CLEAR:g}",
+               _attention_distance_free, "accuracy")),
+    claim("recurrence.rnn_falls_to_chance",
+          "The RNN's agreement accuracy falls toward chance as d grows.", NAME,
+          Part(f"accuracy(smallest d) − accuracy(largest d) ≥ {CLEAR:g}", _rnn_falls,
+               "accuracy", "falls"),
+          Part(f"accuracy(largest d) ≤ chance + {CLEAR:g} = {CHANCE + CLEAR:g}", _rnn_at_chance,
+               "accuracy", "to chance")),
+    claim("recurrence.lstm_holds_longer",
+          "The LSTM holds the agreement to longer distances than the RNN.", NAME,
+          Part(f"largest d up to which accuracy ≥ {HOLDS:g} at every distance: LSTM's > RNN's "
+               "(same seed)", _lstm_holds_longer, "words")),
+    claim("recurrence.sequential_steps",
+          "The recurrence's dependent sequential steps grow with T; attention's do not.", NAME,
+          Part(f"exponent of counted steps against T ≥ {GROWS:g} for the RNN and the LSTM",
+               _recurrence_grows, "exponent", "recurrences"),
+          Part(f"exponent of attention's counted steps against T ≤ {FLAT:g}",
+               _attention_constant, "exponent", "attention"),
+          trained=False),
+    claim("recurrence.attention_step_cheaper_here",
+          "On this machine (a CPU of few cores: the weak case for the parallelism argument, "
+          "which needs many cores to spread attention's T×T matrix multiplies over), a "
+          "training step of attention costs less time per token than the LSTM's at every T "
+          "from 32 to 1,024: its expensive step is a matrix multiply, the LSTM's is T small "
+          "steps in a row.", NAME,
+          Part("ln(LSTM time per token / attention time per token) > 0 at every T, per round "
+               "of the interleaved benchmark (decided over rounds as over seeds)",
+               _attention_cheaper, "ln ratio")),
+]

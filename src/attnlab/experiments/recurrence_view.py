@@ -1,0 +1,171 @@
+"""The table and the figure of "Why attention replaced recurrence" (its record is made by
+``attnlab.experiments.recurrence``): the language models beside the ladder, the gradient
+reach and its fit, accuracy against distance, and counted steps and time against T."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from attnlab.lab.tables import fmt_ms, markdown_table, mean_std
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+MODELS = ("rnn", "lstm", "attention")
+LABELS = {"rnn": "Elman RNN (tanh)", "lstm": "LSTM", "attention": "attention (ladder row 9)"}
+SHORT = {"rnn": "RNN", "lstm": "LSTM", "attention": "attention"}
+
+
+def _lm_table(record: dict[str, Any]) -> str:
+    rows = []
+    for m in MODELS:
+        r = record["lm"][m]
+        rows.append([LABELS[m], f"{r['params']:,}", fmt_ms(r["train_ppl"]),
+                     fmt_ms(r["held_ppl"]), fmt_ms([1e3 * s for s in r["step_s"]], 1),
+                     fmt_ms(r["tokens_per_s"], 0)])
+    return markdown_table(["model (one block, width as the ladder)", "params", "train ppl",
+                           "held-out ppl", "ms / step (wall, incl. eval)", "tokens / s"], rows)
+
+
+def _reach_table(record: dict[str, Any]) -> str:
+    reach, rows = record["reach"], []
+    w = reach["window"]
+    for m in MODELS:
+        r = reach[m]
+        at = [k for k in (1, max(1, w // 4), w - 1)]
+        rows.append([SHORT[m], fmt_ms([f["rate"] for f in r["fit_init"]], 4),
+                     fmt_ms([f["rate"] for f in r["fit"]], 4),
+                     fmt_ms([f["decades"] for f in r["fit"]], 2),
+                     fmt_ms([f["r2_geometric"] for f in r["fit"]], 3),
+                     fmt_ms([f["r2_power"] for f in r["fit"]], 3)]
+                    + [f"{np.mean([n[k - 1] for n in r['trained']]):.3g}" for k in at])
+    head = ["model", "rate r (init)", "rate r (trained)", "decades over window (fit)",
+            "R² geometric", "R² power law"] + [f"‖g‖ at k={k}" for k in (1, max(1, w // 4),
+                                                                        w - 1)]
+    return markdown_table(head, rows)
+
+
+def _agreement_table(record: dict[str, Any]) -> str:
+    ag = record["agreement"]
+    rows = []
+    for m in MODELS:
+        r = ag[m]
+        rows.append([SHORT[m], r["d_model"], f"{r['params']:,}"]
+                    + [fmt_ms([a[i] for a in r["acc"]], 3) for i in range(len(ag["distances"]))])
+    b = ag["baselines"]
+    rows.append(["always one form", "–", "–"] + [f"{b['constant']:.3f}"] * len(ag["distances"]))
+    rows.append(["the nearest noun", "–", "–"]
+                + [f"{b['nearest_noun']:.3f}"] * len(ag["distances"]))
+    return markdown_table(["model", "width", "params"] + [f"d = {d}" for d in ag["distances"]],
+                          rows)
+
+
+def spread(values: list[float]) -> float:
+    """(max − min) / min of repeated timings: the spread kept beside the minimum."""
+    return (max(values) - min(values)) / min(values)
+
+
+def _timing_rows(timing: dict[str, Any], steps: dict[str, Any] | None) -> list[list[Any]]:
+    rows = []
+    for i, t in enumerate(timing["T"]):
+        row: list[Any] = [t]
+        if steps is not None:
+            row += [steps[m][i] for m in MODELS]
+        for m in MODELS:
+            times = [r[i] for r in timing[m]["rounds"]]
+            row.append(f"{1e6 * min(times):.2f} (+{100 * spread(times):.0f}%)")
+        lstm = min(r[i] for r in timing["lstm"]["rounds"])
+        row.append(f"{lstm / min(r[i] for r in timing['attention']['rounds']):.2f}")
+        rows.append(row)
+    return rows
+
+
+def _sequential_table(record: dict[str, Any]) -> str:
+    timing, steps = record["timing"], record["steps"]
+    head = (["T"] + [f"steps {SHORT[m]}" for m in MODELS]
+            + [f"µs / token {SHORT[m]} (min, +spread)" for m in MODELS] + ["LSTM / attention"])
+    text = (f"CPU ({timing['processor']}, one thread), {timing['tokens_per_step']:,} tokens "
+            f"per training step, {len(timing['attention']['rounds'])} interleaved rounds; "
+            "steps: the longest chain of operations in the autograd graph of one forward "
+            "pass, counted.\n\n" + markdown_table(head, _timing_rows(timing, steps)))
+    gpu = timing.get("gpu")
+    if gpu:
+        text += (f"\nGPU ({gpu['processor']}):\n\n" + markdown_table(
+            ["T"] + [f"µs / token {SHORT[m]}" for m in MODELS] + ["LSTM / attention"],
+            _timing_rows(gpu, None)))
+    else:
+        text += "\nGPU: not measured (this run's device is not CUDA).\n"
+    return text
+
+
+def table(record: dict[str, Any]) -> str:
+    s, ag = record["settings"], record["agreement"]
+    return (
+        f"**On the ladder** (the ladder's {s['ladder_profile']} settings; {record['seeds']} "
+        f"seed(s), mean ± std):\n\n{_lm_table(record)}\n"
+        f"**Gradient reach** ‖∂ℓ_T/∂x_(T−k)‖ of those models over "
+        f"{record['reach']['windows']} held-out windows of {record['reach']['window']} tokens; "
+        "geometric fit ln‖g_k‖ = a + k·ln r over k = 1 … W − 1:\n\n"
+        f"{_reach_table(record)}\n"
+        f"**Long-range agreement** («la gata que perseguía al ratón estaba muy cansada», the "
+        f"clause grown to distance d): forced-choice accuracy on {ag['n_per_d']} held-out "
+        f"sentences per d whose nearest noun has the other gender and whose (subject, "
+        f"adjective) pair never occurs in training; {s['agree_layers']} blocks per model, "
+        f"{s['agree_steps']} steps; in training the nearest noun disagrees in "
+        f"{ag['train_conflict']:.0%} of sentences:\n\n{_agreement_table(record)}\n"
+        f"**Sequential work**: {_sequential_table(record)}"
+    )
+
+
+def figure(record: dict[str, Any]) -> Figure:
+    """Reach against k (log-log), accuracy against d, time per token against T (log-log)."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(15, 4.5))
+    reach_ax, acc_ax, time_ax = fig.subplots(1, 3)
+    reach = record["reach"]
+    k = np.arange(1, reach["window"])
+    for i, m in enumerate(MODELS):
+        color = f"C{i}"
+        reach_ax.plot(k, np.mean(reach[m]["trained"], axis=0), color=color,
+                      label=f"{SHORT[m]} trained")
+        reach_ax.plot(k, np.mean(reach[m]["init"], axis=0), color=color, ls=":",
+                      label=f"{SHORT[m]} init")
+    reach_ax.set_xscale("log")
+    reach_ax.set_yscale("log")
+    reach_ax.set_xlabel("k (positions back)")
+    reach_ax.set_ylabel("‖∂ℓ_T / ∂x_(T−k)‖")
+    reach_ax.set_title("gradient reach (held-out mean)")
+    reach_ax.legend(fontsize=7)
+    ag = record["agreement"]
+    for i, m in enumerate(MODELS):
+        stats = [mean_std([a[j] for a in ag[m]["acc"]]) for j in range(len(ag["distances"]))]
+        acc_ax.errorbar(ag["distances"], [s[0] for s in stats], yerr=[s[1] for s in stats],
+                        color=f"C{i}", marker="o", capsize=3, label=SHORT[m])
+    acc_ax.axhline(0.5, color="k", lw=0.8, ls=":", label="chance")
+    acc_ax.set_ylim(0, 1.02)
+    acc_ax.set_xlabel("d (words from the subject to the adjective)")
+    acc_ax.set_ylabel("forced-choice accuracy")
+    acc_ax.set_title("agreement against distance")
+    acc_ax.legend(fontsize=7)
+    timing = record["timing"]
+    for i, m in enumerate(MODELS):
+        rounds = np.asarray(timing[m]["rounds"]) * 1e6  # (rounds, sizes) µs per token
+        time_ax.plot(timing["T"], rounds.min(0), color=f"C{i}", marker="o",
+                     label=f"{SHORT[m]} CPU")
+        time_ax.fill_between(timing["T"], rounds.min(0), rounds.max(0), color=f"C{i}",
+                             alpha=0.2)
+        if timing.get("gpu"):
+            gpu = np.asarray(timing["gpu"][m]["rounds"]) * 1e6
+            time_ax.plot(timing["T"], gpu.min(0), color=f"C{i}", ls="--", marker="s",
+                         label=f"{SHORT[m]} GPU")
+    time_ax.set_xscale("log", base=2)
+    time_ax.set_yscale("log")
+    time_ax.set_xlabel("T (tokens per sequence)")
+    time_ax.set_ylabel("training step, µs per token (min; band: spread)")
+    time_ax.set_title("time per token against T")
+    time_ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,69 @@
+"""The explorer's long-range agreement preset (``attnlab explore --agreement-distance``).
+
+The attention model of "Why attention replaced recurrence" (docs/experiments.md; two
+pre-norm blocks of four heads, RoPE, the quick profile's budget: the experiment's own run
+for seed 0, shared through the run cache when both use the same ``--work``) on the
+explainers' sentence with its relative clause grown to ``DISTANCE`` words:
+«la gata que perseguía al ratón … estaba muy ___». The page opens on the row of ``muy``,
+the position that predicts the adjective; the description gives P(cansada), P(cansado)
+and the largest weight any head of that row puts on «gata» and on «ratón».
+
+Left out: the recurrences (they have no attention to show) and other distances (the
+experiment's table has the accuracy at each).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from attnlab.data import gender
+from attnlab.explorer.sources.models import (
+    _strongest,
+    checkpoint_view,
+    last_row_weights,
+    model_page,
+    next_word_probs,
+)
+from attnlab.train.progress import Progress
+
+DISTANCE = 32  # words from «gata» to the adjective: half the quick profile's 64-word window
+
+
+def sentence_text(d: int = DISTANCE) -> str:
+    """``. la gata que perseguía al ratón {fillers} estaba muy``: the input up to the adjective."""
+    fillers = [gender.FILLERS[i % len(gender.FILLERS)] for i in range(gender.n_fillers(d, "ratón"))]
+    words = gender.sentence("gata", "perseguía", "ratón", fillers, "cansad")
+    return " ".join([".", *words[:-2]])
+
+
+def agreement_distance_page(work: str | Path = "runs",
+                            progress: Progress | None = None) -> dict[str, Any]:
+    """The page: the trained attention model on the gata sentence at distance ``DISTANCE``."""
+    from attnlab.experiments import recurrence
+    from attnlab.lab.context import Context, SentenceStream
+
+    s = recurrence.PROFILES["quick"]
+    data = recurrence.agreement_data(s)
+    cfg = recurrence.agreement_config(s, "attention", data.vocab.size)
+    train = recurrence.agreement_train(s)
+    ctx = Context.local(Path(work), progress=progress)
+    record = ctx.train("explorer agreement-distance probe", cfg, train,
+                       data=SentenceStream(train=data.train, held=data.held))
+    model = ctx.load_model(record)
+    d = min(DISTANCE, s.max_d)  # a distance the model was trained on
+    text = sentence_text(d)
+    p = next_word_probs(model, data.vocab, text, ("cansada", "cansado"))
+    tokens = text.split()
+    w = last_row_weights(model, data.vocab, text)  # (L, H, n): the row of «muy»
+    on_gata, on_raton = _strongest(w[..., tokens.index("gata")]), \
+        _strongest(w[..., tokens.index("ratón")])
+    view = checkpoint_view(model, data.vocab, text, name=f"d = {d}")
+    description = (
+        f"{cfg.n_layer} blocks of {cfg.n_head} heads trained {record['steps']} steps on the "
+        f"gender-agreement language; «gata» is {d} words before the adjective, «ratón» "
+        f"(the other gender) nearer. After “muy”: P(cansada) = {p['cansada']:.3f}, P(cansado) = "
+        f"{p['cansado']:.3f}. Choose “muy” to see its row ({on_gata} on «gata», {on_raton} on "
+        "«ratón»)."
+    )
+    return model_page(model, [view], "Agreement at a distance: what “muy” looks at", description)
