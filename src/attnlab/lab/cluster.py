@@ -185,6 +185,8 @@ def describe(resources: Mapping[str, Any], nodes: int) -> str:
 
 def add_cluster_options(p: argparse.ArgumentParser) -> None:
     """``--cluster``, ``--address`` and ``--runs-per-gpu`` (``run`` and ``reproduce``)."""
+    from attnlab.cli.bounds import whole
+
     p.add_argument("--cluster", choices=CLUSTERS, default=None,
                    help="where runs train: local worker processes (default) or an existing "
                    f"Ray cluster (also ATTNLAB_CLUSTER=ray; needs {INSTALL}; --work must be "
@@ -192,9 +194,9 @@ def add_cluster_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--address", default=None,
                    help="with --cluster ray: the cluster's address (default: $RAY_ADDRESS, else "
                    "auto, the cluster `ray start` recorded on this machine); none is started")
-    p.add_argument("--runs-per-gpu", type=int, default=1, metavar="K",
+    p.add_argument("--runs-per-gpu", type=whole("--runs-per-gpu"), default=1, metavar="K",
                    help="with --cluster ray on GPUs: K runs share each GPU (each asks for 1/K "
-                   "of one; default 1)")
+                   "of one; default 1; at most 64)")
 
 
 class Planned:
