@@ -131,7 +131,9 @@ def resolve_jobs(jobs: int | None, device: str = "auto") -> int:
 
 def cluster_executor(args: argparse.Namespace) -> Any | None:
     """The Ray executor when ``--cluster``/``ATTNLAB_CLUSTER`` says ray (connected, its device
-    resolved from the cluster's resources), else None (the local pool)."""
+    resolved from the cluster's resources, every node's preflight passed once, before any
+    run: a node that cannot train into ``--work`` is one line, exit 2), else None (the local
+    pool)."""
     from attnlab.lab.cluster import (
         cluster_address,
         cluster_device,
@@ -144,11 +146,15 @@ def cluster_executor(args: argparse.Namespace) -> Any | None:
         return None
     runs_per_gpu = getattr(args, "runs_per_gpu", 1)
     task_resources("cuda", runs_per_gpu)  # a bad --runs-per-gpu before any connection
-    ray = connect(cluster_address(getattr(args, "address", None)))
+    address = cluster_address(getattr(args, "address", None))  # parsed before any use
+    ray = connect(address)
     from attnlab.lab.ray_executor import RayExecutor
 
     device = cluster_device(args.device, ray.cluster_resources())
-    return RayExecutor(ray, device, runs_per_gpu)
+    executor = RayExecutor(ray, device, runs_per_gpu)
+    if not (getattr(args, "report_only", False) or getattr(args, "estimate", False)):
+        executor.preflight(Path(args.work).resolve())  # once, before any run
+    return executor
 
 
 def build_runner(args: argparse.Namespace, progress: Any = None) -> Any:
