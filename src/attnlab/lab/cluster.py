@@ -169,7 +169,11 @@ def connect(address: str) -> ModuleType:
     answers, for minutes before it gives up. Ray's own log lines stay out of the
     terminal unless ``-v`` (debug logging) asks for them.
     """
-    parse_address(address)
+    hint = ("start one (`ray start --head` on one machine, `ray start --address=HEAD:6379` on "
+            "the others) or point --address / RAY_ADDRESS at it")
+    given = parse_address(address)
+    if given is not None:  # before Ray's import, which alone takes seconds on a busy node
+        probe(*given, address, hint)
     ray = import_ray()
     if ray.is_initialized():  # already a driver: inside `ray job submit`, or a test
         return ray
@@ -177,8 +181,6 @@ def connect(address: str) -> ModuleType:
     if not verbose:
         os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "fatal")  # its C++ core's stderr
     target = address
-    hint = ("start one (`ray start --head` on one machine, `ray start --address=HEAD:6379` on "
-            "the others) or point --address / RAY_ADDRESS at it")
     if address == "auto":
         from ray._private.services import canonicalize_bootstrap_address_or_die
 
@@ -186,9 +188,9 @@ def connect(address: str) -> ModuleType:
             target = canonicalize_bootstrap_address_or_die("auto")
         except ConnectionError:
             raise UsageError(f"no Ray cluster is running on this machine: {hint}") from None
-    host, port = _host_port(target)
-    if port is not None:
-        probe(host, port, target, hint)
+        host, port = _host_port(target)
+        if port is not None:
+            probe(host, port, target, hint)
     try:
         ray.init(address=target, log_to_driver=False,
                  logging_level=logging.DEBUG if verbose else logging.ERROR)
