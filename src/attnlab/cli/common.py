@@ -77,7 +77,7 @@ def suite_line(info: dict[str, Any]) -> str:
 
 def add_common(p: argparse.ArgumentParser, profiles: list[str]) -> None:
     """Options shared by ``run`` and ``reproduce``."""
-    from attnlab.cli.bounds import whole
+    from attnlab.bounds import whole
     from attnlab.lab.seeds import EXTRA_SEEDS
 
     p.add_argument("--profile", choices=profiles, default="quick",
@@ -107,9 +107,9 @@ def add_common(p: argparse.ArgumentParser, profiles: list[str]) -> None:
 
 
 def check_seeds(seeds: int | None, extra_seeds: int = 0) -> None:
-    """``--seeds`` and ``--extra-seeds`` in their ranges (``attnlab.cli.bounds``): else one
+    """``--seeds`` and ``--extra-seeds`` in their ranges (``attnlab.bounds``): else one
     UsageError line (argparse checks them too; this is for callers that build ``args``)."""
-    from attnlab.cli.bounds import WHOLE
+    from attnlab.bounds import WHOLE
     from attnlab.lab.seeds import check_extra_seeds
 
     lo, hi = WHOLE["--seeds"]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from attnlab.cli.bounds import temperature, whole
+    from attnlab.bounds import temperature, whole
 
     p = sub.add_parser(
         "generate",

@@ -16,7 +16,7 @@ import argparse
 import sys
 from typing import TextIO
 
-from attnlab.cli.bounds import whole
+from attnlab.bounds import whole
 from attnlab.cli.common import (
     SuiteProgress,
     add_common,

@@ -22,7 +22,7 @@ import os
 import sys
 from pathlib import Path
 
-from attnlab.cli.bounds import whole
+from attnlab.bounds import whole
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -257,7 +257,7 @@ def describe(resources: Mapping[str, Any], nodes: int) -> str:
 
 def add_cluster_options(p: argparse.ArgumentParser) -> None:
     """``--cluster``, ``--address`` and ``--runs-per-gpu`` (``run`` and ``reproduce``)."""
-    from attnlab.cli.bounds import whole
+    from attnlab.bounds import whole
 
     p.add_argument("--cluster", choices=CLUSTERS, default=None,
                    help="where runs train: local worker processes (default) or an existing "

@@ -1,4 +1,5 @@
-"""The stated range of every numeric command-line option, checked as the option is parsed.
+"""The stated range of every numeric command-line option, checked as the option is parsed
+(used by the CLI and by the lab's cluster options, so it sits below both).
 
 Each option's ``type=`` is ``whole(name)`` or ``real(name)``: argparse calls it on the
 text before any work, and a value outside the range (or not a number) is argparse's
