@@ -236,3 +236,17 @@ def test_a_node_holds_as_many_runs_as_its_own_cpus_and_gpus():
     assert RayExecutor(Nodes(), "cpu").where()["training workers"] == \
         "a Ray cluster, 4 runs at once (4 CPUs, 1 GPUs)"
     assert runs_fitting("cuda", {"CPU": 8.0}) == 0
+
+
+def test_a_progress_line_is_sent_without_waiting_for_the_queue():
+    """``_put`` never waits in ``ray.get`` (Ray would lend the waiting task's CPU out): it
+    sends the call to the queue's actor and drops the answer."""
+    from types import SimpleNamespace
+
+    from attnlab.lab.ray_executor import _put
+
+    sent, waited = [], []
+    actor = SimpleNamespace(put_nowait=SimpleNamespace(remote=sent.append))
+    queue = SimpleNamespace(actor=actor, put_nowait=waited.append, put=waited.append)
+    _put(queue, {"kind": "train", "step": 3})
+    assert sent == [{"kind": "train", "step": 3}] and waited == []
