@@ -24,7 +24,10 @@ def cli(*argv: object) -> tuple[int, str, str]:
     """``attnlab ARGV`` in this process: exit code, stdout, stderr."""
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = cli_main.main([str(a) for a in argv])
+        try:
+            code = cli_main.main([str(a) for a in argv])
+        except SystemExit as exit_:  # argparse's refusal of an option: one line, exit 2
+            code = exit_.code
     return code, out.getvalue(), err.getvalue()
 
 

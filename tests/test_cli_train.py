@@ -118,9 +118,10 @@ def test_generate_and_eval_errors(capsys, trained, tmp_path):
     assert code == 2 and "pass --no-cache" in err
     assert run(capsys, "generate", str(run_dir), "--prompt", "the", "--tokens", "40",
                "--no-cache")[0] == 0
-    code, _, err = run(capsys, "generate", str(run_dir), "--prompt", "the", "--tokens", "4",
-                       "--top-k", "0")
-    assert code == 2 and "top_k" in err
+    with pytest.raises(SystemExit) as info:  # argparse: --top-k past its range
+        cli_main.main(["generate", str(run_dir), "--prompt", "the", "--top-k", "0"])
+    assert info.value.code == 2 and "--top-k: must be a whole number in [1," in \
+        capsys.readouterr().err
     with pytest.raises(SystemExit) as info:  # argparse: a required option is missing
         cli_main.main(["generate", str(run_dir)])
     assert info.value.code == 2

@@ -152,3 +152,101 @@ def test_no_cluster_at_the_address_is_one_line(tmp_path, capsys, monkeypatch):
     assert code == 2 and "\n" not in err
     assert err.startswith(f"attnlab: error: no Ray cluster answers at 127.0.0.1:{port} (")
     assert "ray start --head" in err and not ray.is_initialized()  # nothing was started
+
+
+@pytest.mark.parametrize("address", ["not a host:xx", "head", "head:0", "head:99999",
+                                     "ray://:10001", "h@st:6379"])
+def test_an_address_that_is_not_host_port_is_one_line_before_ray(tmp_path, capsys,
+                                                                monkeypatch, address):
+    monkeypatch.setitem(sys.modules, "ray", None)  # parsed before Ray is even imported
+    code = main(["reproduce", "--profile", "micro", "--cluster", "ray", "--address", address,
+                 "--work", str(tmp_path / "w"), "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "\n" not in err
+    assert err == (f"attnlab: error: --address {address!r} is not host:port (e.g. "
+                   "10.0.0.1:6379, ray://head:10001, or auto)")
+
+
+def test_an_address_that_accepts_and_never_answers_is_one_line_within_seconds(
+        tmp_path, capsys, monkeypatch):
+    import time
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # refused before Ray is imported
+    with socket.socket() as silent:  # the kernel accepts; nobody ever reads or writes
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        port = silent.getsockname()[1]
+        started = time.monotonic()
+        code = main(["run", "params", "--profile", "micro", "--cluster", "ray", "--address",
+                     f"127.0.0.1:{port}", "--work", str(tmp_path / "w"),
+                     "--out", str(tmp_path / "o")])
+        took = time.monotonic() - started
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "\n" not in err and took < 15, (took, err)
+    assert err == (f"attnlab: error: 127.0.0.1:{port} accepts connections but does not answer "
+                   "within 5 s: not a Ray cluster (or a stalled one)")
+
+
+def test_an_address_where_a_web_server_listens_is_refused_quickly(tmp_path, capsys,
+                                                                  monkeypatch):
+    import http.server
+    import threading
+    import time
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # refused before Ray is imported
+    class Quiet(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args):  # noqa: ANN002, ANN202
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Quiet)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        started = time.monotonic()
+        code = main(["run", "params", "--profile", "micro", "--cluster", "ray", "--address",
+                     f"127.0.0.1:{server.server_port}", "--work", str(tmp_path / "w"),
+                     "--out", str(tmp_path / "o")])
+        took = time.monotonic() - started
+    finally:
+        server.shutdown()
+        server.server_close()
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "\n" not in err and took < 10, (took, err)
+    assert err.startswith(f"attnlab: error: something other than Ray listens at "
+                          f"127.0.0.1:{server.server_port} (it answered '")
+    assert err.endswith("point --address at the cluster's head (port 6379)")
+
+
+def test_a_node_holds_as_many_runs_as_its_own_cpus_and_gpus():
+    from attnlab.lab.cluster import runs_fitting
+    from attnlab.lab.ray_executor import RayExecutor
+
+    class Nodes:  # a head without CPUs, a one-CPU node, a 3-CPU node, a dead node
+        def nodes(self):  # noqa: ANN202
+            return [{"Alive": True, "Resources": {"CPU": 0.0}},
+                    {"Alive": True, "Resources": {"CPU": 1.0}},
+                    {"Alive": True, "Resources": {"CPU": 3.0, "GPU": 1.0}},
+                    {"Alive": False, "Resources": {"CPU": 64.0}}]
+
+        def cluster_resources(self):  # noqa: ANN202 - the sum, as Ray gives it
+            return {"CPU": 4.0, "GPU": 1.0}
+
+    assert RayExecutor(Nodes(), "cpu").slots(100) == 4
+    assert RayExecutor(Nodes(), "cuda", runs_per_gpu=4).slots(100) == 3  # 3 CPUs, 1 GPU
+    assert RayExecutor(Nodes(), "cuda", runs_per_gpu=2).slots(100) == 2  # 2 shares of 1 GPU
+    assert RayExecutor(Nodes(), "cpu").where()["training workers"] == \
+        "a Ray cluster, 4 runs at once (4 CPUs, 1 GPUs)"
+    assert runs_fitting("cuda", {"CPU": 8.0}) == 0
+
+
+def test_a_progress_line_is_sent_without_waiting_for_the_queue():
+    """``_put`` never waits in ``ray.get`` (Ray would lend the waiting task's CPU out): it
+    sends the call to the queue's actor and drops the answer."""
+    from types import SimpleNamespace
+
+    from attnlab.lab.ray_executor import _put
+
+    sent, waited = [], []
+    actor = SimpleNamespace(put_nowait=SimpleNamespace(remote=sent.append))
+    queue = SimpleNamespace(actor=actor, put_nowait=waited.append, put=waited.append)
+    _put(queue, {"kind": "train", "step": 3})
+    assert sent == [{"kind": "train", "step": 3}] and waited == []

@@ -254,3 +254,71 @@ def test_preflight_refuses_a_node_that_cannot_see_work(cluster, tmp_path):
         assert "cannot see" in line and str(work) in line and "more node" not in line
     finally:
         cluster.remove_node(node)
+
+
+def test_a_ray_head_answers_the_probe(cluster):
+    from attnlab.lab.cluster import parse_address, probe
+
+    host, port = parse_address(cluster.address)
+    probe(host, port, cluster.address)  # a real GCS answers HTTP/2's greeting: no error
+
+
+def test_progress_never_lends_a_training_tasks_cpu_out(cluster):
+    """Tasks that send progress lines all the time: a one-CPU node still runs one at a time
+    (a progress call that waited in ray.get would let Ray start a second on its CPU)."""
+    from ray.util.queue import Queue
+
+    from attnlab.lab.ray_executor import _put
+
+    def busy(queue):  # noqa: ANN001, ANN202
+        import time as t
+
+        import ray as r
+
+        start = t.time()
+        while t.time() - start < 2.0:
+            _put(queue, {"kind": "train", "step": 1})
+            t.sleep(0.002)
+        return r.get_runtime_context().get_node_id(), start, t.time()
+
+    queue = Queue(actor_options={"num_cpus": 0})
+    try:
+        spans = ray.get([ray.remote(num_cpus=1)(busy).remote(queue) for _ in range(4)],
+                        timeout=120)
+    finally:
+        ray.kill(queue.actor)
+    for node in {n for n, _, _ in spans}:
+        mine = sorted((a, b) for n, a, b in spans if n == node)
+        assert all(b1 <= a2 + 0.05 for (_, b1), (a2, _) in zip(mine, mine[1:], strict=False)), \
+            mine
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="hiding --work from a node needs root (mount)")
+def test_reproduce_with_a_node_that_cannot_see_work_is_one_line_before_any_run(
+        cluster, tmp_path, capsys, monkeypatch, trained_hashes):
+    import attnlab.lab.ray_preflight as preflight_module
+    from attnlab.cli.main import main
+
+    work, hide = tmp_path / "work", tmp_path / "hide"
+    work.mkdir()
+    hide.mkdir()
+    (hide / "sitecustomize.py").write_text(HIDE)
+    calls = []
+    real = preflight_module.preflight
+    monkeypatch.setattr(preflight_module, "preflight",
+                        lambda *a, **k: calls.append(a) or real(*a, **k))
+    node = cluster.add_node(num_cpus=1, env_vars={"PYTHONPATH": str(hide), "HIDE": str(work)})
+    try:
+        code = main(["reproduce", "--profile", "micro", "--only", "agreement", "--seeds", "2",
+                     "--cluster", "ray", "--work", str(work), "--out", str(tmp_path / "o")])
+    finally:
+        cluster.remove_node(node)
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "\n" not in err, err
+    assert err.startswith(f"attnlab: error: preflight: node 127.0.0.1 ({node.node_id[:6]}) "
+                          "cannot see")
+    assert len(calls) == 1 and trained_hashes == []  # checked once, nothing trained
+    assert not (tmp_path / "o").exists() and [p.name for p in work.iterdir()] in ([], [PROBE])
+
+
+PROBE = ".attnlab-preflight"

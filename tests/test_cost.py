@@ -103,6 +103,48 @@ def fake_measure(kind, n, mem_limit_bytes, repeats, d_model, n_head, device, thr
     return record
 
 
+def fake_time_once(calls):
+    """Seconds 1e-5·n² (projections 1e-6·n), 50% more on each size's third call (its second
+    timed reading, after the warm-up); the (kind, n) of each call is appended to ``calls``."""
+    def time_once(layer, x):
+        calls.append((layer.kind, x.shape[1]))
+        slow = 1.5 if calls.count(calls[-1]) == 3 else 1.0
+        return 1e-5 * x.shape[1] ** 2 * slow, 1e-6 * x.shape[1] * slow
+    return time_once
+
+
+def test_sizes_are_timed_in_interleaved_rounds_minimum_and_spread(monkeypatch):
+    calls = []
+    monkeypatch.setattr(cost, "_time_once", fake_time_once(calls))
+    records = [{"kind": k, "n": n, "status": "ok"} for k in ("naive", "memeff")
+               for n in (16, 32, 64)]
+    records.append({"kind": "naive", "n": 128, "status": "oom"})
+    cost.time_interleaved(records, 3, d_model=16, n_head=2)
+    cases = [("memeff", 16), ("naive", 16), ("memeff", 32), ("naive", 32), ("memeff", 64),
+             ("naive", 64)]
+    # a warm-up of each, then rounds: ascending, descending, ascending; the oom size untimed
+    assert calls == cases + cases + cases[::-1] + cases
+    for r in records[:6]:
+        assert r["total_ms"] == pytest.approx(1e-2 * r["n"] ** 2)  # the minimum
+        assert r["total_spread"] == pytest.approx(0.5) and len(r["times_ms"]) == 3
+        assert r["proj_ms"] == pytest.approx(1e-3 * r["n"]) and r["repeats"] == 3
+    assert "total_ms" not in records[6]
+    fitted = cost.exponents(records)
+    assert fitted["naive"]["time"] == pytest.approx(2.0)
+    low, high = fitted["naive"]["time_range"]  # 16 → 64: ln 1.5 / ln 4 either way
+    assert low == pytest.approx(2 - 0.2925, abs=1e-3) and high == pytest.approx(2 + 0.2925,
+                                                                                 abs=1e-3)
+
+
+def test_a_size_timed_fewer_than_three_times_has_no_exponent_range():
+    rows = [{"kind": "naive", "n": n, "status": "ok", "total_ms": n**2, "total_spread": 0.0,
+             "repeats": 1, "peak_bytes": n} for n in (16, 32, 64)]
+    assert cost.exponents(rows)["naive"]["time_range"] is None
+    for r in rows:
+        r["repeats"] = 3
+    assert cost.exponents(rows)["naive"]["time_range"] == pytest.approx([2.0, 2.0])
+
+
 def test_sweep_ratios_skipping_and_table_on_fake_measurements(monkeypatch, tmp_path):
     calls = []
 
@@ -111,7 +153,8 @@ def test_sweep_ratios_skipping_and_table_on_fake_measurements(monkeypatch, tmp_p
         return fake_measure(*args)
 
     monkeypatch.setattr(cost, "measure_memory", spy)
-    records = cost.sweep(["naive", "memeff"], [128, 16, 32, 64], 10**9, repeats=1)
+    monkeypatch.setattr(cost, "_time_once", fake_time_once([]))
+    records = cost.sweep(["naive", "memeff"], [128, 16, 32, 64], 10**9, repeats=3)
     assert [r["n"] for r in records] == [16, 32, 64, 128] * 2
     assert ("naive", 128) not in calls  # larger than an OOM size: not run
     naive, memeff = records[:4], records[4:]
@@ -141,7 +184,7 @@ def test_exponents_report_none_when_too_few_rows_complete():
     records = [fake_measure("naive", n, 1, 1, 32, 2, "cpu", 1) for n in (32, 64)]
     for r in records:
         r.update(time_ratio=None, mem_ratio=None)
-    assert cost.exponents(records) == {"naive": {"time": None, "memory": None}}
+    assert cost.exponents(records) == {"naive": {"time": None, "memory": None, "time_range": None}}
     assert "time –, memory –" in sweep_table(records)
 
 

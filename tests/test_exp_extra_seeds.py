@@ -88,8 +88,9 @@ def test_notes_say_what_ran_and_why():
     assert skipped_note(3, 2)["text"] == \
         "no extra round: no training claim was inconclusive on 3 seeds"
     assert "2 more seed(s)" in rule_text(2) and "turned off" in rule_text(0)
-    with pytest.raises(ValueError, match="--extra-seeds must be a whole number >= 0"):
-        check_extra_seeds(-1)
+    for bad in (-1, 1001):
+        with pytest.raises(ValueError, match=r"--extra-seeds must be a whole number in \[0, 1,"):
+            check_extra_seeds(bad)
 
 
 def test_micro_never_grows_and_a_bigger_plan_retrains_nothing():

@@ -150,12 +150,14 @@ def test_a_binary_toml_config(tmp_path):
 
 
 @pytest.mark.parametrize("option, message", [
-    (["--temperature", "nan"], "--temperature must be a finite number >= 0"),
-    (["--temperature", "inf"], "--temperature must be a finite number >= 0"),
-    (["--temperature", "-1"], "--temperature must be a finite number >= 0"),
-    (["--top-k", "0"], "--top-k (top_k) must be >= 1"),
+    (["--temperature", "nan"], "--temperature: must be 0 (greedy) or a number in [0.01, 100"),
+    (["--temperature", "inf"], "--temperature: must be 0 (greedy) or a number in [0.01, 100"),
+    (["--temperature", "-1"], "--temperature: must be 0 (greedy) or a number in [0.01, 100"),
+    (["--temperature", "1e-300"], "--temperature: must be 0 (greedy) or a number in [0.01,"),
+    (["--seed", "99999999999999999999999"], "--seed: must be a whole number in [0, 4,294,"),
+    (["--top-k", "0"], "--top-k: must be a whole number in [1, 1,048,576], got 0"),
     (["--top-k", "100000"], "--top-k 100000 exceeds the model's vocabulary of 300"),
-    (["--tokens", "-1"], "--tokens must be >= 0"),
+    (["--tokens", "-1"], "--tokens: must be a whole number in [0, 100,000], got -1"),
 ])
 def test_generate_refuses_bad_sampling_options(copy, option, message):
     line = one_line_error(cli("generate", copy, "--prompt", "the", "--tokens", "2", *option))

@@ -112,3 +112,26 @@ def test_the_processor_is_named_from_cpuinfo_when_platform_is_silent(tmp_path, m
     assert glance.with_processor(meta)["machine"]["processor"] == "Example Xeon 1234"
     other = {"machine": {"processor": "–", "platform": "another machine"}}
     assert glance.with_processor(other) == other
+
+
+def test_the_chapters_laptop_milliseconds_are_compared_only_as_ratios_and_exponents():
+    """SPEC §3.12: a machine 10× slower than the laptop GPU with the same growth matches the
+    chapter on every time figure; no figure of the comparison is a millisecond."""
+    assert not [f for f in FIGURES if f.experiment == "cost" and "ms" in f.key]
+    chapter = [(n, BY_KEY[f"cost/naive n={n} nn MB"].value) for n in (128, 256, 512, 1024)]
+    ms = {128: 2.246, 256: 2.855, 512: 5.761, 1024: 16.414}  # the chapter's, to scale by 10
+    rows = [{"kind": "naive", "n": n, "status": "ok", "total_ms": 10 * ms[n],
+             "proj_ms": 3.0 * n, "nn_bytes": mb * 2**20, "peak_bytes": n * n}
+            for n, mb in chapter]
+    rec = {"records": rows, "exponents": {"naive": {"time": 1.91, "memory": 1.87}}}
+    by_key = {c.figure.key: c for c in fidelity.compare("cost", rec)}
+    for n in (256, 512, 1024):
+        assert by_key[f"cost/naive n={n} time ratio"].relative == pytest.approx(0, abs=1e-9)
+        assert by_key[f"cost/naive n={n} proj ratio"].measured == pytest.approx(2.0)
+        assert by_key[f"cost/naive n={n} peak ratio"].measured == pytest.approx(4.0)
+    assert by_key["cost/naive n=256 time ratio"].figure.value == pytest.approx(2.855 / 2.246)
+    assert by_key["cost/naive time exponent"].difference == pytest.approx(0)
+    assert "cost/naive n=128 time ratio" not in by_key  # no row above it
+    text = fidelity.table(list(by_key.values()), "quick")
+    rows = [line for line in text.splitlines() if line.startswith("| naive")]
+    assert len(rows) == len(by_key) and not [r for r in rows if " ms" in r]

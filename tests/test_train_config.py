@@ -55,7 +55,7 @@ def test_overrides_are_typed():
     ("steps=3", r"must look like section\.key=value"),
     ("train.decay=linear", r"train\.decay 'linear'; choose one of: none, cosine"),
     ("train.betas=0.9", r"train\.betas expects 2"),
-    ("train.steps=0", r"train\.steps must be at least 1"),
+    ("train.steps=0", r"train\.steps must be in \[1, 10,000,000\], got 0"),
     ("train.steps=none", r"train\.steps expects int"),
     ("model.position=absolute", r"unknown position 'absolute'"),
     ("train.grad_clip=-1", r"grad_clip must be a finite number > 0"),

@@ -77,28 +77,29 @@ def suite_line(info: dict[str, Any]) -> str:
 
 def add_common(p: argparse.ArgumentParser, profiles: list[str]) -> None:
     """Options shared by ``run`` and ``reproduce``."""
+    from attnlab.bounds import whole
     from attnlab.lab.seeds import EXTRA_SEEDS
 
     p.add_argument("--profile", choices=profiles, default="quick",
                    help="full: the chapter's settings; quick: scaled down for a 2-core CPU "
                    "(default); micro: seconds, for tests")
-    p.add_argument("--seeds", type=int, default=None,
+    p.add_argument("--seeds", type=whole("--seeds"), default=None,
                    help="repeat every training run with seeds 0..N-1 (tables show mean ± std; "
-                   "default: the profile's, 3 for quick and full; a claim needs 3)")
-    p.add_argument("--extra-seeds", type=int, default=EXTRA_SEEDS, metavar="N",
+                   "default: the profile's, 3 for quick and full; a claim needs 3; 1 to 1,000)")
+    p.add_argument("--extra-seeds", type=whole("--extra-seeds"), default=EXTRA_SEEDS, metavar="N",
                    help="once, give every experiment with a training claim inconclusive on 3 "
                    f"or more seeds N more seeds and decide its claims again (default "
-                   f"{EXTRA_SEEDS}; 0 turns this off)")
+                   f"{EXTRA_SEEDS}; 0 turns this off; at most 1,000)")
     p.add_argument("--out", default=None,
                    help="folder for results and the report (default: reports/<profile>)")
     p.add_argument("--work", default="runs",
                    help="folder caching the training runs as <work>/<hash> (default: runs)")
     p.add_argument("--corpus", default=None,
                    help="corpus text file (default: $ATTNLAB_DATA, the cache, or a download)")
-    p.add_argument("--jobs", type=int, default=None,
+    p.add_argument("--jobs", type=whole("--jobs"), default=None,
                    help="train on N one-thread worker processes side by side (default: one "
                    "per CPU core; with CUDA one per GPU, and more share the GPUs "
-                   "round-robin; 1 = in this process)")
+                   "round-robin; 1 = in this process; at most 512)")
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
                    help="where runs train and analyses measure (default auto: CUDA when "
                    "present)")
@@ -106,11 +107,14 @@ def add_common(p: argparse.ArgumentParser, profiles: list[str]) -> None:
 
 
 def check_seeds(seeds: int | None, extra_seeds: int = 0) -> None:
-    """``--seeds`` at least 1, ``--extra-seeds`` at least 0: else one UsageError line."""
+    """``--seeds`` and ``--extra-seeds`` in their ranges (``attnlab.bounds``): else one
+    UsageError line (argparse checks them too; this is for callers that build ``args``)."""
+    from attnlab.bounds import WHOLE
     from attnlab.lab.seeds import check_extra_seeds
 
-    if seeds is not None and seeds < 1:
-        raise UsageError(f"--seeds must be at least 1, got {seeds}")
+    lo, hi = WHOLE["--seeds"]
+    if seeds is not None and not lo <= seeds <= hi:
+        raise UsageError(f"--seeds must be in [{lo}, {hi:,}], got {seeds:,}")
     check_extra_seeds(extra_seeds)
 
 
@@ -127,7 +131,9 @@ def resolve_jobs(jobs: int | None, device: str = "auto") -> int:
 
 def cluster_executor(args: argparse.Namespace) -> Any | None:
     """The Ray executor when ``--cluster``/``ATTNLAB_CLUSTER`` says ray (connected, its device
-    resolved from the cluster's resources), else None (the local pool)."""
+    resolved from the cluster's resources, every node's preflight passed once, before any
+    run: a node that cannot train into ``--work`` is one line, exit 2), else None (the local
+    pool)."""
     from attnlab.lab.cluster import (
         cluster_address,
         cluster_device,
@@ -140,11 +146,15 @@ def cluster_executor(args: argparse.Namespace) -> Any | None:
         return None
     runs_per_gpu = getattr(args, "runs_per_gpu", 1)
     task_resources("cuda", runs_per_gpu)  # a bad --runs-per-gpu before any connection
-    ray = connect(cluster_address(getattr(args, "address", None)))
+    address = cluster_address(getattr(args, "address", None))  # parsed before any use
+    ray = connect(address)
     from attnlab.lab.ray_executor import RayExecutor
 
     device = cluster_device(args.device, ray.cluster_resources())
-    return RayExecutor(ray, device, runs_per_gpu)
+    executor = RayExecutor(ray, device, runs_per_gpu)
+    if not (getattr(args, "report_only", False) or getattr(args, "estimate", False)):
+        executor.preflight(Path(args.work).resolve())  # once, before any run
+    return executor
 
 
 def build_runner(args: argparse.Namespace, progress: Any = None) -> Any:

@@ -16,6 +16,8 @@ from pathlib import Path
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from attnlab.bounds import temperature, whole
+
     p = sub.add_parser(
         "generate",
         help="sample text from a trained run",
@@ -24,14 +26,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("run_dir", metavar="RUN", help="run directory (e.g. runs/<hash>)")
     p.add_argument("--prompt", required=True, help="text to continue (not empty)")
-    p.add_argument("--tokens", type=int, default=100, metavar="N",
-                   help="new tokens to generate (default 100)")
-    p.add_argument("--temperature", type=float, default=1.0, metavar="T",
-                   help="divide the logits by T; 0 is greedy (default 1.0)")
-    p.add_argument("--top-k", type=int, default=None, metavar="K",
+    p.add_argument("--tokens", type=whole("--tokens"), default=100, metavar="N",
+                   help="new tokens to generate (default 100; 0 to 100,000)")
+    p.add_argument("--temperature", type=temperature, default=1.0, metavar="T",
+                   help="divide the logits by T, in [0.01, 100]; 0 is greedy (default 1.0)")
+    p.add_argument("--top-k", type=whole("--top-k"), default=None, metavar="K",
                    help="sample among the K most likely tokens only")
-    p.add_argument("--seed", type=int, default=0, metavar="S",
-                   help="seed of the sampler (default 0)")
+    p.add_argument("--seed", type=whole("--seed"), default=0, metavar="S",
+                   help="seed of the sampler (default 0; 0 to 2**32 - 1)")
     p.add_argument("--no-cache", action="store_true",
                    help="recompute the whole context every step instead of using the KV cache")
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"),

@@ -16,6 +16,7 @@ import argparse
 import sys
 from typing import TextIO
 
+from attnlab.bounds import whole
 from attnlab.cli.common import (
     SuiteProgress,
     add_common,
@@ -49,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--estimate", action="store_true",
                    help="time a few steps of every pending run's model, print how long the "
                    "suite should take on this machine, and stop")
-    p.add_argument("--workers", type=int, default=None, metavar="N",
+    p.add_argument("--workers", type=whole("--workers"), default=None, metavar="N",
                    help="with --estimate: the wall time on N workers side by side (a cluster's "
                    "size), each run's steps still timed on this machine")
     p.set_defaults(func=run)

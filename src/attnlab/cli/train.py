@@ -26,6 +26,8 @@ import os
 import sys
 from pathlib import Path
 
+from attnlab.bounds import whole
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -48,10 +50,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="where the run lives (default: runs/<config hash>)")
     p.add_argument("--corpus", metavar="PATH",
                    help="train on this UTF-8 text file (same as --set data.corpus=PATH)")
-    p.add_argument("--threads", type=int, default=None, metavar="N",
+    p.add_argument("--threads", type=whole("--threads"), default=None, metavar="N",
                    help="CPU threads for training (default 1, the count every path of "
                    "`attnlab run` and `reproduce` uses, so the same config gives the same "
-                   "weights; another count changes their last bits); ignored on CUDA")
+                   "weights; another count changes their last bits; 1 to 256); ignored on CUDA")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the result record as JSON")
     p.set_defaults(func=run)

@@ -7,7 +7,9 @@ Token arrays are 1-D ``np.int64`` in memory (ready for ``torch.from_numpy`` and
 embedding lookups; the whole corpus is 3.7 MB) and ``uint16`` on disk in the
 cache (``<cache>/tokens/<key>.npy``), keyed by the corpus sha256 and the
 tokenizer's fingerprint, so a second ``load_token_data`` reads instead of
-encoding.
+encoding. Beside each array its record (``<key>.json``: the file's sha256, the
+corpus and tokenizer it came from, length, dtype) is checked on every read; a
+file that fails is encoded again, never used.
 
 The split is by position, not at random (docs/data.md): the first 90% of the tokens
 train, the last 10% are held out, so no held-out window overlaps a training
@@ -17,6 +19,7 @@ one. Left out: document boundaries (the corpus is one document) and shuffling.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,8 +30,8 @@ import torch
 from attnlab.data.cache import cache_dir as default_cache_dir
 from attnlab.data.corpus import CorpusError, resolve_corpus
 from attnlab.data.tokenizer import BPETokenizer, get_tokenizer
-from attnlab.errors import DataError
-from attnlab.files import atomic_path
+from attnlab.errors import DataError, first_line
+from attnlab.files import atomic_path, write_json
 
 log = logging.getLogger(__name__)
 
@@ -68,17 +71,56 @@ def split_tokens(tokens: np.ndarray, frac: float = 0.9) -> tuple[np.ndarray, np.
     return tokens[:n], tokens[n:]
 
 
-def _encoded(tokenizer: BPETokenizer, text: str, path: Path) -> np.ndarray:
-    """Encode ``text``, or read the result an earlier call stored at ``path``."""
+def _encoded(tokenizer: BPETokenizer, text: str, path: Path, corpus_sha: str) -> np.ndarray:
+    """Encode ``text``, or read the result an earlier call stored at ``path``.
+
+    The array is trusted only when its record beside it (``<key>.json``) proves
+    it: the sha256 of the file's bytes, the corpus and tokenizer it was made
+    from, its length and dtype; and every id lies in the tokenizer's range. A
+    file that fails any check is said to in one line (a warning) and encoded
+    again, never used.
+    """
+    made_from = {"corpus_sha256": corpus_sha, "tokenizer": tokenizer.fingerprint}
+    record = path.with_suffix(".json")
     if path.is_file():
         try:
-            return np.load(path).astype(TOKEN_DTYPE)
-        except (OSError, ValueError):
-            log.warning("cached tokens %s are unreadable; encoding again", path)
+            return _checked_tokens(path, record, made_from, tokenizer.vocab_size)
+        except DataError as err:
+            log.warning("%s; encoding the corpus again", first_line(err))
     tokens = np.asarray(tokenizer.encode(text), dtype=TOKEN_DTYPE)
     disk_dtype = _DISK_DTYPE if tokenizer.vocab_size <= 1 << 16 else np.int32
     with atomic_path(path) as tmp, open(tmp, "wb") as fh:
         np.save(fh, tokens.astype(disk_dtype))
+    write_json(record, {**made_from, "sha256": _file_sha256(path), "n_tokens": len(tokens),
+                        "dtype": np.dtype(disk_dtype).name})
+    return tokens
+
+
+def _file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _checked_tokens(path: Path, record: Path, made_from: dict, vocab_size: int) -> np.ndarray:
+    """The cached array at ``path`` if its record and contents prove it; else ``DataError``."""
+    try:
+        meta = json.loads(record.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise DataError(f"cached tokens {path} have no readable checksum record "
+                        f"({record.name}: {first_line(err)})") from err
+    if not isinstance(meta, dict) or any(meta.get(k) != v for k, v in made_from.items()):
+        raise DataError(f"cached tokens {path} were not made from this corpus and tokenizer")
+    if meta.get("sha256") != _file_sha256(path):
+        raise DataError(f"cached tokens {path} do not match their checksum (damaged)")
+    try:
+        raw = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as err:
+        raise DataError(f"cached tokens {path} are unreadable: {first_line(err)}") from err
+    if raw.ndim != 1 or raw.dtype.name != meta.get("dtype") or len(raw) != meta.get("n_tokens"):
+        raise DataError(f"cached tokens {path} are {raw.dtype.name} of shape {raw.shape}, not "
+                        f"the recorded 1-D {meta.get('dtype')} of {meta.get('n_tokens')} tokens")
+    tokens = raw.astype(TOKEN_DTYPE)
+    if len(tokens) and (tokens.min() < 0 or tokens.max() >= vocab_size):
+        raise DataError(f"cached tokens {path} hold ids outside [0, {vocab_size})")
     return tokens
 
 
@@ -103,7 +145,7 @@ def load_token_data(
     corpus_sha = hashlib.sha256(raw).hexdigest()
     tokenizer = get_tokenizer(text, vocab_size, cache_dir=root)
     key = hashlib.sha256(f"{corpus_sha}\0{tokenizer.fingerprint}".encode()).hexdigest()
-    tokens = _encoded(tokenizer, text, root / "tokens" / f"{key[:24]}.npy")
+    tokens = _encoded(tokenizer, text, root / "tokens" / f"{key[:24]}.npy", corpus_sha)
     train, held = split_tokens(tokens, frac)
     return TokenData(train=train, held=held, tokenizer=tokenizer, corpus_sha256=corpus_sha)
 

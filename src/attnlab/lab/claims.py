@@ -68,6 +68,9 @@ class Margins:
 
     values: list[float]  # margin per seed, in the part's unit; > 0 where the part holds
     numbers: dict[str, Any] = field(default_factory=dict)  # the deciding numbers (seed means)
+    # A one-evaluation part whose measurement's own spread leaves it undecided (a timed
+    # exponent whose range straddles its threshold): why, and the part is inconclusive.
+    undecided: str = ""
 
 
 @dataclass(frozen=True)
@@ -172,7 +175,8 @@ def decide(c: Claim, records: Records) -> dict[str, Any]:
         row: dict[str, Any] = {"name": part.name, "rule": part.rule, "unit": part.unit}
         try:
             m = part.margins(records)
-            status, why = part_verdict(m.values, c.trained)
+            status, why = ("inconclusive", m.undecided) if m.undecided else \
+                part_verdict(m.values, c.trained)
             mean, se = mean_se(m.values)
             row.update(margins=list(m.values), mean=mean, numbers=m.numbers,
                        se=se if math.isfinite(se) else None)  # None: one value (JSON has no NaN)

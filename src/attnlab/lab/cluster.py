@@ -21,7 +21,9 @@ and the estimate's stand-in for a cluster of N workers (``sized``).
 from __future__ import annotations
 
 import argparse
+import logging
 import os
+import re
 import socket
 from collections.abc import Mapping
 from types import ModuleType
@@ -32,6 +34,11 @@ from attnlab.errors import AttnlabError, UsageError, first_line
 CLUSTERS = ("local", "ray")  # the executors a command can choose
 INSTALL = "pip install 'ray>=2.60' (from a clone: pip install -e '.[cluster]')"
 PROBE_S = 5.0  # how long the address may take to accept a TCP connection
+ANSWER_S = 5.0  # and then to answer a gRPC (HTTP/2) greeting, as every Ray server does
+# HTTP/2's client preface and an empty SETTINGS frame (RFC 9113 §3.4): a gRPC server (Ray's
+# GCS, its client server) answers with a SETTINGS frame of its own; anything else does not.
+_H2_HELLO = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+_HOST = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.?)+|\[[0-9A-Fa-f:.]+\]")
 
 
 class RunFailed(AttnlabError):
@@ -57,12 +64,33 @@ def cluster_kind(flag: str | None, environ: Mapping[str, str] = os.environ) -> s
 
 
 def cluster_address(flag: str | None, environ: Mapping[str, str] = os.environ) -> str:
-    """``--address``, else ``RAY_ADDRESS``, else ``auto``.
+    """``--address``, else ``RAY_ADDRESS``, else ``auto``; parsed before any use
+    (``parse_address``).
 
     >>> cluster_address(None, {"RAY_ADDRESS": "10.0.0.1:6379"}), cluster_address(None, {})
     ('10.0.0.1:6379', 'auto')
     """
-    return flag or environ.get("RAY_ADDRESS") or "auto"
+    where = "--address" if flag else "RAY_ADDRESS"
+    address = flag or environ.get("RAY_ADDRESS") or "auto"
+    parse_address(address, where)
+    return address
+
+
+def parse_address(address: str, where: str = "--address") -> tuple[str, int] | None:
+    """``(host, port)`` of ``[ray://]host:port`` (None for ``auto``); anything else is one
+    UsageError line, before Ray is imported or anything is reached.
+
+    >>> parse_address("ray://10.1.2.3:10001"), parse_address("[::1]:6379"), parse_address("auto")
+    (('10.1.2.3', 10001), ('::1', 6379), None)
+    """
+    if address == "auto":
+        return None
+    bare = address.removeprefix("ray://")
+    host, sep, port = bare.rpartition(":")
+    if not sep or not port.isdigit() or not 0 < int(port) < 65536 or not _HOST.fullmatch(host):
+        raise UsageError(f"{where} {address!r} is not host:port (e.g. 10.0.0.1:6379, "
+                         "ray://head:10001, or auto)")
+    return host.strip("[]"), int(port)
 
 
 def task_resources(device_type: str, runs_per_gpu: int = 1) -> dict[str, float]:
@@ -106,11 +134,20 @@ def cluster_slots(device_type: str, resources: Mapping[str, float],
     >>> cluster_slots("cpu", {"CPU": 96.0}), cluster_slots("cuda", {"CPU": 64, "GPU": 8}, 4)
     (96, 32)
     """
+    return max(1, runs_fitting(device_type, resources, runs_per_gpu))
+
+
+def runs_fitting(device_type: str, resources: Mapping[str, float],
+                 runs_per_gpu: int = 1) -> int:
+    """How many runs ``resources`` (one node's, or the sum) hold at once (may be 0).
+
+    >>> runs_fitting("cuda", {"CPU": 4.0}), runs_fitting("cpu", {"CPU": 1.0})
+    (0, 1)
+    """
     need = task_resources(device_type, runs_per_gpu)
-    fits = [int(resources.get(key, 0) / amount + 1e-9)
-            for key, amount in (("CPU", need["num_cpus"]), ("GPU", need.get("num_gpus", 0)))
-            if amount]
-    return max(1, min(fits))
+    return min(int(resources.get(key, 0) / amount + 1e-9)
+               for key, amount in (("CPU", need["num_cpus"]), ("GPU", need.get("num_gpus", 0)))
+               if amount)
 
 
 def import_ray() -> ModuleType:
@@ -127,15 +164,23 @@ def connect(address: str) -> ModuleType:
     """Connect this process to the Ray cluster at ``address`` (``auto``: the one ``ray start``
     recorded on this machine) and return ``ray``; never start one.
 
-    An address is probed with a plain TCP connection first: Ray's own client
-    retries an unreachable address for minutes before it gives up.
+    An address is probed first (``probe``), each step with a deadline of seconds:
+    Ray's own client retries an unreachable address, or one that accepts and never
+    answers, for minutes before it gives up. Ray's own log lines stay out of the
+    terminal unless ``-v`` (debug logging) asks for them.
     """
+    hint = ("start one (`ray start --head` on one machine, `ray start --address=HEAD:6379` on "
+            "the others) or point --address / RAY_ADDRESS at it")
+    given = parse_address(address)
+    if given is not None:  # before Ray's import, which alone takes seconds on a busy node
+        probe(*given, address, hint)
     ray = import_ray()
     if ray.is_initialized():  # already a driver: inside `ray job submit`, or a test
         return ray
+    verbose = logging.getLogger().isEnabledFor(logging.DEBUG)
+    if not verbose:
+        os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "fatal")  # its C++ core's stderr
     target = address
-    hint = ("start one (`ray start --head` on one machine, `ray start --address=HEAD:6379` on "
-            "the others) or point --address / RAY_ADDRESS at it")
     if address == "auto":
         from ray._private.services import canonicalize_bootstrap_address_or_die
 
@@ -143,21 +188,48 @@ def connect(address: str) -> ModuleType:
             target = canonicalize_bootstrap_address_or_die("auto")
         except ConnectionError:
             raise UsageError(f"no Ray cluster is running on this machine: {hint}") from None
-    host, port = _host_port(target)
-    if port is not None:
-        try:
-            socket.create_connection((host, port), timeout=PROBE_S).close()
-        except OSError as err:
-            raise UsageError(f"no Ray cluster answers at {target} ({err.strerror or err}): "
-                             f"{hint}") from None
+        host, port = _host_port(target)
+        if port is not None:
+            probe(host, port, target, hint)
     try:
-        import logging
-
-        ray.init(address=target, log_to_driver=False, logging_level=logging.WARNING)
+        ray.init(address=target, log_to_driver=False,
+                 logging_level=logging.DEBUG if verbose else logging.ERROR)
     except (ConnectionError, TimeoutError, RuntimeError) as err:
         raise UsageError(f"could not join the Ray cluster at {target}: {first_line(err)}") \
             from None
     return ray
+
+
+def probe(host: str, port: int, target: str, hint: str = "",
+          connect_s: float = PROBE_S, answer_s: float = ANSWER_S) -> None:
+    """A UsageError line unless a gRPC server (every Ray server is one) answers at
+    ``host:port`` within seconds: a TCP connection, then HTTP/2's greeting, to which it
+    must answer with a SETTINGS frame. A port nobody listens on, one that accepts and
+    stays silent, and one where something else listens (a web server) are each told
+    apart. With ``RAY_USE_TLS`` only the connection is probed (the greeting would be
+    plain text to a TLS server)."""
+    try:
+        conn = socket.create_connection((host, port), timeout=connect_s)
+    except OSError as err:
+        raise UsageError(f"no Ray cluster answers at {target} ({err.strerror or err}): "
+                         f"{hint}") from None
+    with conn:
+        if os.environ.get("RAY_USE_TLS", "0").lower() in ("1", "true"):
+            return
+        conn.settimeout(answer_s)
+        try:
+            conn.sendall(_H2_HELLO)
+            head = conn.recv(64)
+        except TimeoutError:
+            raise UsageError(f"{target} accepts connections but does not answer within "
+                             f"{answer_s:g} s: not a Ray cluster (or a stalled one)") from None
+        except OSError as err:
+            raise UsageError(f"{target} closed the connection ({err.strerror or err}): not a "
+                             "Ray cluster") from None
+    if len(head) < 9 or head[3] != 0x04 or any(head[5:9]):  # a SETTINGS frame on stream 0
+        said = head.decode("latin-1").splitlines()[0][:60].strip() if head else "nothing"
+        raise UsageError(f"something other than Ray listens at {target} (it answered "
+                         f"{said!r}): point --address at the cluster's head (port 6379)")
 
 
 def _host_port(address: str) -> tuple[str, int | None]:
@@ -185,6 +257,8 @@ def describe(resources: Mapping[str, Any], nodes: int) -> str:
 
 def add_cluster_options(p: argparse.ArgumentParser) -> None:
     """``--cluster``, ``--address`` and ``--runs-per-gpu`` (``run`` and ``reproduce``)."""
+    from attnlab.bounds import whole
+
     p.add_argument("--cluster", choices=CLUSTERS, default=None,
                    help="where runs train: local worker processes (default) or an existing "
                    f"Ray cluster (also ATTNLAB_CLUSTER=ray; needs {INSTALL}; --work must be "
@@ -192,9 +266,9 @@ def add_cluster_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--address", default=None,
                    help="with --cluster ray: the cluster's address (default: $RAY_ADDRESS, else "
                    "auto, the cluster `ray start` recorded on this machine); none is started")
-    p.add_argument("--runs-per-gpu", type=int, default=1, metavar="K",
+    p.add_argument("--runs-per-gpu", type=whole("--runs-per-gpu"), default=1, metavar="K",
                    help="with --cluster ray on GPUs: K runs share each GPU (each asks for 1/K "
-                   "of one; default 1)")
+                   "of one; default 1; at most 64)")
 
 
 class Planned:

@@ -26,7 +26,8 @@ group): each finishes its step, checkpoints and stops, as the trainer does
 alone. SIGTERM to the main process alone reaches only it. Either way the pool,
 on any exception, reads what the workers still send for ``STOP_GRACE_S``, then
 sends SIGTERM to the live ones (which checkpoint the same way), waits at most
-``STOP_WAIT_S`` and kills what is left; the task queue is told not to wait for
+``STOP_WAIT_S`` and kills what is left (a worker whose parent dies, ``kill -9``
+included, stops itself the same way: ``end_with_parent``); the task queue is told not to wait for
 readers that are gone (``cancel_join_thread``), so the command always ends.
 """
 
@@ -161,7 +162,7 @@ class LocalPool:
         for _ in range(n):
             todo.put(None)  # one stop sign per worker
         procs = [ctx.Process(target=worker, args=(str(job.work), job.corpus, envs[i], todo,
-                                                  out, i + 1), daemon=True)
+                                                  out, i + 1, os.getpid()), daemon=True)
                  for i in range(n)]
         log.info("training %d runs on %d worker processes", len(pending), n)
         status: dict[str, str] = {}
@@ -242,10 +243,39 @@ def _stop(procs: list[Any], todo: Any, out: Any, job: Job, status: dict[str, str
         q.close()
 
 
+def end_with_parent(parent: int, poll_s: float = POLL_S) -> bool:
+    """Make this worker end when ``parent`` (the pool's process) does; False if it is gone.
+
+    A ``kill -9`` of the main command gives its workers no word, and they would go
+    on training as orphans beside a rerun. A daemon thread watches the parent's pid
+    (``os.getppid`` changes when the parent dies and the worker is adopted) and then
+    stops the worker as the pool would: SIGTERM (the trainer finishes its step and
+    checkpoints; between runs the worker just ends), and after ``STOP_WAIT_S`` an
+    exit. Portable, unlike Linux's ``PR_SET_PDEATHSIG``, and not tied to the thread
+    that started the worker.
+    """
+    if os.getppid() != parent:
+        return False
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(poll_s)
+        log.warning("the pool's process %d is gone; this worker stops", parent)
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(STOP_WAIT_S)
+        os._exit(1)  # the trainer did not stop in time: nothing left to wait for
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+    return True
+
+
 def worker(work: str, corpus: str | None, env: dict[str, str], todo: Any, out: Any,
-           me: int) -> None:
+           me: int, parent: int | None = None) -> None:
     """A worker process: its GPU (or the CPU), runs from ``todo`` until its stop sign, each
-    through ``train_spec``; a status per run to ``out``."""
+    through ``train_spec``; a status per run to ``out``. It ends when ``parent`` does
+    (``end_with_parent``)."""
+    if parent is not None and not end_with_parent(parent):
+        return  # the pool's process died before this worker started
     os.environ.update(env)  # before anything initialises CUDA
     try:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # see _ctrl_c_held

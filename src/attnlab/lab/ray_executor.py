@@ -51,7 +51,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from attnlab.lab.cluster import cluster_device, cluster_slots, task_resources
+from attnlab.lab.cluster import cluster_device, runs_fitting, task_resources
 from attnlab.lab.executors import Job
 from attnlab.lab.spec import run_key
 
@@ -83,13 +83,15 @@ class RayExecutor:
         self.records: dict[str, dict] = {}  # run key -> the record its task returned
         self.failed: dict[str, str] = {}  # run key -> its status line: not submitted again
         self.nodes: set[str] = set()  # Ray node ids that finished a run
-        self._checked: set[Path] = set()  # --work folders the preflight passed
+        self._checked: dict[Path, Exception | None] = {}  # --work -> preflight's failure
         self._starts: dict[str, int] = {}  # label -> attempts started (this command)
         self._objects: dict[int, tuple[Any, Any]] = {}  # id(data) -> (data, its object ref)
 
     def slots(self, n_pending: int) -> int:
-        """How many of ``n_pending`` runs the cluster trains at once."""
-        total = cluster_slots(self.device_type, self.ray.cluster_resources(), self.runs_per_gpu)
+        """How many of ``n_pending`` runs the cluster trains at once: per live node, the runs
+        its own CPUs (and GPUs) fit, summed (a task never spans nodes)."""
+        nodes = [n.get("Resources", {}) for n in self.ray.nodes() if n.get("Alive")]
+        total = sum(runs_fitting(self.device_type, r, self.runs_per_gpu) for r in nodes)
         return max(1, min(n_pending, total))
 
     def resolve_run(self, cfg: Any) -> Any:
@@ -151,13 +153,20 @@ class RayExecutor:
         return status
 
     def preflight(self, work: Path) -> None:
-        """The preflight check of every node, once per ``--work`` folder."""
+        """The preflight check of every node, once per ``--work`` folder: a failure is
+        raised again as it was, never checked twice."""
         from attnlab.lab.ray_preflight import preflight
 
         if work not in self._checked:
-            n = preflight(self.ray, work, "GPU" if self.device_type == "cuda" else "CPU")
+            try:
+                n = preflight(self.ray, work, "GPU" if self.device_type == "cuda" else "CPU")
+            except Exception as err:
+                self._checked[work] = err
+                raise
             log.info("preflight: %d node(s) can train into %s", n, work)
-            self._checked.add(work)
+            self._checked[work] = None
+        if self._checked[work] is not None:
+            raise self._checked[work]
 
     # -- the driver's side ----------------------------------------------------
 
@@ -255,9 +264,16 @@ def _train_task(spec: Any, work: str, data: Any, given: bool, queue: Any) -> dic
 
 
 def _put(queue: Any, info: dict) -> None:
-    """Progress is worth a try, never a run: a lost queue drops lines, not the training."""
+    """Progress is worth a try, never a run: fire and forget, so it never blocks a training
+    task, and a lost queue drops lines, not the training.
+
+    Not ``queue.put_nowait``: it waits in ``ray.get`` for the queue actor's answer, and
+    Ray lends the CPU of a task blocked in ``ray.get`` to another task, so a one-CPU node
+    would train two runs at once. The call to the actor is sent and its answer dropped
+    (one caller's calls to an actor run in the order sent: the lines keep their order).
+    """
     try:
-        queue.put_nowait(info)
+        queue.actor.put_nowait.remote(info)
     except Exception:  # noqa: BLE001
         log.debug("progress line lost", exc_info=True)
 

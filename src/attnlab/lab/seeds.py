@@ -49,10 +49,11 @@ EXTRA_SEEDS = 2  # seeds added by the one extra round (3 seeds -> 5)
 
 
 def check_extra_seeds(extra_seeds: int) -> None:
-    """A UsageError unless ``extra_seeds`` is a whole number >= 0."""
-    if not isinstance(extra_seeds, int) or isinstance(extra_seeds, bool) or extra_seeds < 0:
-        raise UsageError(f"--extra-seeds must be a whole number >= 0 (0 turns the extra round "
-                         f"off), got {extra_seeds!r}")
+    """A UsageError unless ``extra_seeds`` is a whole number in [0, 1000]."""
+    if not isinstance(extra_seeds, int) or isinstance(extra_seeds, bool) \
+            or not 0 <= extra_seeds <= 1000:
+        raise UsageError(f"--extra-seeds must be a whole number in [0, 1,000] (0 turns the "
+                         f"extra round off), got {extra_seeds!r}")
 
 
 def rule_text(extra_seeds: int) -> str:

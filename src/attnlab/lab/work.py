@@ -22,13 +22,14 @@ arithmetic.
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 from typing import Any
 
 from attnlab.errors import first_line
 from attnlab.lab.spec import RunSpec, run_key
 from attnlab.train.progress import Progress
-from attnlab.train.rundir import DIVERGED, RESULT
+from attnlab.train.rundir import DIVERGED, LOCK, RESULT
 
 log = logging.getLogger(__name__)
 
@@ -50,23 +51,58 @@ def finished(spec: RunSpec, work: Path) -> dict | None:
     return None
 
 
+def wait_for_other_trainer(run_dir: Path, label: str) -> bool:
+    """Block while another process trains ``run_dir`` (holds its exclusive lock): another
+    command training the same run into the same ``--work``. True when it had to wait.
+
+    Two ``reproduce`` into one ``--work`` plan the same runs; the second, instead of
+    being refused by the lock (a "failed" run that in fact ends right in the first),
+    waits for the first and then reads its result, or resumes it if the first was
+    stopped. Taking the shared lock is how it waits: it is granted once the trainer's
+    exclusive lock is let go (an ``eval``'s shared lock does not block it).
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: the trainer's own lock decides
+        return False
+    try:
+        fd = os.open(Path(run_dir) / LOCK, os.O_RDONLY)
+    except OSError:  # no lock file: nobody has trained here yet
+        return False
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            return False
+        except BlockingIOError:
+            log.info("%s is being trained by another process (%s); waiting for it", label,
+                     run_dir)
+            fcntl.flock(fd, fcntl.LOCK_SH)  # Ctrl-C interrupts the wait
+            return True
+    finally:
+        os.close(fd)
+
+
 def train_spec(spec: RunSpec, work: Path, *, data: Any = None,
                progress: Progress | None = None) -> dict:
     """Train one resolved ``spec`` into ``work/<key>`` (or read it if it finished); its record.
 
     ``data`` is the token data of a corpus run (None: the spec's own data, else the
     trainer loads the corpus of ``spec.config.data``). ``progress`` gets the trainer's
-    dicts with ``"run": spec.label``. A divergence is a record when the spec allows it
-    (the trainer wrote ``diverged.json``) and raises ``TrainingDiverged`` otherwise; an
-    interruption raises ``TrainingInterrupted`` after the checkpoint is written.
+    dicts with ``"run": spec.label``. A run another process is training is waited for
+    (``wait_for_other_trainer``), then read or resumed. A divergence is a record when the
+    spec allows it (the trainer wrote ``diverged.json``) and raises ``TrainingDiverged``
+    otherwise; an interruption raises ``TrainingInterrupted`` after the checkpoint is
+    written.
     """
     from attnlab.train import trainer
     from attnlab.train.runtime import training_threads
 
+    run_dir = Path(work) / run_key(spec)
+    if wait_for_other_trainer(run_dir, spec.label):
+        log.info("%s: the other process stopped; reading or resuming its run", spec.label)
     done = finished(spec, work)
     if done is not None:
         return done
-    run_dir = Path(work) / run_key(spec)
 
     def tagged(info: dict) -> None:
         if progress is not None:

@@ -13,10 +13,17 @@ Dimension legend: ``b`` batch, ``n`` positions, ``h`` heads, ``d`` head width,
 ``m`` model width (= h·d).
 
 What is measured, and how:
-- *total ms*: the layer's **forward only** (under ``torch.no_grad``), median of
-  ``repeats`` runs after one warm-up run.
+- *total ms*: the layer's **forward only** (under ``torch.no_grad``), timed as a
+  benchmark (SPEC §3.12): after one warm-up forward of every size, ``repeats``
+  rounds, each timing every completed (n, kind) once, sizes ascending in one
+  round and descending in the next (``time_interleaved``), so a burst of load
+  from another process falls on single readings of several sizes, never on
+  every reading of one. The figure is the **minimum** over the rounds (load
+  only ever adds time); beside it the *spread*, max / min − 1 over the rounds.
+  In the sweep this runs in this process, after the memory children, on
+  ``threads`` threads; ``measure_time`` alone takes the minimum the same way.
 - *proj ms*: the four linear maps alone (q, k, v on the input, o on a tensor of
-  the same shape), timed separately, summed; median of ``repeats``.
+  the same shape), timed separately, summed; minimum and spread likewise.
 - *n×n bytes*: ``4 · h · n²``, the bytes of one float32 n×n score matrix per
   head — what the naive kernel holds at least once.
 - *peak memory*: on CPU, in a fresh subprocess per (kind, n): after importing
@@ -40,7 +47,9 @@ What is measured, and how:
   is not run at a size whose ``4·h·n²`` bytes alone reach the budget: it is
   recorded as oom ("refused") without allocating anything, on either device.
 - exponents: least-squares slope of log(value) against log(n) over the last
-  four completed rows of a kind.
+  four completed rows of a kind; for time, of the minima, with beside it the
+  *range* of slopes that the spread allows (``exponent_range``: each size's time
+  anywhere between its minimum and its maximum over the rounds).
 
 Left out: the backward pass, batch sizes other than one, other dtypes.
 """
@@ -61,6 +70,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -143,28 +153,84 @@ def measure_time(
     return record
 
 
-def _time_layer(layer: AttentionLayer, x: Tensor, repeats: int, warm_up: bool) -> dict:
+def _time_once(layer: AttentionLayer, x: Tensor) -> tuple[float, float]:
+    """Seconds of one forward of the layer, and of its four projections alone."""
     def clock() -> float:
         if x.is_cuda:
             torch.cuda.synchronize(x.device)
         return time.perf_counter()
 
-    totals, projections = [], []
     with torch.no_grad():
-        if warm_up:
-            layer(x)
-        for _ in range(repeats):
+        start = clock()
+        layer(x)
+        total = clock() - start
+        spent = 0.0
+        for linear in (layer.q, layer.k, layer.v, layer.o):
             start = clock()
-            layer(x)
-            totals.append(clock() - start)
-            spent = 0.0
-            for linear in (layer.q, layer.k, layer.v, layer.o):
-                start = clock()
-                linear(x)
-                spent += clock() - start
-            projections.append(spent)
-    return {"total_ms": 1e3 * statistics.median(totals),
-            "proj_ms": 1e3 * statistics.median(projections)}
+            linear(x)
+            spent += clock() - start
+    return total, spent
+
+
+def timing_summary(totals: Sequence[float], projections: Sequence[float]) -> dict:
+    """Seconds of the repeats as the record's figures: minimum in ms, spread = max / min − 1.
+
+    >>> s = timing_summary([0.002, 0.003, 0.002], [0.001, 0.001, 0.001])
+    >>> s["total_ms"], round(s["total_spread"], 3), s["proj_spread"]
+    (2.0, 0.5, 0.0)
+    """
+    return {"total_ms": 1e3 * min(totals), "total_spread": max(totals) / min(totals) - 1,
+            "times_ms": [1e3 * t for t in totals],
+            "proj_ms": 1e3 * min(projections),
+            "proj_spread": max(projections) / min(projections) - 1,
+            "proj_times_ms": [1e3 * t for t in projections]}
+
+
+def _time_layer(layer: AttentionLayer, x: Tensor, repeats: int, warm_up: bool) -> dict:
+    """``repeats`` readings of one size back to back (a lone measurement; the sweep
+    interleaves sizes instead, ``time_interleaved``)."""
+    if warm_up:
+        _time_once(layer, x)
+    readings = [_time_once(layer, x) for _ in range(repeats)]
+    return timing_summary([t for t, _ in readings], [p for _, p in readings])
+
+
+def time_interleaved(records: list[dict], repeats: int, *, d_model: int = 512,
+                     n_head: int = 8, device: str = "cpu", threads: int | None = 1,
+                     seed: int = 0) -> None:
+    """Time every completed record's layer ``repeats`` times, in rounds, and write the
+    figures (``timing_summary``) into the records.
+
+    One warm-up forward of every size first; then each round times every
+    (n, kind) once, sizes ascending in even rounds and descending in odd ones,
+    so neither a burst of load nor a slow drift (a warming machine) lands on
+    one size's readings alone. Sizes are those that completed under the
+    memory budget, so what is timed here fits it.
+    """
+    done = sorted((r for r in records if r["status"] == "ok"), key=lambda r: (r["n"], r["kind"]))
+    if not repeats or not done:
+        return
+    before = torch.get_num_threads()
+    if threads and not device.startswith("cuda"):
+        torch.set_num_threads(threads)
+    try:
+        cases = []
+        for r in done:
+            torch.manual_seed(seed)
+            layer = AttentionLayer(r["kind"], d_model, n_head).to(device)
+            x = torch.randn(1, r["n"], d_model, device=device)  # (b, n, m)
+            _time_once(layer, x)  # warm-up
+            cases.append((r, layer, x, [], []))
+        for round_ in range(repeats):
+            for _, layer, x, totals, projections in cases[:: 1 if round_ % 2 == 0 else -1]:
+                total, proj = _time_once(layer, x)
+                totals.append(total)
+                projections.append(proj)
+        for r, _, _, totals, projections in cases:
+            r.update(timing_summary(totals, projections), repeats=repeats,
+                     timing="interleaved rounds in the sweep's process")
+    finally:
+        torch.set_num_threads(before)
 
 
 def measure_memory(
@@ -230,7 +296,8 @@ def _blank_record(spec: dict) -> dict:
             "repeats": spec["repeats"], "threads": spec["threads"],
             "nn_bytes": score_matrix_bytes(spec["n"], spec["n_head"]),
             "mem_limit_bytes": spec["mem_limit_bytes"], "status": "error", "total_ms": None,
-            "proj_ms": None, "peak_bytes": None, "baseline_bytes": None, "limit_bytes": None,
+            "proj_ms": None, "total_spread": None, "proj_spread": None, "peak_bytes": None,
+            "baseline_bytes": None, "limit_bytes": None,
             "error": None, "seconds": None, "wall_seconds": None}
 
 
@@ -361,7 +428,7 @@ def sweep(
     if unknown:
         raise ValueError(f"unknown attention kinds {unknown}; choose from {', '.join(KINDS)}")
     records = []
-    for kind in kinds:
+    for kind in kinds:  # peak memory: one fresh measurement per (kind, n), nothing timed
         above: dict | None = None
         for n in sizes:
             if skip_after_oom and above is not None and above["status"] == "oom":
@@ -370,13 +437,19 @@ def sweep(
                                         "threads": threads, "mem_limit_bytes": mem_limit_bytes})
                 record.update(status="oom", error=f"not run: n={above['n']} already ran out")
             else:
-                record = measure_memory(kind, n, mem_limit_bytes, repeats, d_model, n_head,
+                record = measure_memory(kind, n, mem_limit_bytes, 0, d_model, n_head,
                                         device, threads)
-            record["time_ratio"] = _ratio(record, above, "total_ms")
-            record["mem_ratio"] = _ratio(record, above, "peak_bytes")
+                record["repeats"] = repeats
             log.info("%s n=%d: %s", kind, n, record["status"])
             records.append(record)
             above = record
+    time_interleaved(records, repeats, d_model=d_model, n_head=n_head, device=device,
+                     threads=threads)  # time: a benchmark over every size at once
+    for kind in kinds:
+        rows = [r for r in records if r["kind"] == kind]
+        for above, record in zip([None, *rows[:-1]], rows, strict=True):
+            record["time_ratio"] = _ratio(record, above, "total_ms")
+            record["mem_ratio"] = _ratio(record, above, "peak_bytes")
     return records
 
 
@@ -417,9 +490,59 @@ def fit_exponent(ns: Sequence[float], values: Sequence[float | None], last: int 
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / spread
 
 
-def exponents(records: Sequence[dict], last: int = 4) -> dict[str, dict[str, float | None]]:
-    """Per kind: fitted time and memory exponents (None where they cannot be fitted)."""
-    fitted: dict[str, dict[str, float | None]] = {}
+def exponent_range(ns: Sequence[float], lows: Sequence[float | None],
+                   highs: Sequence[float | None], last: int = 4) -> list[float]:
+    """``[lowest, highest]`` least-squares log-log slope over the last ``last`` completed
+    points when each point may lie anywhere in ``[low, high]``.
+
+    The slope is ``Σ w_i·log y_i`` with ``w_i = (x_i − x̄) / Σ(x − x̄)²``, so it is
+    largest with the high end where ``w_i > 0`` and the low end elsewhere.
+
+    >>> [round(e, 6) for e in exponent_range([1, 2], [1, 4], [1, 4])]
+    [2.0, 2.0]
+    >>> [round(e, 6) for e in exponent_range([1, 2], [1, 4], [2, 8])]
+    [1.0, 3.0]
+    """
+    points = [(n, lo, hi) for n, lo, hi in zip(ns, lows, highs, strict=True)
+              if lo is not None and hi is not None][-last:]
+    if len(points) < 2 or any(n <= 0 or lo <= 0 or hi < lo for n, lo, hi in points):
+        raise ValueError(f"need at least two completed positive ranges to fit, got {points}")
+    xs = [math.log(n) for n, _, _ in points]
+    mx = statistics.fmean(xs)
+    spread = sum((x - mx) ** 2 for x in xs)
+    if spread == 0:
+        raise ValueError("cannot fit a slope: all n are equal")
+    weights = [(x - mx) / spread for x in xs]
+    least = sum(w * math.log(lo if w > 0 else hi) for w, (_, lo, hi) in zip(weights, points,
+                                                                           strict=True))
+    most = sum(w * math.log(hi if w > 0 else lo) for w, (_, lo, hi) in zip(weights, points,
+                                                                          strict=True))
+    return [least, most]
+
+
+MIN_REPEATS = 3  # readings per size below which a time exponent has no range (one stopwatch)
+
+
+def time_range(rows: Sequence[dict], key: str = "total", last: int = 4) -> list[float] | None:
+    """``exponent_range`` of the ``key`` ms (``total`` or ``proj``) of completed ``rows``
+    from each one's minimum and spread; None when timed fewer than ``MIN_REPEATS`` times
+    (no spread to decide beyond) or too few rows completed."""
+    if any((r.get("repeats") or 0) < MIN_REPEATS or r.get(f"{key}_spread") is None
+           for r in rows):
+        return None
+    lows = [r.get(f"{key}_ms") for r in rows]
+    highs = [None if lo is None else lo * (1 + r[f"{key}_spread"]) for lo, r in zip(lows, rows,
+                                                                                   strict=True)]
+    try:
+        return exponent_range([r["n"] for r in rows], lows, highs, last)
+    except ValueError:
+        return None
+
+
+def exponents(records: Sequence[dict], last: int = 4) -> dict[str, dict[str, Any]]:
+    """Per kind: fitted time and memory exponents (None where they cannot be fitted), and
+    ``time_range``, the time exponents the timing spread allows (``time_range``)."""
+    fitted: dict[str, dict[str, Any]] = {}
     for kind in dict.fromkeys(r["kind"] for r in records):
         rows = [r for r in records if r["kind"] == kind and r["status"] == "ok"]
         fitted[kind] = {}
@@ -429,6 +552,7 @@ def exponents(records: Sequence[dict], last: int = 4) -> dict[str, dict[str, flo
                                                   [r.get(key) for r in rows], last)
             except ValueError:
                 fitted[kind][name] = None
+        fitted[kind]["time_range"] = time_range(rows, "total", last)
     return fitted
 
 

@@ -17,8 +17,14 @@ def _num(value: float | None, fmt: str) -> str:
     return "–" if value is None else format(value, fmt)
 
 
+def _spread(spread: float | None) -> str:
+    """`` (+7%)``: the spread (max / min − 1) of a minimum's rounds beside it."""
+    return "" if spread is None else f" (+{spread:.0%})"
+
+
 def sweep_table(records: Sequence[dict]) -> str:
-    """Markdown: one table per kind, then its fitted time and memory exponents."""
+    """Markdown: one table per kind, then its fitted time and memory exponents. A time is
+    the minimum over its rounds, with their spread in brackets."""
     fitted = measure.exponents(records)
     parts = []
     for kind, exps in fitted.items():
@@ -27,8 +33,10 @@ def sweep_table(records: Sequence[dict]) -> str:
                  "|---:|---:|---:|---:|---:|---:|---:|"]
         for r in (r for r in records if r["kind"] == kind):
             if r["status"] == "ok":
-                cells = [_num(r["total_ms"], ".1f"), _num(r["time_ratio"], ".2f"),
-                         _num(r["proj_ms"], ".1f"), size_text(r["nn_bytes"]),
+                cells = [_num(r["total_ms"], ".1f") + _spread(r.get("total_spread")),
+                         _num(r["time_ratio"], ".2f"),
+                         _num(r["proj_ms"], ".1f") + _spread(r.get("proj_spread")),
+                         size_text(r["nn_bytes"]),
                          size_text(r["peak_bytes"]), _num(r["mem_ratio"], ".2f")]
             else:
                 word = "OUT OF MEMORY" if r["status"] == "oom" else r["status"].upper()

@@ -17,6 +17,16 @@ POSITIONS = ("none", "learned", "sinusoidal", "rope", "alibi")
 NORMS = ("none", "pre", "post")
 GELUS = ("exact", "tanh")
 BACKENDS = ("auto", "naive", "sdpa", "memeff")
+# Stated ranges of the whole-number fields (both ends included): wide enough for GPT-2 and
+# Llama-sized vocabularies and contexts, narrow enough that a typo is refused, not allocated.
+RANGES = {
+    "vocab_size": (1, 1 << 20),
+    "n_ctx": (1, 1 << 20),
+    "d_model": (1, 1 << 16),
+    "n_layer": (0, 1024),
+    "n_head": (1, 1024),
+    "mlp_ratio": (1, 64),
+}
 
 
 @dataclass(frozen=True)
@@ -55,11 +65,14 @@ class ModelConfig:
         _check_choice("norm", self.norm, NORMS)
         _check_choice("gelu", self.gelu, GELUS)
         _check_choice("backend", self.backend, BACKENDS)
-        for name in ("vocab_size", "n_ctx", "d_model", "n_head", "mlp_ratio"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
-        if self.n_layer < 0:
-            raise ValueError(f"n_layer must be >= 0, got {self.n_layer}")
+        for name, (lo, hi) in RANGES.items():  # before any tensor is made of them
+            _check_range(name, getattr(self, name), lo, hi)
+        if self.head_dim is not None:
+            _check_range("head_dim", self.head_dim, 1, RANGES["d_model"][1])
+        if self.n_pos is not None:
+            _check_range("n_pos", self.n_pos, 1, RANGES["n_ctx"][1])
+        if not 0 < self.norm_eps <= 1:  # nan fails it; <= 0 divides by zero, > 1 is no norm
+            raise ValueError(f"norm_eps must be a number in (0, 1], got {self.norm_eps}")
         if self.mixer == "mha" and self.d_model % self.n_head:
             raise ValueError(
                 f"n_head={self.n_head} does not divide d_model={self.d_model}: "
@@ -103,6 +116,11 @@ class ModelConfig:
         if unknown:
             raise ValueError(f"unknown ModelConfig field(s): {', '.join(unknown)}")
         return cls(**data)
+
+
+def _check_range(name: str, value: int, lo: int, hi: int) -> None:
+    if not lo <= value <= hi:
+        raise ValueError(f"{name} must be in [{lo:,}, {hi:,}], got {value:,}")
 
 
 def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:

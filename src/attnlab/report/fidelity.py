@@ -84,15 +84,21 @@ def _position(rec: dict) -> Measured:
 
 
 def _cost(rec: dict) -> Measured:
+    """Ratios to the row above and exponents, never milliseconds (``chapter.COST``)."""
     out: Measured = {}
+    above: dict[str, dict] = {}
     for r in rec.get("records", []):
+        prev = above.get(r["kind"])
+        above[r["kind"]] = r
         if r.get("status") != "ok":
             continue
         base = f"cost/{r['kind']} n={r['n']}"
-        out |= {f"{base} total ms": r["total_ms"], f"{base} proj ms": r["proj_ms"],
-                f"{base} nn MB": r["nn_bytes"] / 2**20}
-        if r.get("peak_bytes"):
-            out[f"{base} peak MB"] = r["peak_bytes"] / 2**20
+        out[f"{base} nn MB"] = r["nn_bytes"] / 2**20
+        if prev is None or prev.get("status") != "ok" or prev["n"] * 2 != r["n"]:
+            continue
+        for what, key in (("time", "total_ms"), ("proj", "proj_ms"), ("peak", "peak_bytes")):
+            if r.get(key) and prev.get(key):
+                out[f"{base} {what} ratio"] = r[key] / prev[key]
     for kind, fits in rec.get("exponents", {}).items():
         for what in ("time", "memory"):
             if fits.get(what) is not None:

@@ -40,6 +40,18 @@ from attnlab.nn.config import ModelConfig
 DECAYS = ("none", "cosine")
 DEVICES = ("auto", "cpu", "cuda")
 PRECISIONS = ("auto", "fp32", "bf16")
+STEPS_MAX = 10_000_000  # 3,333 times the spec's budget; steps past it are a typo, not a plan
+# Stated ranges of the whole-number fields, both ends included.
+TRAIN_RANGES = {
+    "steps": (1, STEPS_MAX),
+    "batch_size": (1, 1 << 16),
+    "eval_batch_size": (1, 1 << 16),
+    "log_every": (1, STEPS_MAX),
+    "warmup_steps": (0, STEPS_MAX),
+    "eval_every": (0, STEPS_MAX),
+    "ckpt_every": (0, STEPS_MAX),
+    "seed": (0, 2**32 - 1),  # NumPy's legacy seeding and every C int take it
+}
 
 
 @dataclass(frozen=True)
@@ -69,12 +81,8 @@ class TrainConfig:
         _choice("train.decay", self.decay, DECAYS)
         _choice("train.device", self.device, DEVICES)
         _choice("train.precision", self.precision, PRECISIONS)
-        for name in ("steps", "batch_size", "eval_batch_size", "log_every"):
-            if getattr(self, name) < 1:
-                raise UsageError(f"train.{name} must be at least 1, got {getattr(self, name)}")
-        for name in ("warmup_steps", "eval_every", "ckpt_every", "seed"):
-            if getattr(self, name) < 0:
-                raise UsageError(f"train.{name} must be >= 0, got {getattr(self, name)}")
+        for name, (lo, hi) in TRAIN_RANGES.items():  # before any work: steps=10**29 is refused
+            _check_range(f"train.{name}", getattr(self, name), lo, hi)
         for name in ("lr", "eps"):  # inf or nan would only surface as a diverged run
             if not 0 < getattr(self, name) < math.inf:
                 raise UsageError(f"train.{name} must be a finite number > 0, "
@@ -100,10 +108,9 @@ class DataConfig:
     train_tokens: int | None = None  # use only the first N training tokens (small-data runs)
 
     def __post_init__(self) -> None:
-        if self.vocab_size < 1:
-            raise UsageError(f"data.vocab_size must be at least 1, got {self.vocab_size}")
-        if self.train_tokens is not None and self.train_tokens < 2:
-            raise UsageError(f"data.train_tokens must be >= 2 or none, got {self.train_tokens}")
+        _check_range("data.vocab_size", self.vocab_size, 1, 1 << 20)
+        if self.train_tokens is not None:
+            _check_range("data.train_tokens", self.train_tokens, 2, 1 << 40)
 
 
 @dataclass(frozen=True)
@@ -300,6 +307,11 @@ def _parse_text(key: str, raw: str, tp: Any, name: str) -> Any:
         return tp(raw)
     except ValueError:
         raise UsageError(f"{key} expects {name}, got {raw!r}") from None
+
+
+def _check_range(name: str, value: int, lo: int, hi: int) -> None:
+    if not lo <= value <= hi:
+        raise UsageError(f"{name} must be in [{lo:,}, {hi:,}], got {value:,}")
 
 
 def _choice(name: str, value: str, choices: tuple[str, ...]) -> None:
