@@ -34,8 +34,8 @@ def test_a_refused_train_leaves_no_folder_behind(finished, tmp_path) -> None:
 def test_a_step_that_cannot_fit_in_memory_is_refused_with_its_size(finished, tmp_path) -> None:
     _, corpus, _, _ = finished
     line = one_line_error(cli("train", "--corpus", corpus, "--run-dir", tmp_path / "huge",
-                              *SETTINGS, "--set", "model.d_model=65536", "--set", "model.n_layer=1024",
-                              "--set", "model.n_ctx=1048576"))  # fmt: skip  (each within its range)
+                              *SETTINGS, "--set", "model.d_model=65536",  # each within its range
+                              "--set", "model.n_layer=1024", "--set", "model.n_ctx=1048576"))
     assert line.startswith("attnlab: error: a training step needs at least ")
     assert "PiB" in line and "lower model.d_model, model.n_ctx or train.batch_size" in line
     assert not (tmp_path / "huge").exists()
