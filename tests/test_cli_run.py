@@ -13,6 +13,7 @@ from attnlab.cli import common
 from attnlab.cli import main as cli_main
 from attnlab.cli import reproduce as reproduce_cmd
 from attnlab.cli import run as run_cmd
+from attnlab.errors import UsageError
 from attnlab.lab import registry
 
 
@@ -159,12 +160,13 @@ def test_report_only_runs_nothing(ran, dirs, tmp_path):
                          *dirs])
     assert code == 0 and "claims: 1 held" in out
     empty = ["--out", str(tmp_path / "empty"), "--work", str(tmp_path / "w")]
-    code, out, err = call(["reproduce", "--profile", "micro", "--only", "params",
-                           "--report-only", *empty])
-    assert code == 0
-    assert "claims: 0 held, 0 not held, 0 inconclusive, 2 skipped, 0 error" in out
-    assert "skipped params: report only: no finished micro result" in out
-    assert not (tmp_path / "empty" / "params").exists()  # nothing ran
+    with pytest.raises(UsageError) as err:  # a report of nothing is refused, as `report` does
+        call(["reproduce", "--profile", "micro", "--only", "params", "--report-only", *empty])
+    assert str(err.value) == (f"{tmp_path / 'empty'} does not exist; nothing to report: check "
+                              "--out and --profile, or make results first with `attnlab run "
+                              "NAME` or `attnlab reproduce`")
+    assert cli_main.main(["reproduce", "--profile", "micro", "--report-only", *empty]) == 2
+    assert not (tmp_path / "empty").exists()  # nothing ran, nothing written
 
 
 def test_extra_seeds_through_run_and_reproduce(monkeypatch, tmp_path, trained_hashes):

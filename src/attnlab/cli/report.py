@@ -57,23 +57,7 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None,
         check_not_replacing(Path(args.out) if args.out else Path("reports") / args.profile)
     check_seeds(args.seeds)
     check_suite_outputs(args)  # a file or a read-only folder: that line first
-    check_some_results(Path(args.out) if args.out else Path("reports") / args.profile,
-                       args.profile, args.seeds)
-    return reproduce.run(args, stdout, stderr)
-
-
-def check_some_results(out: Path, profile: str, seeds: int | None) -> None:
-    """Refuse, in one line, to write a report of nothing: ``out`` holds no finished result of
-    this profile and seed count (a mistyped ``--out``, or results not made yet)."""
-    from attnlab.suite import finished_records
-
-    if finished_records(out, profile, seeds):
-        return
-    seeded = "" if seeds is None else f" with {seeds} seed(s)"
-    where = f"{out} does not exist" if not out.exists() else \
-        f"{out} holds no finished {profile} result{seeded}"
-    raise UsageError(f"{where}; nothing to report: check --out and --profile, or make "
-                     f"results first with `attnlab run NAME` or `attnlab reproduce`")
+    return reproduce.run(args, stdout, stderr)  # which refuses a folder of no results
 
 
 def check_not_replacing(out: Path) -> None:

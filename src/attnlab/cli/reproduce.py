@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import TextIO
 
 from attnlab.bounds import whole
@@ -69,6 +70,8 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None,
     if only is not None and not only:
         raise UsageError("--only needs at least one experiment name")
     out = out_dir(args)
+    if args.report_only:
+        check_some_results(out, args.profile, args.seeds)
     progress = SuiteProgress(stderr)
     if args.workers is not None and not args.estimate:
         raise UsageError("--workers sizes the estimate (with --estimate); runs train on --jobs "
@@ -101,3 +104,17 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None,
     stdout.write(f"report: {result['paths']['html']} (and report.md, results.json)\n")
     stdout.flush()
     return 0 if result["ok"] else 1
+
+
+def check_some_results(out: Path, profile: str, seeds: int | None) -> None:
+    """Refuse, in one line, to write a report of nothing: ``out`` holds no finished result of
+    this profile and seed count (a mistyped ``--out``, or results not made yet)."""
+    from attnlab.suite import finished_records
+
+    if finished_records(out, profile, seeds):
+        return
+    seeded = "" if seeds is None else f" with {seeds} seed(s)"
+    where = f"{out} does not exist" if not out.exists() else \
+        f"{out} holds no finished {profile} result{seeded}"
+    raise UsageError(f"{where}; nothing to report: check --out and --profile, or make "
+                     f"results first with `attnlab run NAME` or `attnlab reproduce`")
