@@ -1,5 +1,5 @@
 """In-context learning as one step of gradient descent (docs/experiments.md, "ICL as
-gradient descent"; SPEC §3.11; von Oswald et al. 2023, "Transformers learn in-context by
+gradient descent"; von Oswald et al. 2023, "Transformers learn in-context by
 gradient descent").
 
 Dimension legend: ``b`` tasks, ``n`` context pairs, ``d`` input width, ``D = d + 1``

@@ -1,4 +1,4 @@
-"""Induction heads forming (docs/experiments.md, "Induction heads"; SPEC §3.10).
+"""Induction heads forming (docs/experiments.md, "Induction heads").
 
 Dimension legend: ``L`` blocks, ``h`` heads per block, ``S`` snapshots.
 

@@ -164,7 +164,7 @@ def table(record: dict[str, Any]) -> str:
         f"\nGPT-2 small (d = {g['d']}, {g['n_layer']} blocks, V = {g['vocab']:,}, "
         f"n_ctx = {g['n_ctx']:,}, tied output layer):\n\n"
         + markdown_table(["what", "formula", "formula value", "attnlab count"], counts)
-        + f"\nHugging Face GPT2LMHeadModel: {hf}; the spec's figure: {g['expected']:,}.\n"
+        + f"\nHugging Face GPT2LMHeadModel: {hf}; the chapter's figure: {g['expected']:,}.\n"
     )
     return out
 

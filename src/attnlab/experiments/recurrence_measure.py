@@ -17,7 +17,8 @@ Dimension legend: ``n`` windows or sentences, ``t`` positions, ``c`` width, ``v`
   matrix multiplies, whatever T.
 - ``benchmark``: the wall time of a whole training step (forward, backward, AdamW update)
   per token, at a fixed number of tokens per step, sizes and models interleaved round by
-  round (SPEC §3.12); every round is kept, the table shows the minimum and the spread.
+  round (a benchmark, not one stopwatch reading); every round is kept, the table shows the
+  minimum and the spread.
 
 Left out: the Jacobian's singular values (only the norm of one gradient row is measured),
 and timing of inference.

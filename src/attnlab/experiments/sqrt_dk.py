@@ -101,7 +101,7 @@ PROFILES = {
 }
 
 QUICK_CHANGES = (
-    "The analytic part is the spec's. Training: only the short setting (widths 32, 256, 1,024; "
+    "The analytic part is the chapter's. Training: only the short setting (widths 32, 256, 1,024; "
     "one head, no norm), for 600 steps of batch 4 instead of 1,500 of batch 32 (1/20 of the "
     "tokens); the two default-setting widths (32 and 128, 3,000 steps of batch 64) are left "
     "out, as they alone would cost several quick suites. The claims are decided on the short "

@@ -111,7 +111,7 @@ POSITION = (
 
 # -- cost of one naive attention layer (width 512, 8 heads, batch 1, fp32, a laptop GPU) ------
 # The chapter took its milliseconds on a laptop GPU and says to read them only by their
-# ratios (SPEC §3.12): its times are compared here as the ratio to the row above (the ×4
+# ratios: its times are compared here as the ratio to the row above (the ×4
 # of a quadratic layer, ×2 of a linear one) and as exponents, never as milliseconds; its
 # peak memory (a GPU allocator's) likewise as a ratio. The n×n bytes are arithmetic.
 _COST = ((128, 2.246, 1.324, 0.5, 14.6), (256, 2.855, 2.113, 2.0, 19.2),
