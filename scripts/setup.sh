@@ -15,7 +15,8 @@ if [ ! -x .venv/bin/python ]; then
 fi
 PIP=".venv/bin/python -m pip --disable-pip-version-check -q"
 CONSTRAINTS=constraints.txt
-if .venv/bin/python -c "import torch" 2>/dev/null; then
+# A torch that imports but has no version is the leftover of an interrupted install: not kept.
+if .venv/bin/python -c "import torch; torch.__version__" 2>/dev/null; then
     # Keep the torch that is there: the second pip call is constrained to exactly that
     # version instead of constraints.txt's pin, so it cannot replace it (a torch older
     # than the package's lower bound is an error from pip, not a download).
