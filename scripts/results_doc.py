@@ -1,13 +1,13 @@
 """The one source of the figures the README quotes: docs/results/claims.json, written from a
-finished report's results.json, and the README's claim table rewritten from it.
+finished report's results.json, and the claim table of docs/results.md rewritten from it.
 
     python scripts/results_doc.py report/          # after `attnlab reproduce --out report`
-    python scripts/results_doc.py --check          # exit 1 if the README's table is stale
+    python scripts/results_doc.py --check          # exit 1 if the claim table is stale
 
 The file holds, per claim, its verdict, the measured figure and the chapter's as the report's
 claim summary shows them (``attnlab.report.claim_figures``), with the run's profile, date,
-processor, wall time and code revision. The README's table between its ``results:begin``
-and ``results:end`` markers is rendered from that file alone, and
+processor, wall time and code revision. The claim table of docs/results.md between its
+``results:begin`` and ``results:end`` markers is rendered from that file alone, and
 ``tests/test_packaging_results.py`` checks that every figure in it is found there. The
 report's self-contained ``report.html`` is copied beside it as the sample report.
 """
@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "docs" / "results"
 FILE = RESULTS / "claims.json"
 SAMPLE = RESULTS / "report.html"
-README = ROOT / "README.md"
+README = ROOT / "docs" / "results.md"  # the page holding the claim table (README links it)
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 
 
@@ -64,7 +64,7 @@ def _cell(text: str) -> str:
 
 
 def render(results: dict[str, Any]) -> str:
-    """The README's block between the markers, from the results file only."""
+    """The claim table's block between the markers, from the results file only."""
     from attnlab.train.progress import format_duration
 
     date = (results.get("started_at") or "")[:10]
@@ -76,9 +76,9 @@ def render(results: dict[str, Any]) -> str:
         BEGIN,
         f"The claims of one `{results['profile']}` run ({results['processor']}, "
         f"{results['cpu_count']} CPUs, {results['device']}, {date}; from "
-        "[docs/results/claims.json](docs/results/claims.json), which "
+        "[results/claims.json](results/claims.json), which "
         "`python scripts/results_doc.py REPORT_DIR` writes from a finished report; its "
-        "report: [docs/results/report.html](docs/results/report.html)):",
+        "report: [results/report.html](results/report.html)):",
         "",
         "| claim | verdict | measured | the chapter |",
         "|---|---|---|---|",
@@ -99,7 +99,7 @@ def render(results: dict[str, Any]) -> str:
 
 
 def readme_block(text: str) -> str:
-    """The README's current block, markers included."""
+    """The page's current block, markers included."""
     start, end = text.index(BEGIN), text.index(END) + len(END)
     return text[start:end]
 
@@ -109,7 +109,7 @@ def main(argv: list[str]) -> int:
     if argv == ["--check"]:
         results = json.loads(FILE.read_text(encoding="utf-8"))
         if readme_block(readme) != render(results):
-            print("README.md's claim table is stale: run python scripts/results_doc.py "
+            print("docs/results.md's claim table is stale: run python scripts/results_doc.py "
                   "REPORT_DIR", file=sys.stderr)
             return 1
         return 0
@@ -122,7 +122,7 @@ def main(argv: list[str]) -> int:
     FILE.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     shutil.copyfile(report / "report.html", SAMPLE)
     README.write_text(readme.replace(readme_block(readme), render(results)), encoding="utf-8")
-    print(f"wrote {FILE.relative_to(ROOT)}, {SAMPLE.relative_to(ROOT)} and README.md's table "
+    print(f"wrote {FILE.relative_to(ROOT)}, {SAMPLE.relative_to(ROOT)} and docs/results.md's table "
           f"({results['profile']} run of {results['started_at']})")
     return 0
 

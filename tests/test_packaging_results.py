@@ -1,6 +1,6 @@
-"""The README quotes its claim figures from one generated file, docs/results/claims.json
-(scripts/results_doc.py writes both from a finished report): the table is that file's
-rendering, and every figure in it is found in the file."""
+"""The claim table of docs/results.md (linked from the README) quotes its figures from one
+generated file, docs/results/claims.json (scripts/results_doc.py writes both from a finished
+report): the table is that file's rendering, and every figure in it is found in the file."""
 
 from __future__ import annotations
 
@@ -37,13 +37,13 @@ def test_the_results_file_says_when_where_and_what():
 
 def test_the_readme_table_is_the_results_files_rendering():
     script = _script()
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs" / "results.md").read_text(encoding="utf-8")
     assert script.readme_block(readme) == script.render(_results()), \
-        "README.md's claim table is stale: run python scripts/results_doc.py REPORT_DIR"
+        "docs/results.md's claim table is stale: run python scripts/results_doc.py REPORT_DIR"
 
 
 def test_every_figure_in_the_readme_table_is_in_the_results_file():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs" / "results.md").read_text(encoding="utf-8")
     block = _script().readme_block(readme)
     by_text = {c["text"]: c for c in _results()["claims"]}
     rows = [r for r in block.splitlines() if r.startswith("| ") and "**" in r]
@@ -63,3 +63,12 @@ def test_the_recorded_claims_are_claims_of_the_registry():
     ids = {c.id for name in registry.EXPERIMENTS for c in registry.load(name).claims}
     stale = [c["id"] for c in _results()["claims"] if c["id"] not in ids]
     assert not stale, f"renamed or removed claims in docs/results/claims.json: {stale}"
+
+
+def test_the_readme_summary_counts_are_the_results_files():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    counts = _results()["summary"]
+    total = sum(counts.values())
+    want = (f"{total} claims over 3–5 seeds: {counts['held']}\nheld, {counts['not held']} not "
+            f"held, {counts['inconclusive']} inconclusive")
+    assert want in readme, "README's summary of the last quick run disagrees with claims.json"
