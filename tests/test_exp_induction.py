@@ -55,11 +55,12 @@ def test_snapshots_are_one_trajectory_and_plan_every_seed():
     s = induction.PROFILES["quick"]
     steps = induction.snapshot_steps(s)
     assert steps[0] == 1 and steps[-1] == s.steps and len(steps) == s.snapshots + 1
-    for step in steps:  # the rate depends on the step alone: no warmup, no decay
-        tc = induction.train_config(s, step)
-        assert tc.warmup_steps == 0 and tc.decay == "none"
+    two, one = induction.train_config(s, 2), induction.train_config(s, 1)
+    assert two.keep_steps == tuple(steps[:-1]) and one.keep_steps == ()  # one run, its snapshots
+    assert two.steps == one.steps == s.steps  # one budget for both
+    assert two.warmup_steps == 0 and two.decay == "none"  # the rate depends on the step alone
     labels = [p.label for p in induction.plan(s)]
-    assert len(labels) == len(set(labels)) == (len(steps) + 1) * s.seeds + 1
+    assert len(labels) == len(set(labels)) == 2 * s.seeds + 1
 
 
 def test_micro_run_through_the_registry(tmp_path):

@@ -12,11 +12,9 @@ held-out rows (``induction_measure``): the loss on the repeated segment against
 its first occurrence, and every head's induction (prefix-matching) and
 previous-token scores.
 
-Snapshots. The two-block model of each seed is also trained to ``steps · i /
-snapshots`` for every ``i``: with a constant rate and no warmup the trainer's
-rate and batches depend on the step alone, so each is the same trajectory stopped
-earlier, and every snapshot is an ordinary run that caches and resumes like any
-other (at the price of training the prefixes again).
+Snapshots. The two-block run of each seed keeps its weights after step 1 and after
+``steps · i / snapshots`` for every ``i`` (``train.keep_steps``,
+``attnlab.train.kept``): one trajectory, trained once, measured at every snapshot.
 
 Ablation. On the final two-block model, each block-1 head in turn is replaced by
 its mean output over the held-out rows (``attnlab.nn.trace.ablate``), and the
@@ -97,9 +95,12 @@ def model_config(s: Settings, n_layer: int) -> ModelConfig:
                        mlp=False)
 
 
-def train_config(s: Settings, steps: int) -> TrainConfig:
-    return TrainConfig(steps=steps, lr=s.lr, batch_size=s.batch_size, warmup_steps=0,
-                       decay="none", eval_every=0, ckpt_every=0, log_every=max(1, steps // 4))
+def train_config(s: Settings, n_layer: int) -> TrainConfig:
+    """The one budget of both models; the two-block run keeps its snapshots' weights."""
+    keep = tuple(snapshot_steps(s)[:-1]) if n_layer == 2 else ()
+    return TrainConfig(steps=s.steps, lr=s.lr, batch_size=s.batch_size, warmup_steps=0,
+                       decay="none", eval_every=0, ckpt_every=0,
+                       log_every=max(1, s.steps // 4), keep_steps=keep)
 
 
 def snapshot_steps(s: Settings) -> list[int]:
@@ -118,8 +119,8 @@ def held_rows(s: Settings) -> Any:
                         s.data_seed + 1)
 
 
-def _label(n_layer: int, step: int | None = None) -> str:
-    return f"induction {n_layer}L" + ("" if step is None else f" step {step}")
+def _label(n_layer: int) -> str:
+    return f"induction {n_layer}L"
 
 
 def _shakespeare(s: Settings) -> tuple[Any, RunConfig] | None:
@@ -138,11 +139,10 @@ def plan(settings: Settings) -> list[RunSpec]:
     s, data = settings, stream(settings)
     data_cfg = DataConfig(vocab_size=s.vocab_size)
     specs = []
-    for step in snapshot_steps(s):
-        cfg = RunConfig(model=model_config(s, 2), train=train_config(s, step), data=data_cfg)
-        specs += seeded(_label(2, step), cfg, s.seeds, data=data)
-    cfg = RunConfig(model=model_config(s, 1), train=train_config(s, s.steps), data=data_cfg)
-    specs += seeded(_label(1), cfg, s.seeds, data=data)
+    for n_layer in (2, 1):
+        cfg = RunConfig(model=model_config(s, n_layer), train=train_config(s, n_layer),
+                        data=data_cfg)
+        specs += seeded(_label(n_layer), cfg, s.seeds, data=data)
     ladder = _shakespeare(s)
     if ladder is not None:
         from attnlab.experiments.ladder import row_label
@@ -161,11 +161,12 @@ def analyse(settings: Settings, results: Results, ctx: Context) -> dict[str, Any
 
     s, held = settings, held_rows(settings)
     steps = snapshot_steps(s)
-    runs = {step: results.seeds(_label(2, step)) for step in steps}
+    runs = results.seeds(_label(2))
     two = []
-    for seed in range(s.seeds):
-        snaps = [im.measure(ctx.trained(runs[step][seed]), held) for step in steps]
-        final = ctx.trained(runs[steps[-1]][seed])
+    for run in runs:
+        final = ctx.trained(run)
+        snaps = [im.measure(ctx.kept(run, step), held) for step in steps[:-1]]
+        snaps.append(im.measure(final, held))
         two.append({"snapshots": snaps, "ablation": im.ablations(final, held, s.ablation),
                     "probe": head_scores(final).to_dict()})
     one = []
@@ -174,8 +175,8 @@ def analyse(settings: Settings, results: Results, ctx: Context) -> dict[str, Any
         one.append({**im.measure(model, held), "probe": head_scores(model).to_dict()})
     record = {"settings": settings_dict(s), "seeds": s.seeds, "steps": steps,
               "window": window(s), "two": two, "one": one,
-              "wall_s": [r["wall_s"] for r in runs[steps[-1]]],
-              "params": {"2": runs[steps[-1]][0]["params"],
+              "wall_s": [r["wall_s"] for r in runs],
+              "params": {"2": runs[0]["params"],
                          "1": results.seeds(_label(1))[0]["params"]}}
     for i, seed in enumerate(two):
         seed["phase"] = im.phase(seed, steps, record["window"])

@@ -63,6 +63,18 @@ class Context:
         """The trained model of a finished run's record, in eval mode, on ``device``."""
         return self.load_model(record, self.device)
 
+    def kept(self, record: dict, step: int) -> Any:
+        """The model of a finished run's record with the weights it kept after ``step``
+        (``train.keep_steps``), in eval mode, on ``device``."""
+        from attnlab.nn.model import LanguageModel
+        from attnlab.train.kept import load_kept
+        from attnlab.train.rundir import read_run_config
+
+        run_dir = Path(record["run_dir"])
+        with self.device:  # parameters are created on the device, not copied there
+            model = LanguageModel(read_run_config(run_dir).model)
+        return load_kept(run_dir, step, model)
+
     @staticmethod
     def load_model(record: dict, device: Any = "cpu") -> Any:
         """The trained ``LanguageModel`` of a run's record (``run_dir``), in eval mode, on

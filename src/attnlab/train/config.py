@@ -76,6 +76,7 @@ class TrainConfig:
     device: str = "auto"  # auto (CUDA when present) | cpu | cuda
     precision: str = "auto"  # auto (bf16 autocast on CUDA, fp32 on CPU) | fp32 | bf16
     compile: bool = False  # torch.compile the training forward (CUDA only: slower on this CPU)
+    keep_steps: tuple[int, ...] = ()  # also keep the weights after these steps (train/kept.py)
 
     def __post_init__(self) -> None:
         _choice("train.decay", self.decay, DECAYS)
@@ -94,6 +95,9 @@ class TrainConfig:
                              f"got {self.weight_decay}")
         if len(self.betas) != 2 or not all(0 <= b < 1 for b in self.betas):
             raise UsageError(f"train.betas must be two numbers in [0, 1), got {self.betas}")
+        if any(not 1 <= k <= self.steps for k in self.keep_steps):
+            raise UsageError(f"train.keep_steps must be steps in [1, train.steps={self.steps:,}], "
+                             f"got {list(self.keep_steps)}")
         if self.grad_clip is not None and not 0 < self.grad_clip < math.inf:
             raise UsageError(f"train.grad_clip must be a finite number > 0 or none, "
                              f"got {self.grad_clip}")
@@ -138,9 +142,20 @@ class RunConfig:
 SECTIONS: dict[str, type] = {"model": ModelConfig, "train": TrainConfig, "data": DataConfig}
 
 
+# Fields added after runs had been cached: hashed only when set, so that every earlier run
+# keeps its hash (and its cached result).
+LATER_FIELDS = {"train": {"keep_steps": []}}
+
+
 def run_hash(cfg: RunConfig) -> str:
-    """First 12 hex digits of sha256 over the canonical JSON of the config."""
-    text = json.dumps(cfg.to_dict(), sort_keys=True, separators=(",", ":"))
+    """First 12 hex digits of sha256 over the canonical JSON of the config (a field of
+    ``LATER_FIELDS`` at its default left out)."""
+    data = cfg.to_dict()
+    for section, defaults in LATER_FIELDS.items():
+        for key, default in defaults.items():
+            if data[section].get(key) == default:
+                del data[section][key]
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
@@ -280,6 +295,10 @@ def _coerce(key: str, raw: Any, tp: Any, *, text: bool) -> Any:
     if typing.get_origin(tp) is tuple:
         if text:
             raw = [p for p in raw.strip("[]() ").split(",") if p.strip()]
+        if len(args) == 2 and args[1] is Ellipsis:  # tuple[int, ...]: any length
+            if not isinstance(raw, list | tuple):
+                raise UsageError(f"{key} expects comma-separated values, got {_short(raw)}")
+            return tuple(_coerce(key, r, args[0], text=text) for r in raw)
         if not isinstance(raw, list | tuple) or len(raw) != len(args):
             raise UsageError(f"{key} expects {len(args)} comma-separated values, "
                              f"got {_short(raw)}")

@@ -47,6 +47,9 @@ of this changes the result: a resumed run is bitwise the same wherever it was
 cut. Ctrl-C or SIGTERM does not cut a step in half: the loop finishes the
 update, writes a checkpoint and stops with ``TrainingInterrupted`` (a second
 Ctrl-C stops at once).
+
+Kept weights. After each step of ``train.keep_steps`` the weights alone are also written
+to ``<run>/kept/`` (``attnlab.train.kept``): snapshots of one trajectory for measuring.
 """
 
 from __future__ import annotations
@@ -79,6 +82,7 @@ from attnlab.train.checkpoint import (
 from attnlab.train.config import RunConfig, run_hash
 from attnlab.train.distributed import DistInfo
 from attnlab.train.divergence import LossGuard
+from attnlab.train.kept import save_kept
 from attnlab.train.progress import Progress
 from attnlab.train.rundir import (
     DIVERGED,
@@ -293,6 +297,7 @@ class _Run:
     ) -> None:
         tc, m = self.tc, self.cfg.model
         cuda = self.device.type == "cuda"
+        keep = set(tc.keep_steps)
         train_s, window = 0.0, []
         pending: dict[str, Any] | None = None  # a checkpoint waiting for its weights' loss
         while self.step < tc.steps:
@@ -319,6 +324,8 @@ class _Run:
                 grad_norm = float(torch.nn.utils.clip_grad_norm_(net.parameters(), tc.grad_clip))
             self.optimizer.step()
             self.step += 1
+            if self.step in keep and self.info.is_main:  # a snapshot of this trajectory
+                save_kept(self.run_dir, self.model, self.step)
             self.last_loss = loss_value
             window.append(loss_value)
             if cuda:  # kernels run asynchronously: the clock must wait for the step's own

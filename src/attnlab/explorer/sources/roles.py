@@ -53,7 +53,7 @@ def induction_page(work: str | Path = "runs", progress: Progress | None = None
     s = induction.PROFILES["quick"]
     ctx = Context.local(Path(work), progress=progress)
     record = ctx.train("explorer induction model", induction.model_config(s, 2),
-                       induction.train_config(s, s.steps), data=induction.stream(s))
+                       induction.train_config(s, 2), data=induction.stream(s))
     model = ctx.load_model(record)
     ids = repeated_probe(s.vocab_size, PROBE_HALF, n=1, seed=1)[0].tolist()
     tokens = [f"t{i}" for i in ids]
