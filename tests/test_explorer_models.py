@@ -109,6 +109,8 @@ def test_mean_mixer_is_equal_scores_with_a_note_and_no_mixer_is_refused() -> Non
     np.testing.assert_allclose(head_weights(head, causal=False, scale=True)[0], [1 / 3] * 3)
     with pytest.raises(ValueError, match="no context mixer"):
         checkpoint_view(_model(mixer="none"), WORDS, "the cat")
+    with pytest.raises(ValueError, match=r"mixer is a recurrence \(lstm\): .* no weights over"):
+        checkpoint_view(_model(mixer="lstm", position="none"), WORDS, "the cat")
 
 
 @pytest.mark.parametrize(("position", "limit"), [("learned", 12), ("rope", 12)])

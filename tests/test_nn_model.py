@@ -10,7 +10,7 @@ import torch
 
 from attnlab.nn.config import ModelConfig, gpt2_config
 from attnlab.nn.model import KVCache, LanguageModel
-from attnlab.nn.params import breakdown, gpt2_formula
+from attnlab.nn.params import breakdown, breakdown_table, gpt2_formula
 from attnlab.verify import (
     check_fused,
     check_gpt2_params,
@@ -121,6 +121,14 @@ def test_parameter_breakdown_default_and_ladder_rows() -> None:
     # Pre-norm: LN before each sublayer and at the end = 3 · 2 · 128 = 768.
     with_mlp = mha.replace(mlp=True)
     assert breakdown(with_mlp.replace(norm="pre")).total - breakdown(with_mlp).total == 768
+
+
+def test_breakdown_table_names_the_mixer_in_attentions_place() -> None:
+    lstm = ModelConfig(mixer="lstm", position="none", d_model=16)
+    header = breakdown_table(lstm).splitlines()[0]
+    assert header.startswith("| part | LSTM (recurrence) | MLP |") and "attention" not in header
+    assert breakdown(lstm).per_block[0]["attention"] == 2 * (16 * 64 + 64)  # W_ih, W_hh, biases
+    assert "| part | attention |" in breakdown_table(ModelConfig(d_model=16))
 
 
 def test_gpt2_small_parameter_count() -> None:

@@ -53,7 +53,7 @@ log = logging.getLogger(__name__)
 
 NAME = "induction"
 TITLE = "Induction heads: a two-block circuit forming"
-NEEDS_CORPUS = False
+NEEDS_CORPUS = True  # quick and full also score the ladder's two-block Tiny Shakespeare model
 SHORT = 0.2  # "a short stretch of training": one fifth of it at most
 
 

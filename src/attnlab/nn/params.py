@@ -69,10 +69,19 @@ def breakdown(cfg: ModelConfig) -> Breakdown:
     )
 
 
+MIXER_NAMES = {"rnn": "RNN (recurrence)", "lstm": "LSTM (recurrence)", "mean": "mean",
+               "none": "mixer (none)"}
+
+
+def mixer_name(cfg: ModelConfig) -> str:
+    """What the ``attention`` part of a block holds: attention, or the mixer in its place."""
+    return MIXER_NAMES.get(cfg.mixer, "attention")
+
+
 def breakdown_table(cfg: ModelConfig) -> str:
-    """Markdown table of ``breakdown(cfg)``."""
+    """Markdown table of ``breakdown(cfg)`` (its mixer column named after ``cfg.mixer``)."""
     bd = breakdown(cfg)
-    lines = ["| part | attention | MLP | norms | total |", "|---|---:|---:|---:|---:|"]
+    lines = [f"| part | {mixer_name(cfg)} | MLP | norms | total |", "|---|---:|---:|---:|---:|"]
     for i, b in enumerate(bd.per_block):
         lines.append(
             f"| block {i + 1} | {b['attention']:,} | {b['mlp']:,} | {b['norms']:,} | "

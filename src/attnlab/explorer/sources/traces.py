@@ -136,5 +136,10 @@ def attnlab_traces(model: torch.nn.Module, ids: Sequence[int]) -> list[LayerTrac
             value_norms=value_norms(b.v, _output_weight(block.mixer)),
         ))  # fmt: skip
     if not out:
+        mixer = getattr(getattr(model, "cfg", None), "mixer", None)
+        if mixer in ("rnn", "lstm"):
+            raise UsageError(f"this model's mixer is a recurrence ({mixer}): it carries the "
+                             "context in a state, with no weights over positions to show; "
+                             "explore an attention run instead")
         raise UsageError("this model has no context mixer: no word looks at any other")
     return out
