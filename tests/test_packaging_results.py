@@ -38,23 +38,45 @@ def test_the_results_file_says_when_where_and_what():
 def test_the_readme_table_is_the_results_files_rendering():
     script = _script()
     readme = (ROOT / "docs" / "results.md").read_text(encoding="utf-8")
-    assert script.readme_block(readme) == script.render(_results()), \
+    assert script.readme_block(readme) == script.render(_results(), script.read_full()), \
         "docs/results.md's claim table is stale: run python scripts/results_doc.py REPORT_DIR"
 
 
 def test_every_figure_in_the_readme_table_is_in_the_results_file():
     readme = (ROOT / "docs" / "results.md").read_text(encoding="utf-8")
-    block = _script().readme_block(readme)
+    script = _script()
+    block = script.readme_block(readme)
     by_text = {c["text"]: c for c in _results()["claims"]}
+    full = {c["id"]: c for c in (script.read_full() or {"claims": []})["claims"]}
     rows = [r for r in block.splitlines() if r.startswith("| ") and "**" in r]
     assert len(rows) == len(by_text)
     for row in rows:
-        text, verdict, measured, chapter = [c.strip() for c in row.strip("|").split(" | ")]
+        text, verdict, measured, chapter, at_full = [c.strip()
+                                                     for c in row.strip("|").split(" | ")]
         claim = by_text[text.replace("\\|", "|")]
         assert verdict == f"**{claim['status'].upper()}**"
-        for cell, source in ((measured, claim["measured"]), (chapter, claim["chapter"])):
+        cells = [(measured, claim["measured"]), (chapter, claim["chapter"])]
+        if claim["id"] in full:
+            assert at_full.startswith(f"**{full[claim['id']]['status'].upper()}**")
+            cells.append((at_full, full[claim["id"]]["measured"]))
+        else:
+            assert at_full == "not run here"
+        for cell, source in cells:
             for figure in NUMBER.findall(cell):
                 assert figure in source, f"{text}: {figure} is not in the results file"
+
+
+def test_the_full_results_say_what_ran_and_what_did_not():
+    from attnlab.lab import registry
+
+    full = _script().read_full()
+    if full is None:
+        return  # before any full run the column says "not run here" (checked above)
+    assert full["profile"] == "full" and full["processor"]
+    assert sorted(full["experiments"] + full["not_run"]["experiments"]) == \
+        sorted(registry.EXPERIMENTS)
+    ids = {c.id for name in full["experiments"] for c in registry.load(name).claims}
+    assert {c["id"] for c in full["claims"]} == ids
 
 
 def test_the_recorded_claims_are_claims_of_the_registry():
