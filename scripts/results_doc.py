@@ -1,26 +1,30 @@
-"""The one source of the figures the README quotes: docs/results/claims.json, written from a
-finished report's results.json, and the claim table of docs/results.md rewritten from it.
+"""The one source of the figures the README and the docs quote: the results files in
+docs/results/, written from finished reports, and the pages' generated blocks rendered from
+those files alone.
 
-    python scripts/results_doc.py report/          # after `attnlab reproduce --out report`
-    python scripts/results_doc.py report/ --full full/ --estimate estimate.txt
-    python scripts/results_doc.py --check          # exit 1 if the claim table is stale
+    python scripts/results_doc.py QUICK_REPORT [--full FULL_REPORT] [--estimates DIR]
+    python scripts/results_doc.py --check          # exit 1 if a generated block is stale
 
-With ``--full``, the claims of the experiments a full-profile report holds go to
-docs/results/claims-full.json and fill the table's "full" column; the others are "not run
-here", and ``--estimate`` (the output of ``attnlab reproduce --profile full --estimate
---only THEM``) is kept in that file as what running them would take.
+- ``claims.json``: the quick report's claims (verdict, the measured figure and the
+  chapter's, as the report's claim summary shows them: ``attnlab.report.claim_figures``),
+  each experiment's seeds, runs, times and table, and the run's profile, dates, processor,
+  wall time and code revision;
+- ``claims-full.json`` (``--full``): the same for a full-profile report of the experiments
+  that fit this machine, with the rest named and what running them would take;
+- ``estimates.json`` (``--estimates DIR``): the outputs of ``attnlab reproduce --profile
+  full --estimate [--only ...] [--workers N]`` that ``DIR`` holds as ``full-W.txt`` (the
+  whole suite on W workers) and ``not-run.txt`` (the experiments the full report lacks).
 
-The file holds, per claim, its verdict, the measured figure and the chapter's as the report's
-claim summary shows them (``attnlab.report.claim_figures``), with the run's profile, date,
-processor, wall time and code revision. The claim table of docs/results.md between its
-``results:begin`` and ``results:end`` markers is rendered from that file alone, and
-``tests/test_packaging_results.py`` checks that every figure in it is found there. The
-report's self-contained ``report.html`` is copied beside it as the sample report.
+A page's block lies between ``<!-- results:NAME:begin -->`` and ``<!-- results:NAME:end -->``
+(``BLOCKS`` says which page holds which); ``tests/test_packaging_results.py`` checks that
+every block is its rendering and that every figure in it is found in the results files. The
+quick report's ``report.html`` is copied beside them as the sample report.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 import time
@@ -31,13 +35,20 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "docs" / "results"
 FILE = RESULTS / "claims.json"
 FULL = RESULTS / "claims-full.json"
+ESTIMATES = RESULTS / "estimates.json"
 SAMPLE = RESULTS / "report.html"
-README = ROOT / "docs" / "results.md"  # the page holding the claim table (README links it)
-BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
+STATUSES = ("held", "not held", "inconclusive", "skipped", "error")
+# page -> the blocks it holds
+BLOCKS = {
+    ROOT / "README.md": ("summary",),
+    ROOT / "docs" / "results.md": ("claims", "quick", "full"),
+    ROOT / "docs" / "cluster.md": ("estimates",),
+}
+WORKERS = (2, 8, 32, 128)  # the cluster page's sizes
 
 
 def collect(report: Path) -> dict[str, Any]:
-    """The results file's content from ``report/results.json``."""
+    """The results file's content from ``report/results.json`` and its experiments' tables."""
     from attnlab.report.claim_figures import claim_figures
 
     data = json.loads((report / "results.json").read_text(encoding="utf-8"))
@@ -47,8 +58,23 @@ def collect(report: Path) -> dict[str, Any]:
     for v in data["claims"]:
         figures = claim_figures(v)
         claims.append({"id": v["id"], "text": v["text"], "status": v["status"],
+                       "experiment": v.get("experiment"),
                        "seeds": v.get("seeds", 0) if v.get("trained", True) else None,
                        "measured": figures["measured"], "chapter": figures["chapter"]})
+    experiments = []
+    for name, env in data["experiments"].items():
+        if env.get("status", "ok") != "ok":
+            continue
+        table = report / name / "table.md"
+        counts = {s: sum(1 for c in claims if c["experiment"] == name and c["status"] == s)
+                  for s in STATUSES[:3]}
+        experiments.append({
+            "name": name, "title": env.get("title"), "seeds": env.get("seeds"),
+            "runs": env.get("runs"), "train_s": env.get("train_s"),
+            "analysis_s": env.get("wall_s"), "counts": counts,
+            "extra_round": (env.get("extra_round") or {}).get("text"),
+            "table": table.read_text(encoding="utf-8") if table.is_file() else "",
+        })
     return {
         "generated_by": "python scripts/results_doc.py REPORT_DIR",
         "generated_at": time.strftime("%Y-%m-%d"),
@@ -56,60 +82,77 @@ def collect(report: Path) -> dict[str, Any]:
         "started_at": meta.get("started_at"),
         "finished_at": meta.get("finished_at"),
         "wall_s": meta.get("wall_s"),
+        "phases_s": meta.get("phases_s"),
         "processor": machine.get("processor"),
         "cpu_count": machine.get("CPU count"),
         "device": machine.get("device"),
         "torch": meta.get("versions", {}).get("torch"),
         "code_revision": meta.get("code_revision"),
         "summary": data["summary"]["claims"],
+        "experiments": experiments,
         "claims": claims,
     }
 
 
-def collect_full(report: Path, estimate: str | None) -> dict[str, Any]:
-    """The full report's results file, with the experiments it holds and the estimate of the
-    rest."""
+def collect_full(report: Path) -> dict[str, Any]:
+    """The full report's results file, and the experiments it does not hold."""
     from attnlab.lab import registry
 
     results = collect(report)
-    data = json.loads((report / "results.json").read_text(encoding="utf-8"))
-    ran = sorted(n for n, e in data["experiments"].items() if e.get("status", "ok") == "ok")
+    ran = [e["name"] for e in results["experiments"]]
     rest = [n for n in registry.EXPERIMENTS if n not in ran]
-    results["experiments"] = ran
-    results["not_run"] = {"experiments": rest, "estimate": (estimate or "").strip(),
+    results["not_run"] = {"experiments": rest,
                           "command": f"attnlab reproduce --profile full --only {','.join(rest)}"}
     return results
+
+
+def collect_estimates(folder: Path) -> dict[str, Any]:
+    """The estimate outputs ``folder`` holds (``full-W.txt``, ``not-run.txt``)."""
+    full = {}
+    for path in sorted(folder.glob("full-*.txt")):
+        full[path.stem.removeprefix("full-")] = path.read_text(encoding="utf-8").strip()
+    not_run = folder / "not-run.txt"
+    return {"generated_by": "attnlab reproduce --profile full --estimate [--workers W] "
+            "[--only ...], nothing trained yet",
+            "measured_at": time.strftime("%Y-%m-%d"), "full": full,
+            "not_run": not_run.read_text(encoding="utf-8").strip() if not_run.is_file() else ""}
+
+
+# -- rendering -----------------------------------------------------------------
 
 
 def _cell(text: str) -> str:
     return str(text).replace("|", "\\|")
 
 
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{counts.get(s, 0)} {s}" for s in STATUSES if counts.get(s))
+
+
+def _where(results: dict[str, Any]) -> str:
+    return (f"{results['processor']}, {results['cpu_count']} CPUs, {results['device']}, "
+            f"{(results.get('started_at') or '')[:10]}")
+
+
+def _duration(seconds: float | None) -> str:
+    from attnlab.train.progress import format_duration
+
+    return format_duration(seconds) if seconds else "–"
+
+
 def _full_cell(claim: dict[str, Any], full: dict[str, Any] | None) -> str:
-    if full is None:
-        return "not run here"
-    found = next((c for c in full["claims"] if c["id"] == claim["id"]), None)
+    found = next((c for c in (full or {"claims": []})["claims"] if c["id"] == claim["id"]), None)
     if found is None:
         return "not run here"
     return f"**{found['status'].upper()}** {_cell(found['measured'])}"
 
 
-def render(results: dict[str, Any], full: dict[str, Any] | None = None) -> str:
-    """The claim table's block between the markers, from the results files only."""
-    from attnlab.train.progress import format_duration
-
-    date = (results.get("started_at") or "")[:10]
-    counts = results["summary"]
-    held = ", ".join(f"{counts.get(s, 0)} {s}" for s in
-                     ("held", "not held", "inconclusive", "skipped", "error") if counts.get(s))
-    wall = results.get("wall_s")
+def render_claims(results: dict[str, Any], full: dict[str, Any] | None) -> str:
     lines = [
-        BEGIN,
-        f"The claims of one `{results['profile']}` run ({results['processor']}, "
-        f"{results['cpu_count']} CPUs, {results['device']}, {date}; from "
-        "[results/claims.json](results/claims.json), which "
-        "`python scripts/results_doc.py REPORT_DIR` writes from a finished report; its "
-        "report: [results/report.html](results/report.html)):",
+        f"The claims of one `{results['profile']}` run ({_where(results)}; from "
+        "[results/claims.json](results/claims.json); its report: "
+        "[results/report.html](results/report.html)), and of the full profile where this "
+        "machine ran it ([results/claims-full.json](results/claims-full.json)):",
         "",
         "| claim | verdict | measured | the chapter | full |",
         "|---|---|---|---|---|",
@@ -119,78 +162,139 @@ def render(results: dict[str, Any], full: dict[str, Any] | None = None) -> str:
                      f"{_cell(c['measured'])} | {_cell(c['chapter'])} | {_full_cell(c, full)} |")
     lines += [
         "",
-        f"{held} of {sum(counts.values())}; the run took "
-        f"{format_duration(wall) if wall else '–'}. Measured: the figure each claim's rule "
-        "compares (a ratio is the later model's held-out perplexity over the earlier one's); "
-        "the chapter: its published figure for the same quantity († derived from its text, "
-        "which states a difference; – none published).",
+        f"{_counts(results['summary'])} of {sum(results['summary'].values())}. Measured: the "
+        "figure each claim's rule compares (a ratio is the later model's held-out perplexity "
+        "over the earlier one's); the chapter: its published figure for the same quantity († "
+        "derived from its text, which states a difference; – none published); full: the "
+        "verdict and figure at the chapter's own settings.",
     ]
-    lines += _full_lines(full)
-    return "\n".join([*lines, END])
+    return "\n".join(lines)
 
 
-def _full_lines(full: dict[str, Any] | None) -> list[str]:
-    from attnlab.train.progress import format_duration
-
-    if full is None:
-        return ["", "Full: no experiment has been run at the full profile here."]
-    counts = full["summary"]
-    held = ", ".join(f"{counts.get(s, 0)} {s}" for s in
-                     ("held", "not held", "inconclusive", "skipped", "error") if counts.get(s))
-    rest = full["not_run"]
+def render_run(results: dict[str, Any], heading: str) -> str:
+    """A run's per-experiment summary and every experiment's table from its report."""
+    phases = results.get("phases_s") or {}
     lines = [
+        f"`attnlab reproduce --profile {results['profile']}` ({_where(results)}, torch "
+        f"{results['torch']}, commit `{(results.get('code_revision') or {}).get('commit', '')[:7]}`"
+        f"), started {results['started_at']}: **{_duration(results['wall_s'])}** in all "
+        f"(training {_duration(phases.get('train'))}, analysis {_duration(phases.get('analyse'))}"
+        f", extra seeds {_duration(phases.get('extra seeds'))}); "
+        f"{_counts(results['summary'])}.",
         "",
-        f"Full: the chapter's own settings for {', '.join(f'`{n}`' for n in full['experiments'])}"
-        f" ({full['processor']}, {full['cpu_count']} CPUs, {full['device']}, "
-        f"{(full.get('started_at') or '')[:10]}; from "
-        "[results/claims-full.json](results/claims-full.json)): "
-        f"{held} of {sum(counts.values())}, in {format_duration(full['wall_s'])}. "
-        f"Not run here: {', '.join(f'`{n}`' for n in rest['experiments'])}; "
-        f"`{rest['command']}` would run them.",
+        "| experiment | seeds | training runs (worker time) | analysis | held / not held / "
+        "inconclusive |",
+        "|---|---:|---|---|---|",
     ]
-    if rest["estimate"]:
-        lines += ["", "```", rest["estimate"], "```"]
-    return lines
+    for e in results["experiments"]:
+        c = e["counts"]
+        lines.append(f"| `{e['name']}` | {e['seeds'] or '–'} | {e['runs']} "
+                     f"({_duration(e['train_s'])}) | {_duration(e['analysis_s'])} | "
+                     f"{c['held']} / {c['not held']} / {c['inconclusive']} |")
+    for e in results["experiments"]:
+        extra = f" ({e['extra_round']})" if e["extra_round"] else ""
+        lines += ["", f"{heading} `{e['name']}`: {e['title']}{extra}", "", e["table"].strip()]
+    return "\n".join(lines)
 
 
-def read_full() -> dict[str, Any] | None:
-    """docs/results/claims-full.json, or None before any full run."""
-    return json.loads(FULL.read_text(encoding="utf-8")) if FULL.is_file() else None
+def render_full(full: dict[str, Any] | None, estimates: dict[str, Any] | None) -> str:
+    if full is None:
+        return "No experiment has been run at the full profile here."
+    rest = full["not_run"]
+    lines = [render_run(full, "####"), "",
+             f"Not run here: {', '.join(f'`{n}`' for n in rest['experiments'])}. "
+             f"`{rest['command']}` would run them; on this machine the estimate said:"]
+    if estimates and estimates.get("not_run"):
+        lines += ["", "```", estimates["not_run"], "```"]
+    return "\n".join(lines)
 
 
-def readme_block(text: str) -> str:
-    """The page's current block, markers included."""
-    start, end = text.index(BEGIN), text.index(END) + len(END)
-    return text[start:end]
+def render_estimates(estimates: dict[str, Any] | None) -> str:
+    if not estimates or not estimates.get("full"):
+        return "No estimate has been recorded yet: run the command on your machine."
+    lines = [f"Measured {estimates['measured_at']} ({estimates['generated_by']}):", ""]
+    for workers in sorted(estimates["full"], key=int):
+        lines += [f"`--workers {workers}`:", "", "```", estimates["full"][workers], "```", ""]
+    return "\n".join(lines).rstrip()
+
+
+def render_summary(results: dict[str, Any]) -> str:
+    counts = results["summary"]
+    seeds = [c["seeds"] for c in results["claims"] if c["seeds"]]
+    return (f"The last quick run ({_where(results)}) took **{_duration(results['wall_s'])}** "
+            f"and decided **{sum(counts.values())} claims over {min(seeds)}–{max(seeds)} seeds: "
+            f"{counts['held']} held, {counts['not held']} not held, {counts['inconclusive']} "
+            "inconclusive**.")
+
+
+def render(name: str, results: dict[str, Any], full: dict[str, Any] | None,
+           estimates: dict[str, Any] | None) -> str:
+    """The block ``name``, markers included, from the results files only."""
+    body = {"claims": lambda: render_claims(results, full),
+            "quick": lambda: render_run(results, "####"),
+            "full": lambda: render_full(full, estimates),
+            "estimates": lambda: render_estimates(estimates),
+            "summary": lambda: render_summary(results)}[name]()
+    return f"<!-- results:{name}:begin -->\n{body}\n<!-- results:{name}:end -->"
+
+
+def block(text: str, name: str) -> str:
+    """The page's current block ``name``, markers included."""
+    found = re.search(rf"<!-- results:{name}:begin -->.*?<!-- results:{name}:end -->", text,
+                      re.S)
+    if found is None:
+        raise KeyError(f"no results:{name} block")
+    return found.group(0)
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def read_all() -> tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any] | None]:
+    """claims.json, claims-full.json and estimates.json (None where not written yet)."""
+    return json.loads(FILE.read_text(encoding="utf-8")), _read(FULL), _read(ESTIMATES)
+
+
+def stale() -> list[str]:
+    """The blocks whose page text is not their rendering."""
+    files = read_all()
+    return [f"{page.relative_to(ROOT)}:{name}" for page, names in BLOCKS.items()
+            for name in names
+            if block(page.read_text(encoding="utf-8"), name) != render(name, *files)]
+
+
+def _write(path: Path, data: dict[str, Any]) -> None:
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def main(argv: list[str]) -> int:
-    readme = README.read_text(encoding="utf-8")
     if argv == ["--check"]:
-        results = json.loads(FILE.read_text(encoding="utf-8"))
-        if readme_block(readme) != render(results, read_full()):
-            print("docs/results.md's claim table is stale: run python scripts/results_doc.py "
+        if bad := stale():
+            print(f"stale generated blocks: {', '.join(bad)}; run python scripts/results_doc.py "
                   "REPORT_DIR", file=sys.stderr)
             return 1
         return 0
     options = dict(zip(argv[1::2], argv[2::2], strict=False))
-    if not argv or len(argv) % 2 != 1 or set(options) - {"--full", "--estimate"}:
+    if not argv or len(argv) % 2 != 1 or set(options) - {"--full", "--estimates"}:
         print(__doc__, file=sys.stderr)
         return 2
     report = Path(argv[0])
-    results = collect(report)
     RESULTS.mkdir(parents=True, exist_ok=True)
-    FILE.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    _write(FILE, collect(report))
     if "--full" in options:
-        estimate = options.get("--estimate")
-        full = collect_full(Path(options["--full"]),
-                            Path(estimate).read_text(encoding="utf-8") if estimate else None)
-        FULL.write_text(json.dumps(full, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        _write(FULL, collect_full(Path(options["--full"])))
+    if "--estimates" in options:
+        _write(ESTIMATES, collect_estimates(Path(options["--estimates"])))
     shutil.copyfile(report / "report.html", SAMPLE)
-    README.write_text(readme.replace(readme_block(readme), render(results, read_full())),
-                      encoding="utf-8")
-    print(f"wrote {FILE.relative_to(ROOT)}, {SAMPLE.relative_to(ROOT)} and docs/results.md's table "
-          f"({results['profile']} run of {results['started_at']})")
+    files = read_all()
+    for page, names in BLOCKS.items():
+        text = page.read_text(encoding="utf-8")
+        for name in names:
+            text = text.replace(block(text, name), render(name, *files))
+        page.write_text(text, encoding="utf-8")
+    print(f"wrote the results files and the generated blocks of "
+          f"{', '.join(str(p.relative_to(ROOT)) for p in BLOCKS)}")
     return 0
 
 

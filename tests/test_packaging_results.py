@@ -1,16 +1,17 @@
-"""The claim table of docs/results.md (linked from the README) quotes its figures from one
-generated file, docs/results/claims.json (scripts/results_doc.py writes both from a finished
-report): the table is that file's rendering, and every figure in it is found in the file."""
+"""The figures the README and the docs quote come from the generated results files in
+docs/results/ (scripts/results_doc.py writes them from finished reports and renders the pages'
+generated blocks from them alone): every block is that rendering, every figure of the claim
+table is found in the files, and no run time is written by hand outside a block."""
 
 from __future__ import annotations
 
 import importlib.util
-import json
 import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?")
+DURATION = re.compile(r"\b\d+h\d\dm\b|\b\d+m\d\ds\b")  # format_duration's figures
 
 
 def _script():
@@ -22,7 +23,7 @@ def _script():
 
 
 def _results() -> dict:
-    return json.loads((ROOT / "docs" / "results" / "claims.json").read_text(encoding="utf-8"))
+    return _script().read_all()[0]
 
 
 def test_the_results_file_says_when_where_and_what():
@@ -32,50 +33,58 @@ def test_the_results_file_says_when_where_and_what():
     assert results["processor"] and results["processor"] != "–"
     assert results["claims"] and all({"id", "status", "measured", "chapter"} <= set(c)
                                      for c in results["claims"])
+    assert all(e["table"] and e["runs"] is not None for e in results["experiments"])
     assert (ROOT / "docs" / "results" / "report.html").is_file()  # the sample report
 
 
-def test_the_readme_table_is_the_results_files_rendering():
-    script = _script()
-    readme = (ROOT / "docs" / "results.md").read_text(encoding="utf-8")
-    assert script.readme_block(readme) == script.render(_results(), script.read_full()), \
-        "docs/results.md's claim table is stale: run python scripts/results_doc.py REPORT_DIR"
+def test_every_generated_block_is_its_rendering():
+    assert _script().stale() == [], "run python scripts/results_doc.py REPORT_DIR"
 
 
-def test_every_figure_in_the_readme_table_is_in_the_results_file():
-    readme = (ROOT / "docs" / "results.md").read_text(encoding="utf-8")
+def test_every_figure_in_the_claim_table_is_in_the_results_files():
     script = _script()
-    block = script.readme_block(readme)
-    by_text = {c["text"]: c for c in _results()["claims"]}
-    full = {c["id"]: c for c in (script.read_full() or {"claims": []})["claims"]}
+    results, full, _ = script.read_all()
+    block = script.block((ROOT / "docs" / "results.md").read_text(encoding="utf-8"), "claims")
+    by_text = {c["text"]: c for c in results["claims"]}
+    at_full = {c["id"]: c for c in (full or {"claims": []})["claims"]}
     rows = [r for r in block.splitlines() if r.startswith("| ") and "**" in r]
     assert len(rows) == len(by_text)
     for row in rows:
-        text, verdict, measured, chapter, at_full = [c.strip()
-                                                     for c in row.strip("|").split(" | ")]
+        text, verdict, measured, chapter, full_cell = [c.strip()
+                                                       for c in row.strip("|").split(" | ")]
         claim = by_text[text.replace("\\|", "|")]
         assert verdict == f"**{claim['status'].upper()}**"
         cells = [(measured, claim["measured"]), (chapter, claim["chapter"])]
-        if claim["id"] in full:
-            assert at_full.startswith(f"**{full[claim['id']]['status'].upper()}**")
-            cells.append((at_full, full[claim["id"]]["measured"]))
+        if claim["id"] in at_full:
+            assert full_cell.startswith(f"**{at_full[claim['id']]['status'].upper()}**")
+            cells.append((full_cell, at_full[claim["id"]]["measured"]))
         else:
-            assert at_full == "not run here"
+            assert full_cell == "not run here"
         for cell, source in cells:
             for figure in NUMBER.findall(cell):
                 assert figure in source, f"{text}: {figure} is not in the results file"
 
 
+def test_no_run_time_is_written_by_hand_outside_a_generated_block():
+    pages = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        text = re.sub(r"<!-- results:(\w+):begin -->.*?<!-- results:\1:end -->", "", text,
+                      flags=re.S)
+        text = re.sub(r"```.*?```", "", text, flags=re.S)  # commands and their printed output
+        found = DURATION.findall(text)
+        assert not found, f"{page.name} quotes {found} by hand: generate it (results_doc.py)"
+
+
 def test_the_full_results_say_what_ran_and_what_did_not():
     from attnlab.lab import registry
 
-    full = _script().read_full()
-    if full is None:
-        return  # before any full run the column says "not run here" (checked above)
+    _, full, _ = _script().read_all()
+    assert full is not None, "docs/results/claims-full.json is missing"
     assert full["profile"] == "full" and full["processor"]
-    assert sorted(full["experiments"] + full["not_run"]["experiments"]) == \
-        sorted(registry.EXPERIMENTS)
-    ids = {c.id for name in full["experiments"] for c in registry.load(name).claims}
+    ran = [e["name"] for e in full["experiments"]]
+    assert sorted(ran + full["not_run"]["experiments"]) == sorted(registry.EXPERIMENTS)
+    ids = {c.id for name in ran for c in registry.load(name).claims}
     assert {c["id"] for c in full["claims"]} == ids
 
 
@@ -85,12 +94,3 @@ def test_the_recorded_claims_are_claims_of_the_registry():
     ids = {c.id for name in registry.EXPERIMENTS for c in registry.load(name).claims}
     stale = [c["id"] for c in _results()["claims"] if c["id"] not in ids]
     assert not stale, f"renamed or removed claims in docs/results/claims.json: {stale}"
-
-
-def test_the_readme_summary_counts_are_the_results_files():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    counts = _results()["summary"]
-    total = sum(counts.values())
-    want = (f"{total} claims over 3–5 seeds: {counts['held']}\nheld, {counts['not held']} not "
-            f"held, {counts['inconclusive']} inconclusive")
-    assert want in readme, "README's summary of the last quick run disagrees with claims.json"
