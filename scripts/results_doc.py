@@ -193,7 +193,8 @@ def render_run(results: dict[str, Any], heading: str) -> str:
                      f"{c['held']} / {c['not held']} / {c['inconclusive']} |")
     for e in results["experiments"]:
         extra = f" ({e['extra_round']})" if e["extra_round"] else ""
-        lines += ["", f"{heading} `{e['name']}`: {e['title']}{extra}", "", e["table"].strip()]
+        table = re.sub(r"^#+ (.+)$", r"**\1**", e["table"].strip(), flags=re.M)  # in a section
+        lines += ["", f"{heading} `{e['name']}`: {e['title']}{extra}", "", table]
     return "\n".join(lines)
 
 
