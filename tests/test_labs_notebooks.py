@@ -7,11 +7,10 @@ kernel spec of this interpreter in a temporary JUPYTER_PATH)."""
 from __future__ import annotations
 
 import inspect
-import json
-import sys
 from pathlib import Path
 
 import pytest
+from notebook_support import kernel_spec_root
 
 from attnlab.i18n import text
 from attnlab.labs import get
@@ -27,13 +26,8 @@ KERNEL = "attnlab-labs-test"
 
 @pytest.fixture(scope="module")
 def kernel_path(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("jupyter")
-    spec = root / "kernels" / KERNEL
-    spec.mkdir(parents=True)
-    argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
-    (spec / "kernel.json").write_text(json.dumps(
-        {"argv": argv, "display_name": "attnlab labs test", "language": "python"}))
-    return root
+    """A JUPYTER_PATH holding one kernel spec that starts this interpreter's ipykernel."""
+    return kernel_spec_root(tmp_path_factory.mktemp("jupyter"), KERNEL, "attnlab labs test")
 
 
 def execute(nb: dict, kernel_path: Path, tmp_path: Path, monkeypatch) -> list[dict]:

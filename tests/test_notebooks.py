@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
 
 import pytest
+from notebook_support import kernel_spec_root
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
@@ -26,13 +26,7 @@ KERNEL = "attnlab-test"
 @pytest.fixture(scope="module")
 def kernel_path(tmp_path_factory) -> Path:
     """A JUPYTER_PATH holding one kernel spec that starts this interpreter's ipykernel."""
-    root = tmp_path_factory.mktemp("jupyter")
-    spec = root / "kernels" / KERNEL
-    spec.mkdir(parents=True)
-    argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
-    (spec / "kernel.json").write_text(json.dumps(
-        {"argv": argv, "display_name": "attnlab test", "language": "python"}))
-    return root
+    return kernel_spec_root(tmp_path_factory.mktemp("jupyter"), KERNEL, "attnlab test")
 
 
 def test_there_are_notebooks():
