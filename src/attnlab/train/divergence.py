@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import Iterable
+from pathlib import Path
 
 DIVERGE_WINDOW = 50  # steps whose mean loss is compared with the bound
 DIVERGE_FACTOR = 3.0  # the bound, in units of ln V
@@ -73,3 +74,29 @@ class LossGuard:
     def state(self) -> list[float]:
         """The recent losses, for the checkpoint (a resumed run decides the same)."""
         return list(self.recent)
+
+
+def divergence_message(reason: str, step: int, steps: int, run_dir: Path,
+                       last_ckpt_step: int | None) -> str:
+    """The one line a diverged run stops with: what happened, the checkpoint kept, what to try."""
+    kept = (
+        f"the last good checkpoint (step {last_ckpt_step}) is kept in {run_dir / 'checkpoint'}"
+        if last_ckpt_step is not None else "no checkpoint had been written yet"
+    )
+    return (f"{reason} at step {step} of {steps}; {kept}. "
+            "Try a lower train.lr, train.warmup_steps or train.grad_clip.")
+
+
+def record_divergence(run_dir: Path, step: int, steps: int, value: float, reason: str,
+                      last_ckpt_step: int | None, message: str) -> None:
+    """A ``diverged`` metrics line and ``diverged.json``, which make ``train`` refuse the run
+    again at once (delete the file to try again)."""
+    from attnlab.files import write_json
+    from attnlab.train.rundir import DIVERGED, append_metrics
+
+    loss: float | str = value if math.isfinite(value) else str(value)
+    append_metrics(run_dir, {"kind": "diverged", "step": step, "loss": loss})
+    write_json(run_dir / DIVERGED, {
+        "step": step, "steps": steps, "loss": loss, "reason": reason,
+        "last_checkpoint": last_ckpt_step, "message": message,
+    })

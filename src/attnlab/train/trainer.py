@@ -81,7 +81,7 @@ from attnlab.train.checkpoint import (
 )
 from attnlab.train.config import RunConfig, run_hash
 from attnlab.train.distributed import DistInfo
-from attnlab.train.divergence import LossGuard
+from attnlab.train.divergence import LossGuard, divergence_message, record_divergence
 from attnlab.train.kept import save_kept
 from attnlab.train.progress import Progress
 from attnlab.train.rundir import (
@@ -410,22 +410,11 @@ class _Run:
 
     def _diverged(self, reason: str, value: float, step: int | None = None) -> None:
         step = self.step + 1 if step is None else step
-        kept = (
-            f"the last good checkpoint (step {self.last_ckpt_step}) is kept in "
-            f"{self.run_dir / 'checkpoint'}"
-            if self.last_ckpt_step is not None else "no checkpoint had been written yet"
-        )
-        message = (
-            f"{reason} at step {step} of {self.tc.steps}; {kept}. "
-            "Try a lower train.lr, train.warmup_steps or train.grad_clip."
-        )
+        message = divergence_message(reason, step, self.tc.steps, self.run_dir,
+                                     self.last_ckpt_step)
         if self.info.is_main:
-            loss = value if math.isfinite(value) else str(value)
-            append_metrics(self.run_dir, {"kind": "diverged", "step": step, "loss": loss})
-            write_json(self.run_dir / DIVERGED, {
-                "step": step, "steps": self.tc.steps, "loss": loss, "reason": reason,
-                "last_checkpoint": self.last_ckpt_step, "message": message,
-            })
+            record_divergence(self.run_dir, step, self.tc.steps, value, reason,
+                              self.last_ckpt_step, message)
         raise TrainingDiverged(message)
 
     def _finish(self, wall: float) -> dict[str, Any]:
