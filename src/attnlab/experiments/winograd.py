@@ -67,7 +67,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import torch
@@ -81,6 +81,7 @@ from attnlab.data.synthetic import (
     winograd_dataset,
 )
 from attnlab.errors import UsageError
+from attnlab.experiments.winograd_view import figure, table
 from attnlab.lab.claims import (
     CLEAR,
     NEGLIGIBLE,
@@ -94,12 +95,9 @@ from attnlab.lab.claims import (
 from attnlab.lab.context import Context, SentenceStream, model_device
 from attnlab.lab.registry import Experiment
 from attnlab.lab.runner import Results, RunSpec, seeded
-from attnlab.lab.tables import fmt_ms, markdown_table, mean_std, settings_dict
+from attnlab.lab.tables import fmt_ms, mean_std, settings_dict
 from attnlab.nn.config import ModelConfig
 from attnlab.train.config import DataConfig, RunConfig, TrainConfig
-
-if TYPE_CHECKING:
-    from matplotlib.figure import Figure
 
 log = logging.getLogger(__name__)
 
@@ -293,88 +291,6 @@ def _probe(models: list[torch.nn.Module], data: WinogradData) -> dict[str, Any]:
         "pair_held_out": ("animal", "street") in data.held_pairs,
         "blocks": blocks, "answer_prob": answer_prob,
     }
-
-
-# ---------------------------------------------------------------- report
-
-
-def table(record: dict[str, Any]) -> str:
-    """Accuracy per variant and model, then the attention at the scored position."""
-    rows = []
-    for variant, v in record["variants"].items():
-        for kind, m in v["models"].items():
-            rows.append([variant, kind, m["steps"], m["params"], fmt_ms(m["forced"]),
-                         fmt_ms(m["top1"]), fmt_ms(m["train_forced"])])
-    out = [
-        "Held-out sentences, scored at the word after `so the` (forced choice: chance 50%; "
-        "a bag of words can reach at most 67% on variant B's training sentences).\n",
-        markdown_table(["variant", "model", "steps", "params", "forced choice (held)",
-                        "top-1 (held)", "forced choice (train)"], rows),
-    ]
-    probe = record.get("attention")
-    if probe:
-        tokens = list(probe["tokens"])
-        adj_at = tokens.index("{adj}")
-        tokens[adj_at] = " / ".join(PROBE_ADJECTIVES)
-        header = ["pos", "token"] + [f"block {b + 1} · {adj}"
-                                     for b in range(len(probe["blocks"])) for adj in
-                                     PROBE_ADJECTIVES]
-        att_rows = [[i, f"`{tok}`"] + [f"{blk[adj][i]:.3f}" for blk in probe["blocks"]
-                                       for adj in PROBE_ADJECTIVES]
-                    for i, tok in enumerate(tokens)]
-        diffs = ", ".join(f"block {b + 1}: {fmt_ms(blk['max_abs_diff'], 3)}"
-                          for b, blk in enumerate(probe["blocks"]))
-        probs = "; ".join(f"*{adj}*: P(animal) {p['animal']:.2f}, P(street) {p['street']:.2f}"
-                          for adj, p in probe["answer_prob"].items())
-        on_adj = ", ".join(f"block {b + 1}: " + " vs ".join(
-            f"{blk[adj][adj_at]:.2f}" for adj in PROBE_ADJECTIVES)
-            for b, blk in enumerate(probe["blocks"]))
-        held = "held out" if probe["pair_held_out"] else "a training pair"
-        out += [
-            f"\nAttention of the model with {probe['model']} (variant {probe['variant']}) at the "
-            "scored position, averaged over heads and seeds, for `" + probe["sentences"]["tired"]
-            + "` and the same with `wet` (animal, street is " + held + "):\n",
-            markdown_table(header, att_rows),
-            f"\nmax |tired − wet| over the row: {diffs}. Weight on the adjective itself "
-            f"(tired vs wet): {on_adj}; block 1's query is the same in both sentences, so "
-            f"any block-1 difference comes from the adjective's key. Next word: {probs}.\n",
-        ]
-    return "\n".join(out)
-
-
-def figure(record: dict[str, Any]) -> Figure:
-    """Forced-choice accuracy per model and variant; attention rows per block."""
-    from matplotlib.figure import Figure
-
-    probe = record.get("attention") or {}
-    n_block = len(probe.get("blocks", []))
-    fig = Figure(figsize=(5 + 6 * n_block, 4))
-    axes = fig.subplots(1, 1 + n_block, squeeze=False)
-    ax = axes[0, 0]
-    width = 0.8 / len(record["variants"])
-    for i, (variant, v) in enumerate(record["variants"].items()):
-        stats = [mean_std(v["models"][k]["forced"]) for k in MODELS]
-        ax.bar(np.arange(len(MODELS)) + i * width, [m for m, _ in stats], width,
-               yerr=[sd for _, sd in stats], label=f"variant {variant}")
-    ax.axhline(0.5, color="grey", linestyle="--", linewidth=1, label="chance")
-    ax.set_xticks(np.arange(len(MODELS)) + width * (len(record["variants"]) - 1) / 2, MODELS)
-    ax.set_ylim(0, 1.2)
-    ax.set_ylabel("held-out forced-choice accuracy")
-    ax.legend(fontsize=8, loc="upper center", ncol=3)
-    tokens = list(probe.get("tokens", []))
-    if "{adj}" in tokens:
-        tokens[tokens.index("{adj}")] = "tired/wet"
-    for b, blk in enumerate(probe.get("blocks", [])):
-        ax = axes[0, 1 + b]
-        x = np.arange(len(tokens))
-        for j, adj in enumerate(PROBE_ADJECTIVES):
-            ax.bar(x + (j - 0.5) * 0.4, blk[adj], 0.4, label=f"… too {adj} …")
-        ax.set_xticks(x, tokens, rotation=60, fontsize=8)
-        ax.set_ylim(0, 1)
-        ax.set_title(f"block {b + 1}: attention of the last `the` (mean of heads)")
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    return fig
 
 
 # ---------------------------------------------------------------- claims
