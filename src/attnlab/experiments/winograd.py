@@ -81,7 +81,7 @@ from attnlab.data.synthetic import (
     winograd_dataset,
 )
 from attnlab.errors import UsageError
-from attnlab.experiments.winograd_view import figure, table
+from attnlab.experiments.winograd_view import MODELS, PROBE_ADJECTIVES, figure, table
 from attnlab.lab.claims import (
     CLEAR,
     NEGLIGIBLE,
@@ -105,9 +105,7 @@ NAME = "winograd"
 TITLE = "A question with a right answer (Winograd referents)"
 NEEDS_CORPUS = False
 VARIANTS = ("A", "B")
-MODELS = ("mean", "one block", "two blocks")
 PROBE = "the animal did not cross the street because it was too {adj} , so the"
-PROBE_ADJECTIVES = ("tired", "wet")  # tired → the animal waited; wet → the street
 NOUN_POSITIONS = [1, 6]  # where `animal` and `street` stand in the probe
 N_CTX = len(WINOGRAD_TEMPLATE.split()) - 1  # 17: the window is one sentence's inputs
 

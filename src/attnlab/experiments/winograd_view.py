@@ -12,9 +12,12 @@ from attnlab.lab.tables import fmt_ms, markdown_table, mean_std
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+# What the section lays out, in its order (winograd.py imports them from here: one way only).
+MODELS = ("mean", "one block", "two blocks")
+PROBE_ADJECTIVES = ("tired", "wet")  # tired → the animal waited; wet → the street
+
 def table(record: dict[str, Any]) -> str:
     """Accuracy per variant and model, then the attention at the scored position."""
-    from attnlab.experiments.winograd import PROBE_ADJECTIVES  # winograd imports this module
     rows = []
     for variant, v in record["variants"].items():
         for kind, m in v["models"].items():
@@ -60,8 +63,6 @@ def table(record: dict[str, Any]) -> str:
 def figure(record: dict[str, Any]) -> Figure:
     """Forced-choice accuracy per model and variant; attention rows per block."""
     from matplotlib.figure import Figure
-
-    from attnlab.experiments.winograd import MODELS, PROBE_ADJECTIVES
 
     probe = record.get("attention") or {}
     n_block = len(probe.get("blocks", []))
