@@ -1,4 +1,5 @@
-"""The message catalogue: every entry in every language, the language resolved as documented."""
+"""The message catalogue: every entry in every language, the language resolved as documented:
+the argument, then ATTNLAB_LANG, then the locale, then English."""
 
 import pytest
 
@@ -11,7 +12,7 @@ def test_every_entry_exists_in_every_language():
 
 
 def test_language_from_argument_then_locale_then_english(monkeypatch):
-    for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
+    for var in ("ATTNLAB_LANG", "LC_ALL", "LC_MESSAGES", "LANG"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("LANG", "es_ES.UTF-8")
     assert i18n.resolve_lang() == "es"
@@ -21,3 +22,22 @@ def test_language_from_argument_then_locale_then_english(monkeypatch):
     with pytest.raises(ValueError, match="choose one of: en, es"):
         i18n.resolve_lang("fr")
     assert i18n.text("common", "language", "es") == "Español"
+
+
+@pytest.mark.parametrize("value, want", [("es", "es"), ("ES", "es"), ("es_MX.UTF-8", "es"),
+                                         ("en", "en"), ("fr", "en"), ("", "en")])
+def test_attnlab_lang_comes_before_the_locale(monkeypatch, value, want):
+    for var in ("LC_ALL", "LC_MESSAGES"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("LANG", "C.UTF-8")  # the locale says nothing: English
+    monkeypatch.setenv("ATTNLAB_LANG", value)
+    assert i18n.resolve_lang() == want  # a language attnlab lacks is passed over
+    assert i18n.resolve_lang("en") == "en"  # the argument still wins
+
+
+def test_attnlab_lang_wins_over_a_spanish_locale(monkeypatch):
+    monkeypatch.setenv("LC_ALL", "es_ES.UTF-8")
+    monkeypatch.setenv("ATTNLAB_LANG", "en")
+    assert i18n.resolve_lang() == "en"
+    monkeypatch.setenv("ATTNLAB_LANG", "de")
+    assert i18n.resolve_lang() == "es"

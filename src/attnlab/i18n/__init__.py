@@ -21,19 +21,29 @@ DEFAULT = "en"
 
 
 def resolve_lang(lang: str | None = None) -> str:
-    """The language to speak: ``lang`` if given, else the locale's (``es_ES.UTF-8`` -> es),
-    else English. An unknown ``lang`` is a ``ValueError`` naming the choices."""
+    """The language to speak: ``lang`` if given, else ``ATTNLAB_LANG`` (``es``, or a locale name
+    such as ``es_ES.UTF-8``), else the locale's (``LC_ALL``, ``LC_MESSAGES``, ``LANG``), else
+    English. An unknown ``lang`` is a ``ValueError`` naming the choices; an ``ATTNLAB_LANG``
+    that names no language of attnlab is passed over, as an unknown locale is."""
     if lang is not None:
         if lang not in LANGS:
             raise ValueError(f"unknown language {lang!r}; choose one of: {', '.join(LANGS)}")
         return lang
+    chosen = _code(os.environ.get("ATTNLAB_LANG", ""))
+    if chosen in LANGS:
+        return chosen
     for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
         value = os.environ.get(var, "")
         if value:
-            code = value.split("_")[0].split(".")[0].lower()
+            code = _code(value)
             return code if code in LANGS else DEFAULT
-    code = (locale.getlocale()[0] or "").split("_")[0].lower()
+    code = _code(locale.getlocale()[0] or "")
     return code if code in LANGS else DEFAULT
+
+
+def _code(name: str) -> str:
+    """The language of a locale name: ``es_ES.UTF-8`` -> ``es``, ``EN`` -> ``en``."""
+    return name.strip().split("_")[0].split(".")[0].split("@")[0].lower()
 
 
 @cache

@@ -10,8 +10,9 @@ KV cache). In a notebook::
 prints each case (passed or failed, why, the smallest failing input) and any mistake it
 recognises; ``.passed`` is True when every case passed. On the command line: ``attnlab lab``.
 
-Left out on purpose (SPEC §8): training, flash / paged / sparse attention, and
-cross-attention (the same equation with Q from one sequence and K, V from another).
+Left out on purpose, to keep each exercise one idea a learner can finish: training, flash /
+paged / sparse attention (ways to compute the same weights faster), and cross-attention (the
+same equation with Q from one sequence and K, V from another).
 """
 
 from __future__ import annotations
