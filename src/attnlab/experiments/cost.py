@@ -125,7 +125,7 @@ def figure(record: dict[str, Any]) -> Figure:
 # n² per head) and 1.5 for time (CPU timings of the largest sizes are noisy); "linearly" as
 # at most 1.3 for the projections and 1.2 for memeff's memory.
 QUAD_MEMORY, QUAD_TIME, LINEAR_TIME, LINEAR_MEMORY = 1.7, 1.5, 1.3, 1.2
-# A time exponent is a benchmark's (SPEC §3.12): fitted to each size's minimum over its
+# A time exponent is a benchmark's (timed in interleaved rounds): fitted to each size's minimum over its
 # interleaved rounds, and decided only beyond the range of slopes that the rounds' spread
 # allows (``measure.time_range``): held when the whole range passes the threshold, not held
 # when none of it does, inconclusive when it straddles the threshold or when the sizes were

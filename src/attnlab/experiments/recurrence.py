@@ -1,5 +1,5 @@
-"""Why attention replaced recurrence: the seeds' opening argument, measured
-(docs/experiments.md, "Why attention replaced recurrence"; SPEC §3.9).
+"""Why attention replaced recurrence: the chapter's opening argument, measured
+(docs/experiments.md, "Why attention replaced recurrence").
 
 Three models at the same width: an Elman RNN (tanh), an LSTM (``attnlab.nn.recurrent``)
 and the project's attention block, each as the mixer of the same pre-norm block (mixer

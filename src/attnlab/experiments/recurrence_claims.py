@@ -1,5 +1,5 @@
 """The claims of "Why attention replaced recurrence", their rules and thresholds
-(docs/experiments.md, "Why attention replaced recurrence"; SPEC §3.9, §3.12).
+(docs/experiments.md, "Why attention replaced recurrence").
 
 Written and committed before any measured verdict of them existed, and never
 moved since; each threshold is a word of the claim put on the claims module's one

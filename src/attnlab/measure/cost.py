@@ -14,7 +14,7 @@ Dimension legend: ``b`` batch, ``n`` positions, ``h`` heads, ``d`` head width,
 
 What is measured, and how:
 - *total ms*: the layer's **forward only** (under ``torch.no_grad``), timed as a
-  benchmark (SPEC §3.12): after one warm-up forward of every size, ``repeats``
+  benchmark: after one warm-up forward of every size, ``repeats``
   rounds, each timing every completed (n, kind) once, sizes ascending in one
   round and descending in the next (``time_interleaved``), so a burst of load
   from another process falls on single readings of several sizes, never on
