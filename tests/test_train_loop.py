@@ -234,22 +234,45 @@ def test_cpu_steps_never_synchronise_cuda(tmp_path, data, monkeypatch):
     assert train(tiny("train.steps=3"), tmp_path, data=data)["steps"] == 3
 
 
-def test_an_exploded_final_perplexity_is_inf_and_the_result_is_written(tmp_path, data,
-                                                                        monkeypatch):
+def test_an_exploded_final_perplexity_is_divergence(tmp_path, data, monkeypatch):
+    # A held-out perplexity of inf at the end is past the bound: no result, no final checkpoint.
     monkeypatch.setattr(trainer_mod, "evaluate",
-                        lambda *a, **k: {"train_ppl": math.inf, "held_ppl": math.inf})
-    result = train(tiny("train.steps=2"), tmp_path, data=data)
-    assert result["held_ppl"] == math.inf
-    assert json.loads((tmp_path / "result.json").read_text())["held_ppl"] == math.inf
-    from attnlab.cli.train import summary
+                        lambda *a, **k: {"train_ppl": 30.0, "held_ppl": math.inf})
+    with pytest.raises(TrainingDiverged, match=r"^held-out perplexity inf exceeds 3\.28e\+04 "
+                                               r"\(a loss of 3·ln V = 10\.4\) at step 2 of 2; "
+                                               r"no checkpoint"):
+        train(tiny("train.steps=2"), tmp_path, data=data)
+    assert not (tmp_path / "result.json").exists() and (tmp_path / "diverged.json").exists()
+    assert not (tmp_path / "checkpoint").exists()
 
-    assert "held-out ppl inf" in summary(result)
+
+def test_a_final_loss_past_the_bound_is_divergence_before_the_window(tmp_path, data,
+                                                                     monkeypatch):
+    """The last step's loss reads 8 higher, past 3 ln 32 = 10.4 on its own, with 3 steps of
+    a 50-step window: the run ends as diverged. That loss measures step 2's weights, so the
+    checkpoint kept is step 1's; the final one (step 3) is not written either."""
+    real = trainer_mod.next_token_loss
+    calls = []
+
+    def shifted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs) + (8.0 if len(calls) == 3 else 0.0)
+
+    monkeypatch.setattr(trainer_mod, "next_token_loss", shifted)
+    cfg = tiny("train.steps=3", "train.ckpt_every=1", "train.log_every=1", "model.dropout=0.0")
+    with pytest.raises(TrainingDiverged, match=r"^final loss 11\.\d+ exceeds 3·ln V = 10\.4 at "
+                                               r"step 3 of 3; the last good checkpoint \(step 1\)"):
+        train(cfg, tmp_path, data=data)
+    assert json.loads((tmp_path / "checkpoint/state.json").read_text())["step"] == 1
+    assert not (tmp_path / "result.json").exists()
+    with pytest.raises(TrainingDiverged, match="recorded in"):
+        train(cfg, tmp_path, data=data)
 
 
 def test_nan_perplexity_at_the_end_is_divergence(tmp_path, data, monkeypatch):
     monkeypatch.setattr(trainer_mod, "evaluate",
                         lambda *a, **k: {"train_ppl": math.nan, "held_ppl": math.nan})
-    with pytest.raises(TrainingDiverged, match="NaN perplexity at step 2"):
+    with pytest.raises(TrainingDiverged, match="NaN held-out perplexity at step 2"):
         train(tiny("train.steps=2"), tmp_path, data=data)
     assert not (tmp_path / "result.json").exists() and (tmp_path / "diverged.json").exists()
 

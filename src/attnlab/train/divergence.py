@@ -15,6 +15,12 @@ margin above them; a run that has blown up (the issue's example ended at a
 loss of 54,159) is far above it. The mean over 50 steps keeps one spike from
 stopping a run that recovers.
 
+A run that reaches its last step is measured once more, whatever the window:
+its last loss and its perplexities (``final_reason``). A run that blew up in
+its last few dozen steps ends there at a loss of thousands and a held-out
+perplexity of inf, past the bound although the 50-step mean never had the
+time to pass it; it has diverged as surely as one stopped on the way.
+
 Left out: rules relative to the run's own best loss (they need a warm-up
 period and stop slow-learning runs), and gradient-norm rules.
 """
@@ -28,6 +34,7 @@ from pathlib import Path
 
 DIVERGE_WINDOW = 50  # steps whose mean loss is compared with the bound
 DIVERGE_FACTOR = 3.0  # the bound, in units of ln V
+PERPLEXITIES = {"held_ppl": "held-out perplexity", "train_ppl": "training perplexity"}
 
 
 class LossGuard:
@@ -70,6 +77,31 @@ class LossGuard:
     def over_bound(self) -> bool:
         """Whether the latest loss is past the bound (no checkpoint is written then)."""
         return bool(self.recent) and self.recent[-1] > self.bound
+
+    def final_reason(self, last_loss: float, ppl: dict[str, float]) -> str | None:
+        """Why a finished run has diverged, whatever the window: its last step's loss, or a
+        perplexity of its final weights, not finite or past the bound; None if neither.
+
+        >>> guard = LossGuard(vocab_size=1024)
+        >>> guard.final_reason(3.1, {"held_ppl": 22.0, "train_ppl": 20.0}) is None
+        True
+        >>> guard.final_reason(3768.5, {"held_ppl": math.inf})
+        'final loss 3768 exceeds 3·ln V = 20.8'
+        >>> guard.final_reason(3.1, {"held_ppl": math.inf})
+        'held-out perplexity inf exceeds 1.07e+09 (a loss of 3·ln V = 20.8)'
+        """
+        bound = f"{self.factor:g}·ln V = {self.bound:.3g}"
+        if not math.isfinite(last_loss) or last_loss > self.bound:
+            return f"final loss {last_loss:.4g} exceeds {bound}"
+        for key, name in PERPLEXITIES.items():
+            value = ppl.get(key)
+            if value is None:
+                continue
+            if math.isnan(value):
+                return f"the trained model gives NaN {name}"
+            if value > math.exp(self.bound):
+                return f"{name} {value:.4g} exceeds {math.exp(self.bound):.3g} (a loss of {bound})"
+        return None
 
     def state(self) -> list[float]:
         """The recent losses, for the checkpoint (a resumed run decides the same)."""

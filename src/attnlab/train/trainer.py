@@ -31,7 +31,8 @@ one line, rather than resumed in bf16 on a GPU.
 
 Divergence. A NaN or infinite loss, or a finite one whose mean over the last
 50 steps exceeds 3·ln V (``attnlab.train.divergence`` says why that bound),
-stops the run before the update that would have used it: ``TrainingDiverged``
+stops the run before the update that would have used it; at the end, a last loss or a
+perplexity that is not finite or past the same bound does too: ``TrainingDiverged``
 names the step and ``diverged.json`` records it. ``eval`` and ``generate`` of
 such a run say that it diverged; ``train`` again says so at once (delete
 ``diverged.json`` to try again).
@@ -42,7 +43,11 @@ passed, so a hard kill loses at most about a minute whatever ``ckpt_every``
 is; under DDP only the step schedule (ranks must agree). A due checkpoint is
 written after the next forward pass, once the loss of its weights is known:
 only if it is within the bound, so the checkpoint a diverged run keeps is a
-good one (the final checkpoint, and one on Ctrl-C, are written at once). None
+good one (one on Ctrl-C is written at once). The final checkpoint is written
+once the end-of-run evaluation has measured its weights, and only if the last
+loss and the perplexities are finite and within the bound: a run that blew up
+in its last steps, before 50 of them could pass the bound, ends as diverged
+too (``LossGuard.final_reason``). None
 of this changes the result: a resumed run is bitwise the same wherever it was
 cut. Ctrl-C or SIGTERM does not cut a step in half: the loop finishes the
 update, writes a checkpoint and stops with ``TrainingInterrupted`` (a second
@@ -55,7 +60,6 @@ to ``<run>/kept/`` (``attnlab.train.kept``): snapshots of one trajectory for mea
 from __future__ import annotations
 
 import logging
-import math
 import time
 from collections.abc import Callable
 from contextlib import nullcontext
@@ -206,6 +210,7 @@ class _Run:
         self.wall_before = 0.0  # seconds spent in earlier sessions
         self.tokens_per_s = 0.0
         self.last_ckpt_step: int | None = None
+        self.final: dict[str, Any] | None = None  # the last step's checkpoint, once measured
         self.next_timed_ckpt = time.perf_counter() + CKPT_SECONDS  # single process only
 
     # -- set-up ---------------------------------------------------------------
@@ -335,8 +340,8 @@ class _Run:
             wall = self.wall_before + time.perf_counter() - session_start
             timed = not self.info.enabled and time.perf_counter() >= self.next_timed_ckpt
             due = (tc.ckpt_every and self.step % tc.ckpt_every == 0) or timed
-            if self.step == tc.steps:
-                self._write(self._snapshot(wall))
+            if self.step == tc.steps:  # written by _finish, once evaluation has measured it
+                self.final = self._snapshot(wall)
             elif due:  # written once the next forward has measured these weights' loss
                 pending = self._snapshot(wall)
             if tc.eval_every and self.step % tc.eval_every == 0 and self.step < tc.steps:
@@ -352,7 +357,7 @@ class _Run:
                     record["grad_norm"] = grad_norm
                 self._emit(record)
                 window = []
-            if stop["signal"] is not None:
+            if stop["signal"] is not None and self.step < tc.steps:  # done: _finish ends it
                 if self.last_ckpt_step != self.step:
                     self._write(pending or self._snapshot(wall))
                 raise TrainingInterrupted(
@@ -419,9 +424,11 @@ class _Run:
 
     def _finish(self, wall: float) -> dict[str, Any]:
         ppl = self._evaluate()
-        if any(math.isnan(v) for v in ppl.values()):  # inf is an answer; NaN is not
-            self._diverged("the trained model gives NaN perplexity", self.last_loss,
-                           step=self.step)
+        reason = self.guard.final_reason(self.last_loss, ppl)  # whatever the window
+        if reason is not None:
+            self._diverged(reason, self.last_loss, step=self.step)
+        if self.final is not None:
+            self._write(self.final)
         result = {
             "run_hash": run_hash(self.cfg),
             "steps": self.step,
