@@ -41,7 +41,7 @@ class LossGuard:
     """Watches a run's per-step losses and says when it has diverged.
 
     >>> guard = LossGuard(vocab_size=1024, window=2)
-    >>> round(guard.bound, 2)
+    >>> round(guard.bound, 1)
     20.8
     >>> guard.check(7.0) is None  # the window is not full yet
     True
