@@ -112,4 +112,9 @@ def test_claims_hold_on_olssons_picture():
 def test_each_claim_fails_when_its_numbers_say_so(record, fails):
     status = _status(record)
     assert status[fails] == "not held"
-    assert {c for c, v in status.items() if v != "held"} == {fails}
+    # no induction head formed: the claims about its forming and its ablation cannot be
+    # tested (their premise), so they are inconclusive, not held or not held
+    untestable = {"induction.phase_change", "induction.ablation_k_composition"} \
+        if max(record["induction"]["two"][0]["snapshots"][-1]["induction"][1]) <= 0.5 else set()
+    assert {c for c, v in status.items() if v == "inconclusive"} == untestable
+    assert {c for c, v in status.items() if v not in ("held", "inconclusive")} == {fails}

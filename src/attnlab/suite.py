@@ -60,6 +60,7 @@ from attnlab.lab.seeds import (
     EXTRA_SEEDS,
     check_extra_seeds,
     grown,
+    held_back,
     ran_note,
     skipped_note,
     triggers,
@@ -243,7 +244,8 @@ class Suite:
         due = triggers(verdicts, candidates) if extra_seeds > 0 else {}
         for name, settings in candidates.items():
             if name not in due:
-                self._note(name, skipped_note(seeds_of(settings), extra_seeds))
+                self._note(name, skipped_note(seeds_of(settings), extra_seeds,
+                                              held_back(verdicts, name)))
         if not due:
             return {}
         wanted, extra = {}, {}

@@ -55,7 +55,7 @@ import numpy as np
 import torch
 
 from attnlab.data.synthetic import VerbAgreementData, verb_agreement_dataset
-from attnlab.lab.claims import MOST, WELL_ABOVE, Claim, Margins, Part, Records, claim
+from attnlab.lab.claims import MOST, WELL_ABOVE, Claim, Margins, Part, Premise, Records, claim
 from attnlab.lab.context import Context, SentenceStream, attention_trace, model_device
 from attnlab.lab.registry import Experiment
 from attnlab.lab.runner import Results, RunSpec, seeded
@@ -297,6 +297,23 @@ def _accuracy(records: Records) -> Margins:
                    {"top1": mean_std(rec["top1"])[0], "baseline": rec["baseline"]})
 
 
+def learned_premise(consequence: str, consequence_es: str) -> Premise:
+    """The premise that the model learned the agreement (the rule of
+    ``agreement.predicts_form``; added with its own rule version, before any verdict under
+    it): a claim about the heads that route the subject needs a model that routes it."""
+    return Premise(
+        f"held-out top-1 ≥ majority-form baseline + {WELL_ABOVE:g}", _accuracy,
+        "the model has not learned the agreement (held-out top-1 {top1:.2f} against a "
+        "baseline of {baseline:.2f}): " + consequence,
+        "el modelo no ha aprendido la concordancia (top-1 {top1:.2f} frente a una base de "
+        "{baseline:.2f}): " + consequence_es,
+        f"top-1 ≥ base de la forma mayoritaria + {WELL_ABOVE:g}")
+
+
+LEARNED = learned_premise("its heads have no agreement to route",
+                          "sus cabezas no tienen ninguna concordancia que encaminar")
+
+
 def _subject_head(records: Records) -> Margins:
     best = [max(h["subject"] for h in heads) for heads in records[NAME]["heads"]]
     return Margins([b - MOST for b in best], {"largest_subject_weight": mean_std(best)[0]})
@@ -322,17 +339,17 @@ CLAIMS: list[Claim] = [
           "Some head puts most of its weight at the predicting position on the subject "
           "pronoun.", NAME,
           Part(f"largest weight of any head on the subject pronoun > {MOST:g}", _subject_head,
-               "weight")),
+               "weight"), premises=[LEARNED]),
     claim("agreement.subject_and_stems_head",
           "The curriculum's verb-form head: at the position that predicts the verb, some head "
           "puts most of its mass on the subject pronoun and the verb stem together (positions "
           "6 and 4 of `I work , you work , he ___`), with maybe some on the earlier stem.", NAME,
           Part(f"largest weight of any head on the subject pronoun and the verb stems together "
-               f"> {MOST:g}", _subject_and_stems, "weight")),
+               f"> {MOST:g}", _subject_and_stems, "weight"), premises=[LEARNED]),
     claim("agreement.partial_specialisation",
           "Head specialisation is partial: no single head does all the routing.", NAME,
           Part(f"largest share of all heads' weight on the subject and the stems held by one "
-               f"head < {SHARE:g}", _partial, "share")),
+               f"head < {SHARE:g}", _partial, "share"), premises=[LEARNED]),
 ]
 
 __all__ = ["CLAIMS", "GROUPS", "NAME", "PROFILES", "Settings", "TITLE", "analyse", "baseline",

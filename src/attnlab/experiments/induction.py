@@ -38,7 +38,7 @@ import numpy as np
 
 from attnlab.data.repeated import SegmentStream, segment_rows
 from attnlab.experiments import induction_measure as im
-from attnlab.lab.claims import CLEAR, MOST, Claim, Margins, Part, Records, claim
+from attnlab.lab.claims import CLEAR, MOST, Claim, Margins, Part, Premise, Records, claim
 from attnlab.lab.context import Context
 from attnlab.lab.registry import Experiment
 from attnlab.lab.runner import Results, RunSpec, seeded
@@ -325,6 +325,26 @@ def _coincides(records: Records) -> Margins:
     return _margins([t["phase"]["score_share"] for t in _two(records)], MOST, True)
 
 
+def _head_formed(records: Records) -> Margins:
+    """Per seed: the best block-2 head's final induction score, against MOST (the premise of
+    the claims about how the head forms and what removing its feed does)."""
+    scores = [max(t["snapshots"][-1]["induction"][1]) for t in _two(records)]
+    return Margins([s - MOST for s in scores], {"score": float(np.mean(scores)), "bar": MOST})
+
+
+def head_formed(consequence: str, consequence_es: str) -> Premise:
+    """The premise that the two-block model formed an induction head (added with its own
+    rule version, before any verdict under it): a claim about that head's forming or its
+    ablation cannot be tested on a model that has none."""
+    return Premise(
+        f"the best block-2 head's induction score > {MOST:g}", _head_formed,
+        "no induction head formed (the best block-2 head's score is {score:.2f}, not above "
+        "{bar:g}): " + consequence,
+        "no se formó ninguna cabeza de inducción (la mejor cabeza del bloque 2 puntúa "
+        "{score:.2f}, no más de {bar:g}): " + consequence_es,
+        f"puntuación de inducción de la mejor cabeza del bloque 2 > {MOST:g}")
+
+
 def _kept(key: str, prev: bool) -> Any:
     """Per seed: with the previous-token head ablated, the fraction of the induction head's
     score (or benefit) left, against MOST ("removes": more than half gone); with another
@@ -368,7 +388,9 @@ CLAIMS: list[Claim] = [
           Part(f"largest share of the in-context benefit's rise within {SHORT:g} of training "
                f"> {MOST:g}", _abrupt, "share", "abrupt"),
           Part(f"share of the induction head's score rise within that window > {MOST:g}",
-               _coincides, "share", "where the induction score rises")),
+               _coincides, "share", "where the induction score rises"),
+          premises=[head_formed("there is no rise of a head to time",
+                                "no hay subida de una cabeza que cronometrar")]),
     claim("induction.ablation_k_composition",
           "Ablating the previous-token head removes the induction head's score and its "
           "benefit, while ablating another head of block 1 does not (K-composition).", NAME,
@@ -379,7 +401,9 @@ CLAIMS: list[Claim] = [
           Part(f"score left with any other block-1 head ablated > {MOST:g}",
                _kept("score", False), "fraction", "other heads: score"),
           Part(f"benefit left with any other block-1 head ablated > {MOST:g}",
-               _kept("benefit", False), "fraction", "other heads: benefit")),
+               _kept("benefit", False), "fraction", "other heads: benefit"),
+          premises=[head_formed("there is no head whose feed an ablation could remove",
+                                "no hay cabeza cuya entrada pueda quitar una ablación")]),
 ]
 
 __all__ = ["CLAIMS", "NAME", "PROFILES", "SHORT", "Settings", "TITLE", "analyse", "figure",

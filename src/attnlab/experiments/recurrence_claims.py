@@ -22,11 +22,21 @@ the benchmark pairs models timed in the same round.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from attnlab.lab.claims import CLEAR, NEGLIGIBLE, WELL_ABOVE, Claim, Margins, Part, Records, claim
+from attnlab.lab.claims import (
+    CLEAR,
+    NEGLIGIBLE,
+    WELL_ABOVE,
+    Claim,
+    Margins,
+    Part,
+    Premise,
+    Records,
+    claim,
+)
 from attnlab.lab.tables import mean_std
 
 NAME = "recurrence"
@@ -48,6 +58,11 @@ ATTENTION_MAX_DECADES = 1.0
 # "Holds": accuracy at least WELL_ABOVE (20 points) above chance; "holds longer": the largest
 # distance up to which the LSTM holds (at every distance up to it) exceeds the RNN's.
 HOLDS = CHANCE + WELL_ABOVE
+# Premises (added with their own rule version, before any verdict under them): a claim
+# about how an accuracy changes with d can be tested only on a model that learned the
+# agreement where it is easiest, at the smallest d: "clearly above chance", CLEAR (10
+# points) above it. "Holds longer" needs one of the two models to hold (HOLDS) there.
+LEARNED = CHANCE + CLEAR
 # Dependent steps. "Grow with T": the exponent of steps against T (log-log least squares over
 # T = 32 … 1024) is at least 1 − CLEAR for each recurrence (one step per token, T of them, up to
 # a constant); "do not": attention's exponent is at most NEGLIGIBLE.
@@ -142,6 +157,40 @@ def _rnn_at_chance(records: Records) -> Margins:
                    {"acc_largest_d": mean_std([a[-1] for a in acc])[0]})
 
 
+def _learned(model: str, bar: float) -> Callable[[Records], Margins]:
+    """Per seed: the model's accuracy at the smallest d, less ``bar``."""
+
+    def margins(records: Records) -> Margins:
+        acc = _acc(records, model)
+        return Margins([a[0] - bar for a in acc],
+                       {"d": records[NAME]["agreement"]["distances"][0],
+                        "acc": mean_std([a[0] for a in acc])[0], "bar": bar})
+
+    return margins
+
+
+def _either_holds(records: Records) -> Margins:
+    rnn, lstm = _acc(records, "rnn"), _acc(records, "lstm")
+    best = [max(a[0], b[0]) for a, b in zip(rnn, lstm, strict=True)]
+    return Margins([b - HOLDS for b in best],
+                   {"d": records[NAME]["agreement"]["distances"][0],
+                    "rnn": mean_std([a[0] for a in rnn])[0],
+                    "lstm": mean_std([b[0] for b in lstm])[0], "bar": HOLDS})
+
+
+def learned_premise(model: str, who: str, who_es: str, consequence: str,
+                    consequence_es: str) -> Premise:
+    """The premise that ``model`` learned the agreement at the smallest d."""
+    return Premise(
+        f"{who}'s accuracy at the smallest d ≥ chance + {CLEAR:g} = {LEARNED:g}",
+        _learned(model, LEARNED),
+        f"{who} has not learned the agreement even at the smallest distance, d = {{d}} "
+        f"(accuracy {{acc:.2f}}, chance {CHANCE:g}): {consequence}",
+        f"{who_es} no ha aprendido la concordancia ni a la distancia más corta, d = {{d}} "
+        f"(acierto {{acc:.2f}}, azar {CHANCE:g}): {consequence_es}",
+        f"acierto de {who_es} a la d más corta ≥ azar + {CLEAR:g} = {LEARNED:g}")
+
+
 def held_distance(acc: Sequence[float], distances: Sequence[int]) -> int:
     """The largest distance up to which every accuracy is at least ``HOLDS`` (0: none).
 
@@ -210,17 +259,35 @@ CLAIMS: list[Claim] = [
           "Attention's agreement accuracy at the largest d is not clearly below its accuracy "
           "at the smallest (\"the distance does not matter\").", NAME,
           Part(f"accuracy(smallest d) − accuracy(largest d) < {CLEAR:g}",
-               _attention_distance_free, "accuracy")),
+               _attention_distance_free, "accuracy"),
+          premises=[learned_premise("attention", "attention", "la atención",
+                                    "a distance cannot matter to a model that never learned "
+                                    "the agreement",
+                                    "la distancia no puede importar a un modelo que nunca "
+                                    "aprendió la concordancia")]),
     claim("recurrence.rnn_falls_to_chance",
           "The RNN's agreement accuracy falls toward chance as d grows.", NAME,
           Part(f"accuracy(smallest d) − accuracy(largest d) ≥ {CLEAR:g}", _rnn_falls,
                "accuracy", "falls"),
           Part(f"accuracy(largest d) ≤ chance + {CLEAR:g} = {CHANCE + CLEAR:g}", _rnn_at_chance,
-               "accuracy", "to chance")),
+               "accuracy", "to chance"),
+          premises=[learned_premise("rnn", "the RNN", "la RNN",
+                                    "it is at chance already, so there is nothing to fall from",
+                                    "ya está en el azar, así que no hay nada desde donde "
+                                    "caer")]),
     claim("recurrence.lstm_holds_longer",
           "The LSTM holds the agreement to longer distances than the RNN.", NAME,
           Part(f"largest d up to which accuracy ≥ {HOLDS:g} at every distance: LSTM's > RNN's "
-               "(same seed)", _lstm_holds_longer, "words")),
+               "(same seed)", _lstm_holds_longer, "words"),
+          premises=[Premise(
+              f"the RNN's or the LSTM's accuracy at the smallest d ≥ {HOLDS:g}", _either_holds,
+              "neither model holds the agreement even at the smallest distance, d = {d} "
+              "(accuracy: RNN {rnn:.2f}, LSTM {lstm:.2f}; holding needs {bar:g}): there is no "
+              "distance to compare",
+              "ninguno de los dos modelos mantiene la concordancia ni a la distancia más "
+              "corta, d = {d} (acierto: RNN {rnn:.2f}, LSTM {lstm:.2f}; mantenerla exige "
+              "{bar:g}): no hay distancia que comparar",
+              f"acierto de la RNN o de la LSTM a la d más corta ≥ {HOLDS:g}")]),
     claim("recurrence.sequential_steps",
           "The recurrence's dependent sequential steps grow with T; attention's do not.", NAME,
           Part(f"exponent of counted steps against T ≥ {GROWS:g} for the RNN and the LSTM",

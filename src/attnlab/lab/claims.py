@@ -18,6 +18,14 @@ An experiment left with a training claim inconclusive on ``MIN_SEEDS`` or more
 seeds gets one extra round of seeds, once, and all its claims are decided again
 (``attnlab.lab.seeds`` states that rule).
 
+A claim may declare *premises*: the conditions under which it can be tested at all (the
+RNN learned the agreement at the smallest distance, else nothing can fall; an induction
+head formed, else there is nothing to ablate). A premise is decided as a part is; when
+one is not held the claim is **inconclusive** with the premise's reason in words, and no
+extra round of seeds is spent on it; when one is itself undecided the claim is
+inconclusive too (more seeds may settle it). The verdict records the outcome as
+``premise``: ``{"held": true | false | null, "why": ...}``.
+
 A claim that needs no training (a parameter count, an exponent of a timed
 sweep, a random-number table) has one evaluation, marked as such: held when
 its margin is positive, not held otherwise. A claim of several parts is held
@@ -84,6 +92,17 @@ class Part:
 
 
 @dataclass(frozen=True)
+class Premise:
+    """A condition under which a claim can be tested at all, decided as a part is."""
+
+    rule: str  # the condition in words, with its threshold
+    margins: Callable[[Records], Margins]  # per-seed margins: > 0 where the condition holds
+    failed: str  # why the claim cannot be tested, formatted with the margins' numbers
+    failed_es: str = ""  # the same in Spanish
+    rule_es: str = ""
+
+
+@dataclass(frozen=True)
 class Claim:
     """A claim of the textbook and the parts that decide it."""
 
@@ -92,6 +111,7 @@ class Claim:
     needs: tuple[str, ...]  # experiment names whose records decide it
     parts: tuple[Part, ...]  # every part must hold
     trained: bool = True  # False: one evaluation, no seeds (params, cost, analytic tables)
+    premises: tuple[Premise, ...] = ()  # conditions under which the claim can be tested at all
 
     @property
     def rule(self) -> str:
@@ -102,9 +122,10 @@ class Claim:
 
 
 def claim(cid: str, text: str, needs: str | tuple[str, ...], *parts: Part,
-          trained: bool = True) -> Claim:
+          trained: bool = True, premises: Sequence[Premise] = ()) -> Claim:
     """A ``Claim`` with ``needs`` given as one name or several."""
-    return Claim(cid, text, (needs,) if isinstance(needs, str) else needs, parts, trained)
+    return Claim(cid, text, (needs,) if isinstance(needs, str) else needs, parts, trained,
+                 tuple(premises))
 
 
 def per_seed(fn: Callable[..., float], *series: Sequence[float]) -> list[float]:
@@ -192,7 +213,56 @@ def decide(c: Claim, records: Records) -> dict[str, Any]:
     status = combine(statuses)
     seeds = [len(p["margins"]) for p in out["parts"] if "margins" in p]
     why = "; ".join(reasons) if reasons else out["parts"][0]["why"]
+    if c.premises:
+        premise = decide_premises(c, records)
+        out["premise"] = premise
+        if premise["status"] in ("error", "skipped"):
+            status, why = premise["status"], premise["why"]
+        elif not premise["held"] and status in ("held", "not held", "inconclusive"):
+            status, why = "inconclusive", premise["why"]
     return {**out, "status": status, "why": why, "seeds": max(seeds, default=0)}
+
+
+def decide_premises(c: Claim, records: Records) -> dict[str, Any]:
+    """The outcome of a claim's premises: ``held`` True (all held), False (one is not held:
+    the claim cannot be tested) or None (one is undecided), ``why`` (and ``why_es``) in words,
+    and per premise its rule, margins, numbers and status."""
+    rows: list[dict[str, Any]] = []
+    for premise in c.premises:
+        row: dict[str, Any] = {"rule": premise.rule, "rule_es": premise.rule_es}
+        try:
+            m = premise.margins(records)
+            status, _ = part_verdict(m.values, c.trained)
+            mean, se = mean_se(m.values)
+            row.update(margins=list(m.values), mean=mean, numbers=m.numbers,
+                       se=se if math.isfinite(se) else None, status=status)
+            if status == "not held":
+                row.update(why=premise.failed.format(**m.numbers),
+                           why_es=(premise.failed_es or premise.failed).format(**m.numbers))
+        except Skip as err:
+            row.update(status="skipped", why=str(err))
+        except Exception as err:  # noqa: BLE001 - a broken premise is an error verdict
+            row.update(status="error", why=one_line(err))
+        rows.append(row)
+    status = combine([r["status"] for r in rows])
+    failed = [r for r in rows if r["status"] == "not held"]
+    if status in ("error", "skipped"):
+        first = next(r for r in rows if r["status"] == status)
+        return {"held": None, "status": status, "why": first["why"], "why_es": first["why"],
+                "checks": rows}
+    if failed:
+        return {"held": False, "status": "not held", "why": failed[0]["why"],
+                "why_es": failed[0]["why_es"], "checks": rows}
+    if status == "inconclusive":
+        open_ = [r for r in rows if r["status"] == "inconclusive"]
+        return {"held": None, "status": status,
+                "why": "cannot yet say whether the claim can be tested: "
+                       + "; ".join(r["rule"] for r in open_) + " is undecided",
+                "why_es": "aún no se sabe si la afirmación se puede comprobar: "
+                          + "; ".join(r["rule_es"] or r["rule"] for r in open_)
+                          + " está sin decidir",
+                "checks": rows}
+    return {"held": True, "status": "held", "why": "", "why_es": "", "checks": rows}
 
 
 def evaluate(records: Records, claims: list[Claim]) -> list[dict[str, Any]]:

@@ -9,7 +9,11 @@ report, word for word):
    it is **inconclusive** on at least ``MIN_SEEDS`` (3) seeds. Held, not-held,
    skipped and error verdicts never call for one, nor do claims that need no
    training, nor claims decided on fewer than 3 seeds (they stay inconclusive: the
-   micro profile, ``--seeds 1`` or ``2``).
+   micro profile, ``--seeds 1`` or ``2``). Nor does a claim that more seeds cannot
+   change (``cannot_move``): one whose premise is not held (it cannot be tested at all,
+   ``attnlab.lab.claims``), or one whose every undecided part has the same margin on
+   every seed (a spread of zero: the mean sits on the threshold and new seeds would add
+   the same value again).
 3. The round adds ``extra_seeds`` seeds (default ``EXTRA_SEEDS`` = 2: after seeds
    0-2, seeds 3 and 4): every run of the experiment's plan with seeds = n + extra,
    through the runner's cache, so seeds 0..n-1 are read, not retrained. The extra
@@ -67,7 +71,9 @@ def rule_text(extra_seeds: int) -> str:
         f"trains every run of its plan with {extra_seeds} more seed(s), once; it is then "
         f"analysed again and all its claims are decided again on all its seeds, and those "
         f"verdicts are final. Held, not-held, skipped, error and untrained claims never call "
-        f"for a round; a claim decided on fewer than {MIN_SEEDS} seeds stays inconclusive; a "
+        f"for a round, nor does a claim whose premise failed (it cannot be tested at all) or "
+        f"whose undecided parts have the same margin on every seed (more seeds cannot change "
+        f"it); a claim decided on fewer than {MIN_SEEDS} seeds stays inconclusive; a "
         f"round never removes a seed and never repeats."
     )
 
@@ -85,12 +91,41 @@ def triggers(verdicts: Iterable[dict], candidates: Iterable[str]) -> dict[str, l
     due: dict[str, list[str]] = {}
     for v in verdicts:
         if not (v.get("trained", True) and v.get("status") == "inconclusive"
-                and v.get("seeds", 0) >= MIN_SEEDS):
+                and v.get("seeds", 0) >= MIN_SEEDS) or cannot_move(v):
             continue
         for name in v.get("needs") or [v.get("experiment")]:
             if name in eligible:
                 due.setdefault(name, []).append(v["id"])
     return due
+
+
+def cannot_move(verdict: dict) -> str:
+    """Why more seeds cannot change an inconclusive ``verdict`` ("" when they can): its
+    premise is not held, or every undecided part has one margin on every seed.
+
+    >>> cannot_move({"status": "inconclusive", "parts": [
+    ...     {"status": "inconclusive", "margins": [0.0, 0.0, 0.0]}]})
+    "every seed's margin is the same (0): more seeds cannot change it"
+    """
+    if verdict.get("status") != "inconclusive":
+        return ""
+    premise = verdict.get("premise") or {}
+    if premise.get("held") is False:
+        return f"it cannot be tested: {premise.get('why', 'its premise failed')}"
+    undecided = [p for p in verdict.get("parts") or [] if p.get("status") == "inconclusive"]
+    margins = [p.get("margins") or [] for p in undecided]
+    if undecided and all(len(m) >= MIN_SEEDS and len(set(m)) == 1 for m in margins):
+        values = ", ".join(f"{m[0]:g}" for m in margins)
+        return f"every seed's margin is the same ({values}): more seeds cannot change it"
+    return ""
+
+
+def held_back(verdicts: Iterable[dict], name: str) -> list[str]:
+    """``claim id: why`` for each inconclusive training claim of experiment ``name`` that
+    more seeds cannot change (``cannot_move``)."""
+    return [f"{v['id']}: {why}" for v in verdicts
+            if name in (v.get("needs") or [v.get("experiment")]) and v.get("trained", True)
+            and (why := cannot_move(v))]
 
 
 def seed_range(first: int, count: int) -> str:
@@ -107,17 +142,22 @@ def ran_note(before: int, extra_seeds: int, because: list[str]) -> dict[str, Any
                     f"{', '.join(because)} {were} inconclusive on {before} seeds"}
 
 
-def skipped_note(seeds: int, extra_seeds: int) -> dict[str, Any]:
-    """``extra_round`` of an experiment that did not get one, with the reason."""
+def skipped_note(seeds: int, extra_seeds: int, unmoved: list[str] | None = None
+                 ) -> dict[str, Any]:
+    """``extra_round`` of an experiment that did not get one, with the reason (``unmoved``:
+    its inconclusive claims that more seeds cannot change, ``held_back``)."""
     if seeds < MIN_SEEDS:
         why = (f"{seeds} seed(s), fewer than {MIN_SEEDS}: its training claims stay "
                "inconclusive")
     elif extra_seeds == 0:
         why = "turned off (--extra-seeds 0)"
+    elif unmoved:
+        why = "more seeds cannot change its inconclusive claims (" + "; ".join(unmoved) + ")"
     else:
         why = f"no training claim was inconclusive on {seeds} seeds"
-    return {"ran": False, "extra_seeds": extra_seeds, "seeds_before": seeds,
+    note = {"ran": False, "extra_seeds": extra_seeds, "seeds_before": seeds,
             "text": f"no extra round: {why}"}
+    return {**note, "unmoved": list(unmoved)} if unmoved else note
 
 
 def grown(envelopes: dict[str, dict]) -> dict[str, list[str]]:
