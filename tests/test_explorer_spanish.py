@@ -1,7 +1,10 @@
-"""The explorer in Spanish (issue 30): ``attnlab explore --lang es`` and ``show(..., lang="es")``
-give a page whose buttons, switches, captions and notes come from the catalogue's Spanish
+"""The explorer in Spanish: ``attnlab explore --lang es`` and ``show(..., lang="es")`` give a
+page whose buttons, switches, captions and notes come from the catalogue's Spanish
 (``attnlab/i18n/explorer.json``), over the chapter's sentence, and that still works in
-Chromium: click a word, read the weights, toggle the switches."""
+Chromium: click a word, read the weights, toggle the switches. The composed presets
+(``--induction`` with its head roles, ``--agreement-distance``) speak Spanish too: no word of
+the catalogue's English is left in their data or on their page, and Spanish numbers are
+written as in code (0.75), as their English are."""
 
 from __future__ import annotations
 
@@ -172,3 +175,111 @@ def test_given_weights_speak_spanish_too() -> None:
         "composed"]["note"]  # fmt: skip
     english = show(weights=w, tokens=list("abcd"), lang="en").data
     assert english["views"][0]["composed"]["note"].startswith("Rollout (Abnar & Zuidema 2020)")
+
+
+# --- the composed presets: every word of them Spanish ----------------------------------------
+
+COMMAND = re.compile(r"attnlab(?: [a-z_-]+)+|\{\w+\}")  # a command is the same in both
+WORD = re.compile(r"[^\W\d_]{2,}")
+
+
+def _words(said: str) -> set[str]:
+    return {w.lower() for w in WORD.findall(COMMAND.sub(" ", said))}
+
+
+@functools.cache
+def _english_words() -> frozenset[str]:
+    """Words the catalogue's English uses and its Spanish never does ("layer", "head",
+    "score", "previous", "the"...): none may show on a Spanish page."""
+    entries = catalogue("explorer").values()
+    en = set().union(*(_words(e["en"]) for e in entries))
+    return frozenset(en - set().union(*(_words(e["es"]) for e in entries)))
+
+
+def _strings(data: object) -> list[str]:
+    """Every text of a page's data, the tokens left out (they are the model's, not ours)."""
+    if isinstance(data, str):
+        return [data]
+    if isinstance(data, dict):
+        return [t for k, v in data.items() if k != "tokens" for t in _strings(v)]
+    if isinstance(data, list):
+        return [t for v in data for t in _strings(v)]
+    return []
+
+
+def _english_left(texts: list[str]) -> list[str]:
+    english = _english_words()
+    return sorted({w for t in texts for w in _words(t) if w in english})
+
+
+@pytest.fixture(scope="module")
+def presets(tmp_path_factory) -> dict[str, dict]:
+    """``--induction`` and ``--agreement-distance`` through the command, each language, at the
+    micro profile's budget (seconds); the data read back from the written pages."""
+    from attnlab.experiments import induction, recurrence
+
+    out = tmp_path_factory.mktemp("presets")
+    pages = {}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(induction.PROFILES, "quick", induction.PROFILES["micro"])
+        mp.setitem(recurrence.PROFILES, "quick", recurrence.PROFILES["micro"])
+        for flag in ("--induction", "--agreement-distance"):
+            for lang in ("es", "en"):
+                path = out / f"{flag[2:]}-{lang}.html"
+                argv = ["explore", flag, "--lang", lang, "--work", str(out / "w"),
+                        "--out", str(path)]  # fmt: skip
+                assert cli_main.main(argv) == 0
+                html = path.read_text(encoding="utf-8")
+                found = re.search(r'id="attnlab-data">(.*?)</script>', html, re.S)
+                pages[f"{flag[2:]}-{lang}"] = {"path": path, "data": json.loads(found.group(1))}
+    return pages
+
+
+@pytest.mark.parametrize("name", ["induction", "agreement-distance"])
+def test_the_composed_presets_data_is_spanish(presets, name) -> None:
+    es, en = presets[f"{name}-es"]["data"], presets[f"{name}-en"]["data"]
+    assert _english_left(_strings(en)) != []  # the check can fail: the English page has them
+    assert _english_left(_strings(es)) == []
+    head = es["views"][0]["layers"][0]["heads"][0]
+    assert head["name"] == "cabeza 1" and es["views"][0]["composed"]["note"].startswith(
+        "Rollout (Abnar y")  # fmt: skip
+    if name == "induction":
+        assert es["title"].startswith("Cabezas de inducción")
+        assert es["roles"]["names"]["previous"] == "token anterior"
+        assert list(es["roles"]["scores"]) == list(en["roles"]["scores"])  # same keys, same grids
+        assert es["roles"]["scores"] == en["roles"]["scores"]
+    else:
+        assert "P(cansada) = " in es["description"] and "del bloque" in es["description"]
+    number = re.compile(r"\d+(?:[.,]\d+)*")
+    assert sorted(number.findall(es["description"])) == sorted(number.findall(en["description"]))
+
+
+def test_spanish_numbers_are_written_as_the_english_ones() -> None:
+    """One convention: the decimal point as in code, no thousands separator; an entry's numbers
+    are the same text in both languages (so "0,02" beside "0.23" in a cell cannot come back)."""
+    number = re.compile(r"\d+(?:[.,]\d+)*")
+    differ = {k: (e["en"], e["es"]) for k, e in catalogue("explorer").items()
+              if sorted(number.findall(e["en"])) != sorted(number.findall(e["es"]))}  # fmt: skip
+    assert differ == {}
+    assert "0.02" in catalogue("explorer")["overlay.lines"]["es"]
+
+
+@browser_marks[0]
+@browser_marks[1]
+def test_the_spanish_induction_page_shows_no_english(page, presets) -> None:
+    page.goto(presets["induction-es"]["path"].as_uri())
+    roles = page.get_by_test_id("roles")
+    assert roles.locator("h2").text_content().startswith("Funciones de las cabezas")
+    table = page.get_by_test_id("roles-induction")
+    assert table.locator("caption").text_content() == "inducción"
+    assert table.locator("th").first.text_content() == "capa \\ cabeza"
+    assert "capa 1" in table.inner_text()
+    cell = page.get_by_test_id("role-induction-0-0").get_attribute("title")
+    assert cell.startswith("capa 1, cabeza 1: puntuación de inducción 0.")
+    options = page.get_by_test_id("head-select").locator("option").all_text_contents()
+    assert options[0] == "1: cabeza 1"
+    for mode in MODES + ["composed"]:
+        page.get_by_test_id(f"mode-{mode}").click()
+        titles = page.eval_on_selector_all("[title]", "els => els.map(e => e.title)")
+        shown = [page.locator("body").inner_text(), *titles, *options]
+        assert _english_left(shown) == [], mode

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from attnlab.bounds import whole
 from attnlab.cli.outputs import check_file, check_folder
 from attnlab.errors import UsageError
 from attnlab.explorer.page.render import write_page
@@ -73,7 +74,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=Path, help=f"page to write (default: {DEFAULT_OUT})")
     p.add_argument("--serve", action="store_true", help="serve on 127.0.0.1 instead of writing")
     p.add_argument(
-        "--port", type=int, help=f"port for --serve (default: {DEFAULT_PORT}; 0: any free port)"
+        "--port", type=whole("--port"), metavar="N",
+        help=f"port for --serve (default: {DEFAULT_PORT}; 0: any free port; up to 65,535)"
     )
     p.add_argument(
         "--work", type=Path, help=f"--winograd/--agreement: where training runs are cached "
@@ -112,6 +114,8 @@ def _probe_page(args: argparse.Namespace) -> dict[str, Any]:
         from attnlab.explorer.sources.roles import induction_page as page
     if args.agreement_distance:
         from attnlab.explorer.sources.agreement_distance import agreement_distance_page as page
+    if args.induction or args.agreement_distance:  # the presets written in both languages
+        return page(work, progress=ProgressPrinter(sys.stderr), lang=args.lang)
     return page(work, progress=ProgressPrinter(sys.stderr))
 
 
@@ -164,8 +168,11 @@ def run(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:  # Ctrl-C: stopped as asked, exit 130 as every command
             print("explorer stopped")
             return 130
-        except OSError as err:  # port taken, say
-            raise UsageError(f"cannot serve on port {port}: {err.strerror or err}") from err
+        except OSError as err:  # port taken (or below 1024 without the right)
+            raise UsageError(f"cannot serve on port {port} of 127.0.0.1: "
+                             f"{err.strerror or err} (another program may be listening there); "
+                             "choose another with --port N, or --port 0 for any free one"
+                             ) from err
         return 0
     path = write_page(compute(text), args.out or DEFAULT_OUT, lang=args.lang)
     print(f"wrote {path}")

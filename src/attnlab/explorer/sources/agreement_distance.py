@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from attnlab.data import gender
+from attnlab.explorer.page.render import counted, say
 from attnlab.explorer.sources.models import (
     _strongest,
     checkpoint_view,
@@ -37,9 +38,10 @@ def sentence_text(d: int = DISTANCE) -> str:
     return " ".join([".", *words[:-2]])
 
 
-def agreement_distance_page(work: str | Path = "runs",
-                            progress: Progress | None = None) -> dict[str, Any]:
-    """The page: the trained attention model on the gata sentence at distance ``DISTANCE``."""
+def agreement_distance_page(work: str | Path = "runs", progress: Progress | None = None,
+                            lang: str = "en") -> dict[str, Any]:
+    """The page: the trained attention model on the gata sentence at distance ``DISTANCE``,
+    its text in ``lang`` (``en`` or ``es``)."""
     from attnlab.experiments import recurrence
     from attnlab.lab.context import Context, SentenceStream
 
@@ -56,14 +58,11 @@ def agreement_distance_page(work: str | Path = "runs",
     p = next_word_probs(model, data.vocab, text, ("cansada", "cansado"))
     tokens = text.split()
     w = last_row_weights(model, data.vocab, text)  # (L, H, n): the row of «muy»
-    on_gata, on_raton = _strongest(w[..., tokens.index("gata")]), \
-        _strongest(w[..., tokens.index("ratón")])
-    view = checkpoint_view(model, data.vocab, text, name=f"d = {d}")
-    description = (
-        f"{cfg.n_layer} blocks of {cfg.n_head} heads trained {record['steps']} steps on the "
-        f"gender-agreement language; «gata» is {d} words before the adjective, «ratón» "
-        f"(the other gender) nearer. After “muy”: P(cansada) = {p['cansada']:.3f}, P(cansado) = "
-        f"{p['cansado']:.3f}. Choose “muy” to see its row ({on_gata} on «gata», {on_raton} on "
-        "«ratón»)."
-    )
-    return model_page(model, [view], "Agreement at a distance: what “muy” looks at", description)
+    on_gata = _strongest(w[..., tokens.index("gata")], lang)
+    on_raton = _strongest(w[..., tokens.index("ratón")], lang)
+    view = checkpoint_view(model, data.vocab, text, name=f"d = {d}", lang=lang)
+    description = say("distance.description", lang, blocks=counted(cfg.n_layer, "block", lang),
+                      heads=counted(cfg.n_head, "head", lang), steps=record["steps"], d=d,
+                      cansada=f"{p['cansada']:.3f}", cansado=f"{p['cansado']:.3f}",
+                      gata=on_gata, raton=on_raton)
+    return model_page(model, [view], say("distance.title", lang), description)

@@ -27,6 +27,7 @@ import numpy as np
 from attnlab.explorer.page.composed import composed
 from attnlab.explorer.page.data import rounded, validate_data
 from attnlab.explorer.sources.traces import LayerTrace
+from attnlab.i18n import text
 
 __all__ = [
     "a_model",
@@ -36,12 +37,6 @@ __all__ = [
     "view_from_scores",
     "view_from_traces",
 ]
-
-MEAN_NOTE = (
-    "the uniform causal mean has no scores: every word it may see gets the same weight, "
-    "shown here as equal (zero) scores"
-)
-
 
 # Display names of Hugging Face ``model_type``s in page text ("an OPT model", not "a opt model")
 FAMILY_NAMES = {
@@ -122,16 +117,16 @@ def own_scale(traces: Sequence[LayerTrace]) -> bool:
     return any(t.q is not None and t.scale != 1.0 for t in traces)
 
 
-def _head(trace: LayerTrace, h: int) -> dict[str, Any]:
-    """Head ``h`` of one traced layer, as the page reads it."""
-    head: dict[str, Any] = {"name": f"head {h + 1}", "d_k": 1}
+def _head(trace: LayerTrace, h: int, lang: str) -> dict[str, Any]:
+    """Head ``h`` of one traced layer, as the page reads it (its name and note in ``lang``)."""
+    head: dict[str, Any] = {"name": text("explorer", "tensors.head", lang, n=h + 1), "d_k": 1}
     if trace.q is not None and trace.k is not None:
         d_k = trace.q.shape[-1]
         if not (math.isclose(trace.scale, d_k**-0.5, rel_tol=1e-6) or trace.scale == 1.0):
             raise ValueError(f"a scale of {trace.scale:g} is neither 1/√d_k nor 1")
         head.update(d_k=d_k, q=rounded(trace.q[h]), k=rounded(trace.k[h]))
     elif trace.scores is not None:
-        head.update(scores=rounded(trace.scores[h]), note=MEAN_NOTE)
+        head.update(scores=rounded(trace.scores[h]), note=text("explorer", "build.mean_note", lang))
     if trace.bias is not None:
         head["bias"] = rounded(trace.bias[h])
     if trace.window is not None:
@@ -141,34 +136,31 @@ def _head(trace: LayerTrace, h: int) -> dict[str, Any]:
     return head
 
 
-NO_VALUES = (
-    "the values of this model's heads were not read (the explorer reads them for attnlab's "
-    "models, GPT-2, GPT-Neo, OPT and the Llama family)"
-)
-
-
 def view_from_traces(
     name: str,
     tokens: Sequence[str],
     traces: Sequence[LayerTrace],
     *,
     fixed: str | None = None,
-    without_values: str = NO_VALUES,
+    without_values: str | None = None,
+    lang: str = "en",
 ) -> dict[str, Any]:
     """One view from a model's traced layers: q and k where known, the model's own weights,
     and the attention composed across layers (``attnlab.explorer.page.composed``).
 
     ``fixed`` is the one-line reason a view whose heads have only weights cannot
     be recomputed by the switches; ``without_values`` why value-weighted attention
-    is left out when a trace lacks its ``value_norms``.
+    is left out when a trace lacks its ``value_norms`` (by default: they were not read).
+    Head names and notes are in ``lang`` (``en`` or ``es``).
     """
-    layers = [{"heads": [_head(t, h) for h in range(t.n_head)]} for t in traces]
+    layers = [{"heads": [_head(t, h, lang) for h in range(t.n_head)]} for t in traces]
     view: dict[str, Any] = {"name": name, "tokens": [str(t) for t in tokens], "layers": layers}
     if fixed is not None:
         view["fixed"] = fixed
     if traces and all(t.weights is not None for t in traces):
         norms = [t.value_norms for t in traces]
         known = all(v is not None for v in norms)
+        why = without_values or text("explorer", "build.no_values", lang)
         view["composed"] = composed([t.weights for t in traces], norms if known else None,
-                                    without_values=without_values)  # fmt: skip
+                                    without_values=why, lang=lang)  # fmt: skip
     return view

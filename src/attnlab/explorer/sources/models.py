@@ -44,7 +44,7 @@ from attnlab.data.synthetic import (
     winograd_dataset,
 )
 from attnlab.errors import DataError, UsageError
-from attnlab.explorer.page.render import counted
+from attnlab.explorer.page.render import counted, say
 from attnlab.explorer.sources.build import page_data, view_from_traces
 from attnlab.explorer.sources.traces import attnlab_traces
 from attnlab.nn.config import ModelConfig
@@ -73,12 +73,14 @@ def token_strings(tokenizer: Any, ids: Sequence[int]) -> list[str]:
 
 
 def checkpoint_view(
-    model: torch.nn.Module, tokenizer: Any, text: str, name: str | None = None
+    model: torch.nn.Module, tokenizer: Any, text: str, name: str | None = None,
+    lang: str = "en",
 ) -> dict[str, Any]:
     """One view of an attnlab ``LanguageModel`` on ``text``: q, k and weights per block and head.
 
     ``tokenizer`` needs ``encode(text) -> ids`` and ``token_strings(ids)`` or
-    ``decode(ids)``. Text longer than the model's context is a UsageError.
+    ``decode(ids)``. Text longer than the model's context is a UsageError. Head names and
+    notes are in ``lang``.
     """
     ids = list(tokenizer.encode(text))
     if not ids:
@@ -86,7 +88,8 @@ def checkpoint_view(
     limit = context_limit(model.cfg)
     if len(ids) > limit:
         raise UsageError(f"the input is {len(ids)} tokens; the model's context is {limit}")
-    return view_from_traces(name or text, token_strings(tokenizer, ids), attnlab_traces(model, ids))
+    return view_from_traces(name or text, token_strings(tokenizer, ids),
+                            attnlab_traces(model, ids), lang=lang)
 
 
 def describe(cfg: ModelConfig) -> str:
@@ -197,10 +200,11 @@ def last_row_weights(model: torch.nn.Module, vocab: Any, text: str) -> np.ndarra
     return np.stack([t.weights[:, -1] for t in attnlab_traces(model, vocab.encode(text))])
 
 
-def _strongest(weight: np.ndarray) -> str:
-    """``block 2 head 3 puts 0.97`` for the largest entry of weights (L, H)."""
+def _strongest(weight: np.ndarray, lang: str = "en") -> str:
+    """``block 2 head 3 puts 0.97`` for the largest entry of weights (L, H), in ``lang``."""
     layer, head = np.unravel_index(int(np.argmax(weight)), weight.shape)
-    return f"block {layer + 1} head {head + 1} puts {weight[layer, head]:.2f}"
+    return say("strongest", lang, layer=layer + 1, head=head + 1,
+               weight=f"{weight[layer, head]:.2f}")
 
 
 def referent_figures(view: dict[str, Any], position: int, referent: str) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from attnlab.data.repeated import repeated_probe
+from attnlab.explorer.page.render import say
 from attnlab.explorer.sources.build import view_from_traces
 from attnlab.explorer.sources.models import model_page
 from attnlab.explorer.sources.traces import attnlab_traces
@@ -24,29 +25,31 @@ from attnlab.interp import SCORES, HeadScores, head_scores
 from attnlab.train.progress import Progress
 
 PROBE_HALF = 12  # tokens before the repeat on the --induction page
+SCORE_NAMES = {"previous": "roles.score.previous", "induction": "roles.score.induction",
+               "duplicate": "roles.score.duplicate", "sink": "roles.score.sink"}  # catalogue keys
 
 
-def roles_data(scores: HeadScores, note: str = "") -> dict[str, Any]:
-    """``data.roles``: each score's grid (layers × heads, in [0, 1]) and the words above it."""
+def roles_data(scores: HeadScores, note: str = "", lang: str = "en") -> dict[str, Any]:
+    """``data.roles``: each score's grid (layers × heads, in [0, 1]), its name and the words
+    above it, in ``lang``."""
     n, t = scores.probe.shape
-    return {"title": "Head roles (darker = higher score; choose a head to open it)",
-            "note": note or (f"Scores on {n} rows of {t // 2} random tokens repeated once: "
-                             "previous-token, induction (to the token after the earlier "
-                             "occurrence), duplicate-token (to the earlier occurrence) and "
-                             "first-token (sink) attention, each a mean weight."),
+    return {"title": say("roles.title", lang),
+            "note": note or say("roles.note", lang, rows=n, tokens=t // 2),
+            "names": {k: say(SCORE_NAMES[k], lang) for k in SCORES},
             "scores": {k: [[round(float(v), 4) for v in row] for row in scores.scores[k]]
                        for k in SCORES}}
 
 
-def with_roles(data: dict[str, Any], model: Any) -> dict[str, Any]:
+def with_roles(data: dict[str, Any], model: Any, lang: str = "en") -> dict[str, Any]:
     """The page data with the head-roles view of ``model`` (an attnlab or Hugging Face
     model) on the standard probe."""
-    return {**data, "roles": roles_data(head_scores(model))}
+    return {**data, "roles": roles_data(head_scores(model), lang=lang)}
 
 
-def induction_page(work: str | Path = "runs", progress: Progress | None = None
-                   ) -> dict[str, Any]:
-    """The trained two-block induction model on a repeated random sequence, with its roles."""
+def induction_page(work: str | Path = "runs", progress: Progress | None = None,
+                   lang: str = "en") -> dict[str, Any]:
+    """The trained two-block induction model on a repeated random sequence, with its roles;
+    its text in ``lang`` (``en`` or ``es``)."""
     from attnlab.experiments import induction
     from attnlab.lab.context import Context
 
@@ -57,17 +60,13 @@ def induction_page(work: str | Path = "runs", progress: Progress | None = None
     model = ctx.load_model(record)
     ids = repeated_probe(s.vocab_size, PROBE_HALF, n=1, seed=1)[0].tolist()
     tokens = [f"t{i}" for i in ids]
-    view = view_from_traces("repeated random tokens", tokens, attnlab_traces(model, ids))
+    view = view_from_traces(say("induction.view", lang), tokens, attnlab_traces(model, ids),
+                            lang=lang)
     scores = head_scores(model)
     il, ih, iv = scores.best("induction")
     pl, ph, pv = scores.best("previous")
-    description = (
-        f"A two-block attention-only model trained {record['steps']} steps on random tokens "
-        f"with a repeated segment (attnlab run induction), on {PROBE_HALF} random tokens "
-        f"repeated once. Layer {il + 1} head {ih + 1} is the induction head (score {iv:.2f}): "
-        f"in the repeat each token looks at the token after its first occurrence, a stripe "
-        f"{PROBE_HALF - 1} places left of the diagonal; layer {pl + 1} head {ph + 1} is the "
-        f"previous-token head it reads from (score {pv:.2f})."
-    )
-    data = model_page(model, [view], "Induction heads: the stripe and its feeder", description)
-    return {**data, "roles": roles_data(scores)}
+    description = say("induction.description", lang, steps=record["steps"], half=PROBE_HALF,
+                      il=il + 1, ih=ih + 1, iv=f"{iv:.2f}", gap=PROBE_HALF - 1, pl=pl + 1,
+                      ph=ph + 1, pv=f"{pv:.2f}")
+    data = model_page(model, [view], say("induction.title", lang), description)
+    return {**data, "roles": roles_data(scores, lang=lang)}

@@ -214,7 +214,7 @@ function gridPicture() {
   layers.forEach((layer, li) => {
     const y = top + 20 + li * (tile + 8);
     ctx.fillStyle = INK;
-    ctx.fillText(`layer ${li + 1}`, 12, y + tile / 2);
+    ctx.fillText(ui("roles.layer", { n: li + 1 }), 12, y + tile / 2);
     layer.heads.forEach((h, hi) => {
       ctx.drawImage(heatmapCanvas(weightsOf(h)), 70 + hi * (tile + 8), y, tile, tile);
       ctx.strokeStyle = "#d1d5db";

@@ -1,7 +1,7 @@
 // attnlab attention explorer, head roles: for each score in data.roles (attnlab.explorer.sources.roles),
-// a table of layers × heads shaded by the score; choosing a cell opens that head in the
-// one-head view. Runs after main.js, inside the same function scope; a page without
-// data.roles shows nothing here.
+// a table of layers × heads shaded by the score (captioned by data.roles.names, in the page's
+// language); choosing a cell opens that head in the one-head view. Runs after main.js,
+// inside the same function scope; a page without data.roles shows nothing here.
 
 function renderRoles() {
   const roles = data.roles;
@@ -10,17 +10,18 @@ function renderRoles() {
   section.append(el("h2", {}, roles.title), el("p", { class: "note" }, roles.note));
   for (const [name, grid] of Object.entries(roles.scores)) {
     const table = el("table", { class: "matrix", "data-testid": `roles-${name}` });
-    table.append(el("caption", {}, name));
+    const said = (roles.names || {})[name] || name;
+    table.append(el("caption", {}, said));
     const top = el("tr");
-    top.append(el("th", {}, "layer \\ head"), ...grid[0].map((_, h) => el("th", {}, h + 1)));
+    top.append(el("th", {}, ui("roles.corner")), ...grid[0].map((_, h) => el("th", {}, h + 1)));
     table.append(top);
     grid.forEach((row, l) => {
       const tr = el("tr");
-      tr.append(el("th", {}, `layer ${l + 1}`));
+      tr.append(el("th", {}, ui("roles.layer", { n: l + 1 })));
       row.forEach((v, h) => {
         const cell = el("td", {
           tabindex: 0, role: "button", "data-testid": `role-${name}-${l}-${h}`,
-          title: `layer ${l + 1}, head ${h + 1}: ${name} score ${v.toFixed(3)} (choose to open)`,
+          title: ui("roles.cell", { layer: l + 1, head: h + 1, score: said, value: v.toFixed(3) }),
         }, v.toFixed(2));
         const shade = Math.max(0, Math.min(1, v));
         cell.style.background = `rgba(37, 99, 235, ${shade})`;
