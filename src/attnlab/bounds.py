@@ -33,6 +33,9 @@ WHOLE: dict[str, tuple[int, int]] = {
     "--tokens": (0, 100_000),
     "--top-k": (1, 1 << 20),
     "--seed": (0, SEED_MAX),
+    "--rows": (1, 1024),  # heads: probe rows (the probe's memory grows with them)
+    "--half": (2, 1 << 20),  # heads: tokens before the repeat (also at most half the context)
+    "--port": (0, 65_535),  # explore --serve (0: any free port)
 }
 TEMPERATURE = (0.01, 100.0)  # or exactly 0 (greedy): below 0.01 a float32 logit / T overflows
 

@@ -18,6 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from attnlab.bounds import whole
 from attnlab.errors import UsageError
 
 MARK = 0.5  # a score above this is named as the head's role in the table
@@ -32,10 +33,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "matching), duplicate-token and first-token (sink) attention.",
     )
     p.add_argument("path", metavar="PATH", help="a run directory or a Hugging Face folder")
-    p.add_argument("--half", type=int, default=None,
-                   help="random tokens before the repeat (default: 25, or half the context)")
-    p.add_argument("--rows", type=int, default=8, help="probe sequences (default 8)")
-    p.add_argument("--seed", type=int, default=0, help="the probe's seed (default 0)")
+    p.add_argument("--half", type=whole("--half"), default=None, metavar="N",
+                   help="random tokens before the repeat (default: 25, or half the context; "
+                   "2 to half the model's context)")
+    p.add_argument("--rows", type=whole("--rows"), default=8, metavar="N",
+                   help="probe sequences (default 8; 1 to 1,024)")
+    p.add_argument("--seed", type=whole("--seed"), default=0, metavar="S",
+                   help="the probe's seed (default 0; 0 to 4,294,967,295)")
     p.add_argument("--device", default="cpu", choices=("auto", "cpu", "cuda"),
                    help="where to run the model (default: cpu)")
     p.add_argument("--json", action="store_true", help="print the scores as JSON")
@@ -77,19 +81,14 @@ def table(scores: Any, what: str) -> str:
 def run(args: argparse.Namespace) -> int:
     from attnlab.interp import head_scores
 
-    for name in ("rows",):
-        if getattr(args, name) < 1:
-            raise UsageError(f"--{name} must be at least 1, got {getattr(args, name)}")
-    if args.half is not None and args.half < 2:
-        raise UsageError(f"--half must be at least 2, got {args.half}")
     path = Path(args.path)
     if not path.is_dir():
         raise UsageError(f"no folder at {path}")
     model, what = load(path, args.device)
-    try:
+    try:  # the context is checked before the probe is drawn
         scores = head_scores(model, half=args.half, rows=args.rows, seed=args.seed)
     except ValueError as err:
-        raise UsageError(str(err)) from None
+        raise UsageError(f"--half: {err}") from None
     if args.json:
         print(json.dumps({"path": str(path), "model": what, **scores.to_dict()}))
     else:

@@ -37,17 +37,16 @@ log = logging.getLogger(__name__)
 def finished(spec: RunSpec, work: Path) -> dict | None:
     """The stored record of a resolved ``spec`` under ``work`` if it finished, or if it
     diverged and its spec allows that (``{"diverged": True, ...}``); else None."""
-    from attnlab.train.rundir import read_json_object
+    from attnlab.train.rundir import read_json_object, read_result
 
     run_dir = Path(work) / run_key(spec)
     names = (RESULT, DIVERGED) if spec.may_diverge else (RESULT,)
     for name in names:
         path = run_dir / name
-        if path.is_file():
-            record = read_json_object(path)  # damaged: one DataError naming the file
+        if path.is_file():  # damaged (or without the fields of a result): one DataError
             if name == DIVERGED:
-                record = {**record, "diverged": True}
-            return {**record, "run_dir": str(run_dir)}
+                return {**read_json_object(path), "diverged": True, "run_dir": str(run_dir)}
+            return {**read_result(run_dir), "run_dir": str(run_dir)}
     return None
 
 

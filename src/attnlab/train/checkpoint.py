@@ -49,6 +49,7 @@ from torch import Tensor, nn
 
 from attnlab.errors import DataError, WriteError, first_line
 from attnlab.files import current_umask, fsync_dir, write_json
+from attnlab.train.newer import NewerRun, newer_run
 
 log = logging.getLogger(__name__)
 
@@ -194,8 +195,11 @@ def read_state(ckpt: Path) -> dict[str, Any]:
         raise DataError(f"{path} is damaged: not valid JSON ({first_line(err)})") from err
     if not isinstance(record, dict):
         raise DataError(f"{path} is damaged: expected an object, got {type(record).__name__}")
-    if record.get("format") != FORMAT:
-        raise DataError(f"{path} has format {record.get('format')!r}, expected {FORMAT}")
+    found = record.get("format")
+    if found != FORMAT:
+        newer = type(found) is int and found > FORMAT and newer_run(
+            Path(ckpt).parent, f"{path} has format {found} (this attnlab reads format {FORMAT})")
+        raise newer or DataError(f"{path} has format {found!r}, expected {FORMAT}")
     _expect(path, record, "step", int)
     if record["step"] < 0:
         raise DataError(f"{path} is damaged: step {record['step']} is negative")
@@ -209,7 +213,8 @@ def read_state(ckpt: Path) -> dict[str, Any]:
 def advised(err: DataError, ckpt: Path) -> DataError:
     """``err`` with what to do about a damaged checkpoint, unless it says so already."""
     text = str(err)
-    if any(word in text for word in ("delete", "restore", "resume with")):
+    if isinstance(err, NewerRun) or any(word in text for word in ("delete", "restore",
+                                                                  "resume with")):
         return err
     return DataError(f"{text}; restore it from a copy, or delete {ckpt} (and result.json, if "
                      "the run had finished) to train the run again from the start")

@@ -273,6 +273,24 @@ def _hints(cls: type) -> dict[str, Any]:
     return {k: v for k, v in typing.get_type_hints(cls).items() if k in names}
 
 
+def unknown_fields(data: Any) -> list[str]:
+    """The sections and ``section.key`` names of a stored config that this attnlab does not
+    know (a newer one may write them).
+
+    >>> unknown_fields({"model": {"d_model": 64, "rotary_base": 1e4}, "eval": {}})
+    ['eval', 'model.rotary_base']
+    """
+    if not isinstance(data, dict):
+        return []
+    names = [str(key) for key in data if key not in SECTIONS]
+    for name, cls in SECTIONS.items():
+        table = data.get(name)
+        if isinstance(table, dict):
+            hints = _hints(cls)
+            names += [f"{name}.{key}" for key in table if key not in hints]
+    return names
+
+
 def _check_key(section: str, key: Any, hints: dict[str, Any]) -> None:
     if key not in hints:
         raise UsageError(f"unknown key {section}.{key}; allowed: {', '.join(hints)}")

@@ -30,6 +30,7 @@ from typing import Any
 from attnlab.errors import AttnlabError, DataError, UsageError, WriteError
 from attnlab.files import write_json, write_text
 from attnlab.train.config import RunConfig, run_hash
+from attnlab.train.newer import NewerRun, refuse_newer_config
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +99,10 @@ def read_run_config(run_dir: Path) -> RunConfig:
                         "file again)")  # fmt: skip
     try:
         record = read_json_object(path, "config")
+        refuse_newer_config(run_dir, path, record["config"])
         return RunConfig.from_dict(record["config"])
+    except NewerRun:
+        raise
     except UsageError as err:
         raise DataError(f"{path} is damaged: {err}; {CONFIG_ADVICE}") from err
     except DataError as err:
@@ -135,6 +139,7 @@ def check_same_config(run_dir: Path, cfg: RunConfig) -> None:
     if record["hash"] == run_hash(cfg):
         return
     stored = record["config"]
+    refuse_newer_config(run_dir, path, stored)
     mine = cfg.to_dict()
     if isinstance(stored, dict) and isinstance(stored.get("train"), dict):
         theirs = stored["train"]

@@ -86,13 +86,14 @@ class _Server(ThreadingHTTPServer):
 
     def __init__(self, address: tuple[str, int], app: App, idle_timeout: float,
                  read_deadline: float, stall_timeout: float) -> None:  # fmt: skip
-        super().__init__(address, _Handler)
+        # Before binding: a port in use makes the base class call server_close, which sets it.
+        self.closing = threading.Event()
+        super().__init__(address, _Handler)  # OSError (EADDRINUSE, EACCES) if it cannot bind
         self.app = app
         self.idle_timeout = idle_timeout
         self.read_deadline = read_deadline
         self.stall_timeout = stall_timeout
         self.slots = threading.BoundedSemaphore(MAX_WORKERS)
-        self.closing = threading.Event()
         port = self.server_address[1]
         self.allowed_hosts = {f"{name}:{port}" for name in LOOPBACK}
         try:

@@ -1,0 +1,179 @@
+"""The last internal errors, one line each: a run that blows up in its last steps, the
+bounds of `heads`, a busy port, a damaged cached result under `explore`, a run folder of a
+newer attnlab. Each command's one line and exit code."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+
+import pytest
+from fault_tools import SETTINGS, cli, finished_run, one_line_error, tree_hash
+
+from attnlab import __version__
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    return finished_run(tmp_path_factory.mktemp("round5"))
+
+
+@pytest.fixture
+def copy(finished, tmp_path):
+    """A copy of the finished run to change; the original is checked after the test."""
+    run_dir, _, _, original = finished
+    shutil.copytree(run_dir, tmp_path / "run")
+    yield tmp_path / "run"
+    assert tree_hash(run_dir) == original
+
+
+# -- a run that blows up before the 50-step window is full --------------------------------
+
+def test_a_run_that_explodes_in_its_last_steps_ends_as_diverged(finished, tmp_path):
+    _, corpus, _, _ = finished
+    run = tmp_path / "hot"
+    argv = ["train", "--corpus", corpus, "--run-dir", run, "--quiet", *SETTINGS,
+            "--set", "train.steps=30", "--set", "train.lr=30", "--set", "train.warmup_steps=0"]
+    code, _, err = cli(*argv)
+    lines = err.strip().splitlines()  # the run's header line, then the answer
+    assert code == 1 and len(lines) == 2 and "Traceback" not in err, err
+    line = lines[-1]
+    assert line.startswith("attnlab: training stopped: final loss ")
+    assert "exceeds 3·ln V = 17.1 at step 30 of 30" in line and "train.lr" in line
+    assert not (run / "result.json").exists() and (run / "diverged.json").exists()
+    assert not (run / "checkpoint").exists()  # no checkpoint of those weights passes as good
+    assert "recorded in" in one_line_error(cli(*argv), code=1)  # and again, at once
+
+
+# -- heads: bounds before any work ---------------------------------------------------------
+
+@pytest.mark.parametrize(("argv", "part"), [
+    (["--half", "1000000000"], "argument --half: must be a whole number in [2, 1,048,576], got"),
+    (["--half", "1"], "argument --half: must be a whole number in [2,"),
+    (["--rows", "100000000"], "argument --rows: must be a whole number in [1, 1,024], got"),
+    (["--rows", "0"], "argument --rows: must be a whole number in [1, 1,024], got 0"),
+    (["--seed", "-1"], "argument --seed: must be a whole number in [0, 4,294,967,295], got -1"),
+])
+def test_heads_options_past_their_range_are_refused_as_parsed(finished, argv, part):
+    run_dir = finished[0]
+    line = one_line_error(cli("heads", run_dir, *argv))
+    assert part in line and line.endswith("(see --help)")
+
+
+def test_heads_checks_the_context_before_drawing_the_probe(finished, monkeypatch):
+    import attnlab.interp.scores as scores
+
+    def drawn(*args, **kwargs):
+        raise AssertionError("the probe was drawn before the context check")
+
+    monkeypatch.setattr(scores, "repeated_probe", drawn)
+    line = one_line_error(cli("heads", finished[0], "--half", "9"))  # the context is 16
+    assert line == ("attnlab: error: --half: the probe of 9 tokens repeated once is longer "
+                    "than the model's context of 16; use at most 8")
+    monkeypatch.undo()
+    code, out, err = cli("heads", finished[0], "--half", "8", "--rows", "2")
+    assert code == 0 and "2 probe rows of 8 random tokens" in out, err
+
+
+# -- explore --serve on a busy port --------------------------------------------------------
+
+def test_explore_serve_on_a_busy_port_names_it_and_another_way(tmp_path):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        line = one_line_error(cli("explore", "--serve", "--port", port))
+    assert line.startswith(f"attnlab: error: cannot serve on port {port} of 127.0.0.1: ")
+    assert "choose another with --port N, or --port 0 for any free one" in line
+    assert "--port: must be a whole number in [0, 65,535]" in one_line_error(
+        cli("explore", "--serve", "--port", "70000"))
+
+
+def test_a_server_that_cannot_bind_closes_cleanly():
+    from attnlab.explorer.server.httpd import make_server
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        with pytest.raises(OSError) as info:  # the socket's own error, not an AttributeError
+            make_server(lambda text: {}, port=busy.getsockname()[1])
+    assert type(info.value) is not AttributeError and info.value.errno is not None
+
+
+# -- explore over a damaged cached result --------------------------------------------------
+
+@pytest.mark.parametrize("flag", ["--induction", "--agreement"])
+def test_explore_over_a_cached_result_without_its_fields_is_one_line(tmp_path, monkeypatch,
+                                                                     flag):
+    import attnlab.lab.work as work
+
+    monkeypatch.setattr(work, "run_key", lambda spec: "cached")  # every probe model: one folder
+    (tmp_path / "runs/cached").mkdir(parents=True)
+    (tmp_path / "runs/cached/result.json").write_text(json.dumps({"garbage": 1}))
+    line = one_line_error(cli("explore", flag, "--work", tmp_path / "runs",
+                              "--out", tmp_path / "page.html"))
+    assert line == (f"attnlab: error: {tmp_path / 'runs/cached/result.json'} is damaged: no "
+                    "'steps' field; delete it and run again to evaluate the final checkpoint "
+                    "anew")
+    assert not (tmp_path / "page.html").exists()
+
+
+# -- a run folder of a newer attnlab -------------------------------------------------------
+
+def set_version(run, version):
+    """``meta.json`` of ``run`` as if attnlab ``version`` (None: no version) had written it."""
+    path = run / "meta.json"
+    meta = json.loads(path.read_text())
+    if version is None:
+        del meta["versions"]["attnlab"]
+        for session in meta["sessions"]:
+            del session["code_revision"]["version"]
+    else:
+        meta["versions"]["attnlab"] = version
+        meta["sessions"][-1]["code_revision"]["version"] = version
+    path.write_text(json.dumps(meta))
+
+
+def newer_format(run):
+    path = run / "checkpoint/state.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "format": 2}))
+
+
+def newer_field(run):
+    path = run / "config.json"
+    record = json.loads(path.read_text())
+    record["config"]["model"]["rotary_base"] = 10000.0
+    record["hash"] = "0123456789ab"  # a newer attnlab hashes the field too
+    path.write_text(json.dumps(record))
+
+
+@pytest.mark.parametrize(("change", "what"), [
+    (newer_format, "checkpoint/state.json has format 2 (this attnlab reads format 1)"),
+    (newer_field, "config.json has the config field model.rotary_base, which this attnlab "
+                  "does not know"),
+])
+@pytest.mark.parametrize("version", ["9.2.0", None])
+def test_a_run_of_a_newer_attnlab_is_named_so_not_called_damaged(finished, copy, change, what,
+                                                                 version):
+    _, corpus, _, _ = finished
+    change(copy)
+    set_version(copy, version)
+    by = f"attnlab {version}" if version else f"a newer attnlab ({copy / 'meta.json'} does " \
+        "not record which)"
+    commands = [["eval", copy, "--device", "cpu"],
+                ["generate", copy, "--prompt", "the", "--tokens", "2", "--device", "cpu"]]
+    if change is newer_format:  # so that train resumes from the checkpoint
+        (copy / "result.json").unlink()
+    commands.append(["train", "--corpus", corpus, "--run-dir", copy, "--quiet", *SETTINGS])
+    for argv in commands:
+        line = one_line_error(cli(*argv))
+        assert what in line, (argv, line)
+        assert f"it was written by {by}; this is {__version__}" in line, (argv, line)
+        assert "delete" not in line and "damaged" not in line.replace("not damaged", ""), line
+
+
+def test_the_same_change_under_this_version_is_still_damage(finished, copy):
+    newer_format(copy)  # meta.json says this version wrote it: edited by hand, say
+    line = one_line_error(cli("eval", copy, "--device", "cpu"))
+    assert "has format 2, expected 1" in line and "restore it from a copy" in line
