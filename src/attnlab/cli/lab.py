@@ -2,119 +2,221 @@
 
 ``lab check N FILE`` exits 0 when every case passes, 1 when one fails (or the function is not
 written yet), 2 when the file cannot be imported, lacks the function or runs past the time
-limit: each of those is one line. Every sentence comes from the ``labs`` catalogue, in the
-language of ``--lang`` (default: the locale's, then English).
+limit: each of those is one line. Every sentence comes from the ``labs`` catalogue, and so does
+the ``--help`` of ``lab`` and its actions.
+
+The language travels with the exercise. ``lab start --lang es`` writes a stub whose first line
+is ``# attnlab-lang: es``; ``lab check`` answers in the language of that line, and ``lab hint``
+and ``lab solution`` in the language of the exercise's file in the current folder (the folder
+the stub tells the learner to work in). ``--lang`` wins over the file; without either,
+``ATTNLAB_LANG``, then the locale, then English (``attnlab.i18n.resolve_lang``). The help is
+written in ``ATTNLAB_LANG`` or the locale's language, as the parsers are built before the
+command line is read.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
-from attnlab.errors import DataError, UsageError
+from attnlab.errors import DataError, UsageError, WriteError
+
+TIME_LIMIT = (1.0, 600.0)  # seconds, both included: the range of --time-limit
+DEFAULT_TIME_LIMIT = 20.0  # attnlab.labs.sandbox.TIME_LIMIT (a test keeps them equal)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "lab",
-        help="exercises a learner writes, with a checker that names the mistake (en, es)",
-        description="Exercises in NumPy, from softmax to a KV-cache step. Start one, fill in "
-        "the function, check it: the checker lists every case and names common mistakes. "
-        "Check exit codes: 0 all cases pass, 1 a case fails, 2 the file cannot be used.",
-    )
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--lang", choices=["en", "es"], default=None,
-                        help="language of the texts (default: the locale's, then English)")
-    labs = p.add_subparsers(dest="lab_command", metavar="ACTION", parser_class=type(p))
+    from attnlab.i18n import resolve_lang, text
+
+    lang = resolve_lang()
+
+    def say(key: str, **fields: object) -> str:
+        return text("labs", f"cli.help.{key}", lang, **fields)
+
+    formatter = _formatter(say("usage"))
+    p = sub.add_parser("lab", help=say("lab"), description=say("description"),
+                       formatter_class=formatter, add_help=False)
+    _localise(p, say)
+
+    labs = p.add_subparsers(dest="lab_command", help=say("actions"), parser_class=type(p))
     labs.required = True
-    labs.add_parser("list", parents=[common], help="the exercises, in order").set_defaults(
-        func=run_list)
-    start = labs.add_parser("start", parents=[common],
-                            help="write exercise N's stub file and notebook into DIR")
-    start.add_argument("exercise", metavar="N", help="number or name of the exercise")
-    start.add_argument("folder", metavar="DIR", type=Path)
+
+    def action(name: str, lang_key: str = "lang") -> argparse.ArgumentParser:
+        parser = labs.add_parser(name, help=say(name), description=say(name),
+                                 formatter_class=formatter, add_help=False)
+        _localise(parser, say)
+        parser.add_argument("--lang", choices=["en", "es"], default=None, help=say(lang_key))
+        return parser
+
+    action("list", "lang_list").set_defaults(func=run_list)
+    start = action("start", "lang_start")
+    start.add_argument("exercise", metavar="N", help=say("exercise"))
+    start.add_argument("folder", metavar="DIR", type=Path, help=say("folder"))
     start.set_defaults(func=run_start)
-    check = labs.add_parser("check", parents=[common], help="check the function in FILE")
-    check.add_argument("exercise", metavar="N")
-    check.add_argument("file", metavar="FILE", type=Path)
-    check.add_argument("--time-limit", type=float, default=None, metavar="S",
-                       help="seconds the checker gives your code (default 20)")
+    check = action("check", "lang_check")
+    check.add_argument("exercise", metavar="N", help=say("exercise"))
+    check.add_argument("file", metavar="FILE", type=Path, help=say("file"))
+    low, high = TIME_LIMIT
+    check.add_argument("--time-limit", type=_seconds, default=None, metavar="S",
+                       help=say("time_limit", low=f"{low:g}", high=f"{high:g}",
+                                default=f"{DEFAULT_TIME_LIMIT:g}"))
     check.set_defaults(func=run_check)
-    hint = labs.add_parser("hint", parents=[common], help="hint K (default 1) of exercise N")
-    hint.add_argument("exercise", metavar="N")
-    hint.add_argument("index", metavar="K", type=int, nargs="?", default=1)
+    hint = action("hint")
+    hint.add_argument("exercise", metavar="N", help=say("exercise"))
+    hint.add_argument("index", metavar="K", type=int, nargs="?", default=1, help=say("index"))
     hint.set_defaults(func=run_hint)
-    solution = labs.add_parser("solution", parents=[common],
-                               help="print the reference solution of exercise N")
-    solution.add_argument("exercise", metavar="N")
+    solution = action("solution")
+    solution.add_argument("exercise", metavar="N", help=say("exercise"))
     solution.set_defaults(func=run_solution)
 
 
-def _exercise(args: argparse.Namespace):
+def _localise(parser: argparse.ArgumentParser, say: Callable[..., str]) -> None:
+    """``parser``'s own words in the help language: its -h, its section titles."""
+    parser.add_argument("-h", "--help", action="help", default=argparse.SUPPRESS,
+                        help=say("help"))
+    parser._positionals.title = say("positionals")
+    parser._optionals.title = say("options")
+
+
+def _formatter(usage: str) -> type[argparse.HelpFormatter]:
+    class Formatter(argparse.HelpFormatter):
+        def add_usage(self, usage_, actions, groups, prefix=None):  # noqa: ANN001, ANN201
+            return super().add_usage(usage_, actions, groups, usage if prefix is None else prefix)
+
+    return Formatter
+
+
+def _seconds(value: str) -> float:
+    """argparse ``type=`` of ``--time-limit``: a finite number of seconds in ``TIME_LIMIT``."""
+    from attnlab.i18n import text
+
+    low, high = TIME_LIMIT
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    if not low <= seconds <= high:  # nan and inf fail too
+        shown = value if len(value) <= 30 else value[:27] + "..."
+        raise argparse.ArgumentTypeError(text("labs", "cli.time_limit", None, low=f"{low:g}",
+                                              high=f"{high:g}", value=shown))
+    return seconds
+
+
+def _exercise(key: str, lang: str):
     from attnlab.labs import get
 
     try:
-        return get(args.exercise, args.lang)
+        return get(key, lang)
     except KeyError as err:
         raise UsageError(err.args[0]) from None
 
 
+def _lang_here(args: argparse.Namespace) -> str:
+    """``--lang``, else the language of the exercise's stub in the current folder, else the
+    default (ATTNLAB_LANG, the locale, English)."""
+    from attnlab.i18n import resolve_lang
+    from attnlab.labs import get
+    from attnlab.labs.notebook import file_lang
+
+    if args.lang is not None:
+        return args.lang
+    try:
+        name = get(args.exercise).name
+    except KeyError:  # named in the error, in the default language
+        return resolve_lang()
+    return file_lang(Path(f"{name}.py")) or resolve_lang()
+
+
+def _out(text_: str) -> None:
+    """Print ``text_``; a reader that stopped reading (``| head``) ends the output quietly."""
+    try:
+        sys.stdout.write(text_)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        import os
+
+        try:  # the interpreter flushes stdout again at exit: point it at nothing first
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+
+
 def run_list(args: argparse.Namespace) -> int:
-    from attnlab.i18n import text
+    from attnlab.i18n import resolve_lang, text
     from attnlab.labs import EXERCISES
 
-    print(text("labs", "cli.list_header", args.lang))
-    for ex in EXERCISES:
-        print(f"{ex.number:3d}  {ex.name:11s} {ex.title(args.lang)}  ({ex.function})")
+    lang = resolve_lang(args.lang)
+    lines = [text("labs", "cli.list_header", lang)]
+    lines += [f"{ex.number:3d}  {ex.name:11s} {ex.title(lang)}  ({ex.function})"
+              for ex in EXERCISES]
+    _out("\n".join(lines) + "\n")
     return 0
 
 
 def run_start(args: argparse.Namespace) -> int:
-    from attnlab.files import write_text
+    from attnlab.files import staged
     from attnlab.i18n import resolve_lang, text
     from attnlab.labs.notebook import dumps, notebook, stub_file
 
-    ex = _exercise(args)
     lang = resolve_lang(args.lang)
-    stub = args.folder / f"{ex.name}.py"
-    nb = args.folder / f"{ex.number:02d}_{ex.name}.ipynb"
+    ex = _exercise(args.exercise, lang)
+    folder: Path = args.folder
+    stub = folder / f"{ex.name}.py"
+    nb = folder / f"{ex.number:02d}_{ex.name}.ipynb"
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(text("labs", "cli.not_a_folder", lang, path=folder))
     for path in (stub, nb):
         if path.exists():
-            raise UsageError(text("labs", "cli.exists", args.lang, path=path))
-    args.folder.mkdir(parents=True, exist_ok=True)
-    write_text(stub, stub_file(ex, lang))
-    write_text(nb, dumps(notebook([ex], lang, check_lang=lang)))
-    print(text("labs", "cli.started", args.lang, stub=stub, notebook=nb, function=ex.function,
-               number=ex.number))
+            raise UsageError(text("labs", "cli.exists", lang, path=path))
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with staged(folder) as stage:  # both files, or neither
+            stage.write_text(stub.name, stub_file(ex, lang))
+            stage.write_text(nb.name, dumps(notebook([ex], lang, check_lang=lang)))
+    except NotADirectoryError:
+        raise UsageError(text("labs", "cli.not_a_folder", lang, path=folder)) from None
+    except OSError as err:  # WriteError too: a read-only folder, a full disk
+        reason = getattr(err.__cause__ or err, "strerror", None) or str(err)
+        raise WriteError(text("labs", "cli.cannot_write", lang, folder=folder,
+                              reason=reason)) from None
+    _out(text("labs", "cli.started", lang, stub=stub, notebook=nb, function=ex.function,
+              number=ex.number) + "\n")
     return 0
 
 
 def run_check(args: argparse.Namespace) -> int:
     from attnlab.i18n import resolve_lang
-    from attnlab.labs.sandbox import TIME_LIMIT, isolated
+    from attnlab.labs.notebook import file_lang
+    from attnlab.labs.sandbox import isolated
 
-    ex = _exercise(args)
-    result = isolated(ex, args.file, resolve_lang(args.lang), args.time_limit or TIME_LIMIT)
+    lang = args.lang or file_lang(args.file) or resolve_lang()
+    ex = _exercise(args.exercise, lang)
+    result = isolated(ex, args.file, lang, args.time_limit or DEFAULT_TIME_LIMIT)
     if result.status == "unusable":
         raise DataError(result.headline)
-    print(result)
+    _out(f"{result}\n")
     return 0 if result.passed else 1
 
 
 def run_hint(args: argparse.Namespace) -> int:
     from attnlab.i18n import text
 
-    ex = _exercise(args)
+    lang = _lang_here(args)
+    ex = _exercise(args.exercise, lang)
     if not 1 <= args.index <= ex.hints:
-        raise UsageError(text("labs", "cli.no_hint", args.lang, number=ex.number,
+        raise UsageError(text("labs", "cli.no_hint", lang, number=ex.number,
                               total=ex.hints, index=args.index))
-    print(text("labs", "cli.hint", args.lang, index=args.index, total=ex.hints,
-               hint=text("labs", f"{ex.name}.hint{args.index}", args.lang)))
+    _out(text("labs", "cli.hint", lang, index=args.index, total=ex.hints,
+              hint=text("labs", f"{ex.name}.hint{args.index}", lang)) + "\n")
     return 0
 
 
 def run_solution(args: argparse.Namespace) -> int:
     from attnlab.labs.notebook import solution_file
 
-    print(solution_file(_exercise(args)), end="")
+    lang = _lang_here(args)
+    _out(solution_file(_exercise(args.exercise, lang), lang))
     return 0

@@ -1,17 +1,24 @@
 """What a learner opens: the stub file and the lab notebook, built from the exercise records.
 
-The notebooks in ``notebooks/labs/`` are these builders' output (a test keeps them equal), so a
-statement is written once, in the catalogue, and reaches the stub, the notebook and the command
-line in either language. A notebook is plain nbformat-4 JSON, stored without outputs.
+The notebooks in ``notebooks/labs/`` (English) and ``notebooks/labs/es/`` (Spanish) are these
+builders' output (a test keeps them equal; ``rebuild`` writes them), so a statement is written
+once, in the catalogue, and reaches the stub, the notebook and the command line in either
+language. A notebook is plain nbformat-4 JSON, stored without outputs.
+
+The language travels with what a learner opens: a stub's first line is ``# attnlab-lang: es``
+(``file_lang`` reads it, and ``attnlab lab check`` answers in it), and a notebook's checks pass
+its language to ``check``.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-from attnlab.i18n import text
+from attnlab.i18n import LANGS, text
 from attnlab.labs.core import Exercise
 
 GROUPS = {  # the lab notebooks of notebooks/labs/: file stem -> (title key, exercise numbers)
@@ -19,6 +26,9 @@ GROUPS = {  # the lab notebooks of notebooks/labs/: file stem -> (title key, exe
     "02_heads_and_scale": ("nb.group.heads", (5, 6)),
     "03_positions_gradients_cache": ("nb.group.chapter", (7, 8, 9, 10)),
 }
+FOLDERS = {"en": "", "es": "es"}  # the group notebooks of a language: notebooks/labs/<folder>/
+MARKER = "# attnlab-lang: {lang}"  # a stub's first line: the language its checks answer in
+_MARKED = re.compile(r"#\s*attnlab-lang:\s*([A-Za-z_]+)\s*$")
 
 
 def stub_body(ex: Exercise) -> str:
@@ -34,7 +44,29 @@ def stub_file(ex: Exercise, lang: str = "en") -> str:
         text("labs", "stub.footer", lang, number=ex.number, file=f"{ex.name}.py"),
     ])
     doc = _wrap(doc).replace('"""', "'''").replace("\\", "\\\\")
-    return f'"""{doc}\n"""\n\nimport numpy as np\n\n\n{stub_body(ex)}'
+    marker = MARKER.format(lang=lang)
+    return f'{marker}\n"""{doc}\n"""\n\nimport numpy as np\n\n\n{stub_body(ex)}'
+
+
+def file_lang(path: str | Path) -> str | None:
+    """The language a learner's file was started in (its ``# attnlab-lang: xx`` line among the
+    leading comments), or None: no such line, a language attnlab lacks, or no file to read."""
+    try:
+        if not Path(path).is_file():  # a folder, a pipe: nothing to read the language from
+            return None
+        with open(path, "rb") as fh:
+            head = fh.read(4096).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    for line in head.splitlines():
+        line = line.strip()
+        if not line.startswith("#"):
+            break
+        found = _MARKED.match(line)
+        if found:
+            code = found.group(1).lower()
+            return code if code in LANGS else None
+    return None
 
 
 def _wrap(text_: str, width: int = 92) -> str:
@@ -52,11 +84,38 @@ def _wrap(text_: str, width: int = 92) -> str:
     return "\n".join(out)
 
 
-def solution_file(ex: Exercise) -> str:
-    """The reference solution as a learner's file would hold it."""
+def solution_file(ex: Exercise, lang: str = "en") -> str:
+    """The reference solution as a learner's file would hold it, its comments in ``lang``
+    (the catalogue's ``<name>.solution_comments``: one line per comment, in source order)."""
+    return f"import numpy as np\n\n\n{_with_comments(solution_source(ex), ex, lang)}"
+
+
+def solution_source(ex: Exercise) -> str:
+    """The source of ``ex``'s reference solution, as ``attnlab.labs.solutions`` holds it."""
     import inspect
 
-    return f"import numpy as np\n\n\n{inspect.getsource(ex.solution)}"
+    return inspect.getsource(ex.solution)
+
+
+def comments(source: str) -> list[tuple[int, int, str]]:
+    """Every comment of ``source``: (line from 1, column, text after ``# ``)."""
+    import io
+    import tokenize
+
+    return [(tok.start[0], tok.start[1], tok.string[1:].strip())
+            for tok in tokenize.generate_tokens(io.StringIO(source).readline)
+            if tok.type == tokenize.COMMENT]
+
+
+def _with_comments(source: str, ex: Exercise, lang: str) -> str:
+    found = comments(source)
+    if lang == "en" or not found:
+        return source
+    said = text("labs", f"{ex.name}.solution_comments", lang).split("\n")
+    lines = source.split("\n")
+    for (row, col, _), comment in zip(found, said, strict=True):
+        lines[row - 1] = f"{lines[row - 1][:col]}# {comment}"
+    return "\n".join(lines)
 
 
 def notebook(exercises: Sequence[Exercise], lang: str = "en", title: str | None = None,
@@ -109,10 +168,26 @@ def _code(text_: str) -> dict[str, Any]:
             "source": _source(text_)}
 
 
-def lab_notebook(stem: str, bodies: dict[int, str] | None = None) -> dict[str, Any]:
-    """The group notebook ``notebooks/labs/<stem>.ipynb``: English text, checks in the
-    reader's language."""
+def lab_notebook(stem: str, bodies: dict[int, str] | None = None,
+                 lang: str = "en") -> dict[str, Any]:
+    """The group notebook ``notebooks/labs/[es/]<stem>.ipynb``: its text and its checks in
+    ``lang``."""
     from attnlab.labs import get
 
     key, numbers = GROUPS[stem]
-    return notebook([get(n) for n in numbers], "en", text("labs", key, "en"), bodies)
+    return notebook([get(n) for n in numbers], lang, text("labs", key, lang), bodies,
+                    check_lang=lang)
+
+
+def stored_name(stem: str, lang: str) -> str:
+    """Where the group notebook lies below ``notebooks/labs/``: ``es/01_softmax_to_masks.ipynb``."""
+    return "/".join(part for part in (FOLDERS[lang], f"{stem}.ipynb") if part)
+
+
+def rebuild(folder: str | Path) -> list[Path]:
+    """Write every group notebook of every language below ``folder`` (``notebooks/labs``)."""
+    from attnlab.files import write_text
+
+    return [write_text(Path(folder) / stored_name(stem, lang),
+                       dumps(lab_notebook(stem, None, lang)))
+            for lang in LANGS for stem in GROUPS]
