@@ -44,6 +44,15 @@ class NotImplementedYet(Exception):
     """The learner's function still raises NotImplementedError."""
 
 
+class Raised(Exception):
+    """The learner's function raised, in the child: the type's name and the message's first
+    line, as the child reported them (the exception itself never crosses)."""
+
+    def __init__(self, error: str, message: str) -> None:
+        super().__init__(message)
+        self.error = error
+
+
 @dataclass(frozen=True)
 class Case:
     """One check: ``run(fn)`` returns None when it passes, else a :class:`Fail`."""
@@ -131,7 +140,8 @@ class Result:
 
 
 def run_exercise(ex: Exercise, fn: Fn, lang: str | None = None) -> Result:
-    """Run every case and probe of ``ex`` on ``fn``, in this process."""
+    """Run every case and probe of ``ex`` on ``fn``, in this process (``fn`` is the learner's
+    function or the sandbox's proxy for it: the verdict is always computed here)."""
     say = _Say(lang)
     fn = _on_copies(fn)
     lines: list[Line] = []
@@ -183,6 +193,8 @@ def _guarded(run: Callable[[Fn], Fail | None], fn: Fn) -> Fail | None:
             return run(fn)
         except NotImplementedError:
             raise NotImplementedYet from None
+        except Raised as err:
+            return Fail("fail.raised", {"error": err.error, "message": str(err)})
         except Exception as err:  # noqa: BLE001 - the learner's code may raise anything
             first = (str(err).strip().splitlines() or [""])[0][:160]
             return Fail("fail.raised", {"error": type(err).__name__, "message": first})

@@ -1,34 +1,261 @@
-"""Run a check in a child process with a time limit, so the learner's code cannot hang us.
+"""Run the learner's code in a contained child; compute every verdict here, in the parent.
 
-The learner's function (or file) runs in a forked child; the child sends back the
-:class:`~attnlab.labs.core.Result` through a pipe. An endless loop ends at the time limit, a
-crash (a segfault, ``os._exit``) as the child's exit code, a file that cannot be imported or
-lacks the function as the first line of why: each is a result of status ``unusable`` whose
-headline is one line. What the learner's code prints is swallowed.
+The parent never imports the learner's code. It runs the exercise's cases and probes itself,
+with a *proxy* in place of the learner's function: each call goes to the child
+(:mod:`attnlab.labs.child`), which calls the real function and answers with its raw output,
+read through :mod:`attnlab.labs.wire` (bounded frames, never unpickled, one deadline for the
+whole check). Whatever the learner's code patches in its own process, the cases, the
+comparisons and the messages are the parent's.
 
-Where ``fork`` does not exist (Windows) the check runs in this process, without a time limit.
-Left out: memory limits and sandboxing against hostile code; this protects a learner from
-their own mistakes, not a server from its users.
+A **file** runs in a fresh interpreter (``python -I -S``, NumPy on its path, attnlab not): a
+PID namespace of its own where Linux allows it, the resource limits below, its standard
+streams sent to /dev/null (what it prints is not shown), and an audit hook that refuses
+attnlab's modules and files, new processes, signals to other processes and native libraries.
+A **function** (a notebook's ``check("masks", my_fn)``) lives in the kernel, so its child is a
+fork of the kernel with the same limits and hook: for learning, not a boundary. Either child
+has a session of its own; at the deadline and at the end the parent freezes and kills it with
+everything it started. Where ``fork`` does not exist (Windows) the check runs in this process,
+without a time limit or any protection.
 """
 
 from __future__ import annotations
 
 import contextlib
 import importlib.util
-import io
-import multiprocessing
+import math
+import os
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 from attnlab.i18n import text
-from attnlab.labs.core import Exercise, Fn, Result, run_exercise
+from attnlab.labs import wire
+from attnlab.labs.core import Exercise, Fn, Raised, Result, run_exercise
 
-TIME_LIMIT = 20.0  # seconds; every exercise's checker takes well under one
+TIME_LIMIT = 20.0  # seconds for a whole check; every exercise's checker takes well under one
+MEMORY_LIMIT = 2 << 30  # bytes of address space for the checked code (a fork: on top of its own)
+PROCESS_LIMIT = 16  # processes of the child's user, where the system enforces it (not as root)
+FILE_LIMIT = 64 << 20  # bytes of any file the checked code writes
+CHILD = Path(__file__).with_name("child.py")
+_PACKAGE = str(Path(__file__).resolve().parents[1])  # attnlab's own files: out of the child's reach
+_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+        "LC_ALL": "C.UTF-8"}
+
+
+class Unusable(Exception):
+    """The learner's file cannot be checked: the message is the one line to show."""
+
+
+def isolated(ex: Exercise, source: Fn | str | Path, lang: str | None = None,
+             time_limit: float = TIME_LIMIT) -> Result:
+    """Check ``source`` (a function, or a file holding ``ex.function``) in a child process."""
+    seconds = time_limit if math.isfinite(time_limit) and time_limit > 0 else TIME_LIMIT
+    deadline = time.monotonic() + seconds
+    if not hasattr(os, "fork"):
+        return _in_process(ex, source, lang)
+    if callable(source):
+        child = _Child.forked(source, ex.function, seconds)
+    else:
+        path = Path(source)
+        try:
+            code = path.read_bytes()
+        except OSError:
+            return _unusable(ex, text("labs", "unusable.no_file", lang, path=path))
+        child = _Child.spawned(path, code, ex.function, seconds, deadline)
+    try:
+        loaded = child.receive(0, deadline)
+        if loaded["kind"] != "ready":
+            return _unusable(ex, _load_failure(loaded, source, ex, lang))
+        return run_exercise(ex, _Proxy(child, ex.function, deadline), lang)
+    except wire.Stopped as stop:
+        return _unusable(ex, _why(stop.why, child, lang, seconds))
+    finally:
+        child.end()
+
+
+class _Proxy:
+    """What the cases call in place of the learner's function."""
+
+    def __init__(self, child: _Child, name: str, deadline: float) -> None:
+        self.child, self.name, self.deadline, self.calls = child, name, deadline, 0
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self.calls += 1
+        wire.send(self.child.req, (self.calls, self.name, args, kwargs), self.deadline,
+                  self.child.alive)
+        answer = self.child.receive(self.calls, self.deadline)
+        if answer["kind"] == "value" and "value" in answer:
+            return answer["value"]
+        if answer["kind"] != "raised":
+            raise wire.Stopped("garbled")
+        if answer.get("not_implemented") is True:
+            raise NotImplementedError
+        message = (text("labs", "fail.unreadable", None) if answer.get("unreadable") is True
+                   else wire.clean(answer.get("message")))
+        raise Raised(wire.name(answer.get("error")), message)
+
+
+class _Child:
+    """A child process serving calls: its pipes, and how to end it with all it started."""
+
+    def __init__(self, pid: int, req: int, ans: int, popen: subprocess.Popen | None) -> None:
+        self.pid, self.req, self.ans, self.popen = pid, req, ans, popen
+        self.code: int | None = None  # its exit code, once it has ended
+        os.set_blocking(req, False)
+        os.set_blocking(ans, False)
+
+    @classmethod
+    def spawned(cls, path: Path, code: bytes, function: str, seconds: float,
+                deadline: float) -> _Child:
+        import numpy
+
+        req_r, req_w = os.pipe()
+        ans_r, ans_w = os.pipe()
+        popen = subprocess.Popen(  # noqa: S603 - our own interpreter and script
+            [sys.executable, "-I", "-S", str(CHILD), str(req_r), str(ans_w)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            pass_fds=(req_r, ans_w), start_new_session=True, env=_ENV)
+        os.close(req_r)
+        os.close(ans_w)
+        child = cls(popen.pid, req_w, ans_r, popen)
+        setup = {"numpy": str(Path(numpy.__file__).resolve().parents[1]), "protect": [_PACKAGE],
+                 "limits": _limits(seconds, os.getpid(), on_top=False), "source": code,
+                 "filename": str(path), "module": path.stem, "function": function}
+        with contextlib.suppress(wire.Stopped):  # a child that died early says so on reading
+            wire.send(req_w, setup, deadline, child.alive)
+        return child
+
+    @classmethod
+    def forked(cls, fn: Fn, function: str, seconds: float) -> _Child:
+        from attnlab.labs import child as serving
+
+        req_r, req_w = os.pipe()
+        ans_r, ans_w = os.pipe()
+        limits = _limits(seconds, os.getpid(), on_top=True)
+        pid = os.fork()
+        if pid == 0:  # the child: never returns into the caller's code
+            try:
+                os.setsid()
+                serving.forked(fn, function, req_r, ans_w, limits, [_PACKAGE])
+            finally:
+                os._exit(0)
+        os.close(req_r)
+        os.close(ans_w)
+        return cls(pid, req_w, ans_r, None)
+
+    def receive(self, number: int, deadline: float) -> dict[str, Any]:
+        answer = wire.receive(self.ans, deadline, self.alive)
+        if answer.get("id") != number:
+            raise wire.Stopped("garbled")
+        return answer
+
+    def alive(self) -> bool:
+        """True while the child runs; its exit code is kept (the process stays unreaped)."""
+        if self.code is not None:
+            return False
+        try:
+            info = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return False
+        if info is None:
+            return True
+        exited = info.si_code == os.CLD_EXITED
+        self.code = info.si_status if exited else -info.si_status
+        return False
+
+    def exit_code(self, wait: float = 1.0) -> int | None:
+        """The child's exit code, after waiting up to ``wait`` seconds for it to end."""
+        until = time.monotonic() + wait
+        while self.alive() and time.monotonic() < until:
+            time.sleep(0.02)
+        return self.code
+
+    def end(self) -> None:
+        """Freeze the child and every process it started, kill them all, reap the child."""
+        kill_tree(self.pid)
+        for fd in (self.req, self.ans):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        if self.popen is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.popen.wait(5.0)
+            return
+        until = time.monotonic() + 5.0
+        while time.monotonic() < until:
+            with contextlib.suppress(ChildProcessError):
+                if os.waitpid(self.pid, os.WNOHANG)[0] == 0:
+                    time.sleep(0.01)
+                    continue
+            return
+
+
+def kill_tree(root: int) -> None:
+    """SIGKILL ``root`` (a session leader, not yet reaped), its process group and every
+    descendant, found through /proc while each is frozen by SIGSTOP (so none forks away)."""
+    with contextlib.suppress(OSError):
+        os.killpg(root, signal.SIGSTOP)
+    found = {root}
+    while more := {pid for pid, parent in _parents().items()
+                   if parent in found and pid not in found}:
+        for pid in more:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGSTOP)
+        found |= more
+    for pid in found:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(OSError):
+        os.killpg(root, signal.SIGKILL)
+
+
+def _parents() -> dict[int, int]:
+    """Every process's parent, from /proc (empty where there is no /proc)."""
+    out = {}
+    with contextlib.suppress(OSError):
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit():
+                with contextlib.suppress(OSError, ValueError, IndexError):
+                    with open(f"/proc/{entry.name}/stat", "rb") as stat:
+                        fields = stat.read().rsplit(b")", 1)[1].split()
+                    out[int(entry.name)] = int(fields[1])
+    return out
+
+
+def _limits(seconds: float, parent: int, on_top: bool) -> dict[str, Any]:
+    return {"memory": MEMORY_LIMIT, "memory_on_top": on_top, "cpu": math.ceil(seconds) + 1,
+            "processes": PROCESS_LIMIT, "file": FILE_LIMIT, "parent": parent}
+
+
+def _load_failure(loaded: dict[str, Any], path: Any, ex: Exercise, lang: str | None) -> str:
+    kind = loaded["kind"]
+    if kind == "syntax":
+        line = loaded.get("line") if type(loaded.get("line")) is int else 0
+        return text("labs", "unusable.syntax", lang, path=path, line=line,
+                    message=wire.clean(loaded.get("message")))
+    if kind == "import":
+        message = (text("labs", "fail.unreadable", lang) if loaded.get("unreadable") is True
+                   else wire.clean(loaded.get("message")))
+        return text("labs", "unusable.import", lang, path=path,
+                    error=wire.name(loaded.get("error")), message=message)
+    if kind == "no_function":
+        return text("labs", "unusable.no_function", lang, path=path, function=ex.function)
+    return text("labs", "unusable.garbled", lang)
+
+
+def _why(why: str, child: _Child, lang: str | None, seconds: float) -> str:
+    if why == "time":
+        return text("labs", "unusable.time", lang, seconds=f"{seconds:g}")
+    if why == "crash":
+        return text("labs", "unusable.crash", lang, code=child.exit_code())
+    return text("labs", f"unusable.{why}", lang)  # "garbled", "reference"
 
 
 def load_function(path: str | Path, name: str, lang: str | None = None) -> Fn:
-    """Import the file at ``path`` and return its function ``name``; else :class:`Unusable`."""
+    """Import the file at ``path`` here and return its function ``name``; else
+    :class:`Unusable`. Only where no child can be started: it runs the file in this process."""
     path = Path(path)
     if not path.is_file():
         raise Unusable(text("labs", "unusable.no_file", lang, path=path))
@@ -43,56 +270,14 @@ def load_function(path: str | Path, name: str, lang: str | None = None) -> Fn:
                             message=err.msg)) from None
     except BaseException as err:  # noqa: BLE001 - anything the learner's module does
         raise Unusable(text("labs", "unusable.import", lang, path=path, error=type(err).__name__,
-                            message=_first(err))) from None
+                            message=wire.clean(str(err)))) from None
     fn = getattr(module, name, None)
     if not callable(fn):
         raise Unusable(text("labs", "unusable.no_function", lang, path=path, function=name))
     return fn
 
 
-class Unusable(Exception):
-    """The learner's file cannot be checked: the message is the one line to show."""
-
-
-def isolated(ex: Exercise, source: Fn | str | Path, lang: str | None = None,
-             time_limit: float = TIME_LIMIT) -> Result:
-    """Check ``source`` (a function, or a file holding ``ex.function``) in a child process."""
-    try:
-        ctx = multiprocessing.get_context("fork")
-    except ValueError:
-        return _check(ex, source, lang)
-    receive, send = ctx.Pipe(duplex=False)
-    child = ctx.Process(target=_child, args=(ex, source, lang, send), daemon=True)
-    child.start()
-    send.close()
-    result: Result | None = None
-    try:
-        if receive.poll(time_limit):
-            with contextlib.suppress(EOFError):
-                result = receive.recv()
-            child.join(2.0)
-        elif child.is_alive():
-            return _unusable(ex, text("labs", "unusable.time", lang, seconds=f"{time_limit:g}"))
-    finally:
-        if child.is_alive():
-            child.kill()
-        child.join()
-        receive.close()
-    if result is None:
-        return _unusable(ex, text("labs", "unusable.crash", lang, code=child.exitcode))
-    return result
-
-
-def _child(ex: Exercise, source: Fn | str | Path, lang: str | None, send: Any) -> None:
-    sink = io.StringIO()
-    with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-        result = _check(ex, source, lang)
-    send.send(result)
-    send.close()
-    sys.stdout.flush()
-
-
-def _check(ex: Exercise, source: Fn | str | Path, lang: str | None) -> Result:
+def _in_process(ex: Exercise, source: Fn | str | Path, lang: str | None) -> Result:
     try:
         fn = source if callable(source) else load_function(source, ex.function, lang)
     except Unusable as err:
@@ -102,7 +287,3 @@ def _check(ex: Exercise, source: Fn | str | Path, lang: str | None) -> Result:
 
 def _unusable(ex: Exercise, line: str) -> Result:
     return Result(ex.number, ex.name, "unusable", headline=line)
-
-
-def _first(err: BaseException) -> str:
-    return (str(err).strip().splitlines() or [""])[0][:160]
