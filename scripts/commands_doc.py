@@ -99,27 +99,55 @@ def _table(actions: list[argparse.Action]) -> list[str]:
     for action in actions:
         if isinstance(action, argparse._HelpAction):
             continue
-        rows.append(f"| {_name(action)} | {_default(action)} | {_cell(_help(action))} |")
+        name, meaning = _name(action), _help(action)
+        if isinstance(action, argparse._SubParsersAction):  # the actions, each with its meaning
+            name = "`{" + ",".join(action.choices) + "}`" if action.metavar is None else name
+            meaning += "".join(f"; `{choice.dest}`: {choice.help}"
+                               for choice in action._choices_actions)
+        rows.append(f"| {name} | {_default(action)} | {_cell(meaning)} |")
     return rows
 
 
+def _section(title: str, command: argparse.ArgumentParser, level: str = "##") -> list[str]:
+    """One command's section; a command with actions of its own (``lab``) gets one section
+    below it per action."""
+    lines = [f"{level} `{title}`", ""]
+    description = " ".join((command.description or "").split())
+    name = title.split()[-1]
+    if level == "##" and name in SEE_ALSO:
+        description += f" See {SEE_ALSO[name]}."
+    lines += [description, "", "```", " ".join(command.format_usage().split()), "```", ""]
+    actions = [a for a in command._actions if not isinstance(a, argparse._HelpAction)]
+    if actions:
+        lines += [*_table(actions), ""]
+    for action in actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub_name, sub_command in action.choices.items():
+                lines += _section(f"{title} {sub_name}", sub_command, level + "#")
+    return lines
+
+
 def render() -> str:
-    """The whole page, from ``attnlab.cli.main.build_parser()``."""
+    """The whole page, from ``attnlab.cli.main.build_parser()``, in English whatever the
+    language of this machine (help texts follow ATTNLAB_LANG and the locale)."""
+    import os
+
     from attnlab.cli.main import build_parser
 
-    parser = build_parser()
+    saved = os.environ.get("ATTNLAB_LANG")
+    os.environ["ATTNLAB_LANG"] = "en"
+    try:
+        parser = build_parser()
+    finally:
+        if saved is None:
+            del os.environ["ATTNLAB_LANG"]
+        else:
+            os.environ["ATTNLAB_LANG"] = saved
     lines = [HEADER, "## `attnlab` itself", "", *_table(
         [a for a in parser._actions if a.option_strings]), ""]
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     for name, command in sub.choices.items():
-        lines += [f"## `attnlab {name}`", ""]
-        description = " ".join((command.description or "").split())
-        if name in SEE_ALSO:
-            description += f" See {SEE_ALSO[name]}."
-        lines += [description, "", "```", " ".join(command.format_usage().split()), "```", ""]
-        actions = [a for a in command._actions if not isinstance(a, argparse._HelpAction)]
-        if actions:
-            lines += [*_table(actions), ""]
+        lines += _section(f"attnlab {name}", command)
     lines.append(FOOTER)
     return "\n".join(lines)
 
