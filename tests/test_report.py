@@ -112,18 +112,27 @@ def test_report_markdown(tmp_path):
     envelopes, verdicts, meta = synthetic(tmp_path)
     paths = write_report(envelopes, verdicts, tmp_path, meta)
     md = paths["markdown"].read_text()
-    assert "**Claims: 1 held, 1 not held, 0 inconclusive, 1 skipped, 0 error** (of 3)" in md
-    assert "| alpha helps | **HELD** | a 1, b 2 | – | +0.11 ± 0.0058 × ppl | 3 | a < b | alpha |" \
-        in md  # measured: the part's numbers; the chapter: none published for alpha
-    assert "| beta hurts | **NOT HELD** | c 2.5 | – | -0.5 | 1 evaluation | c > 3 | beta |" in md
+    assert "| claims | **1 held**, **1 not held**, **1 skipped** (of 3) |" in md
+    assert md.count("1 not held") == 1  # the counts are printed once
+    assert "| experiments | 2 finished, 1 skipped, 0 failed |" in md
+    row = next(line for line in md.splitlines() if "| alpha helps |" in line)
+    assert row.startswith("| [1](#exp-1) | alpha helps | **HELD** | a 1, b 2 | – | ")
+    assert row.endswith(" | 3 |") and "a < b" not in row  # the rule is in the section
+    assert "| [2](#exp-2) | beta hurts | **NOT HELD** | c 2.5 | – |" in md
+    assert "| [1. The alpha experiment](#exp-1) | 1 | · | · | · |" in md  # the contents
+    assert "**[2. The beta experiment](#exp-2).** This run: 0 of its 1 claims held. Not held: " \
+        "«beta hurts»." in md
+    assert "| alpha | finished | – | 1m15s | 1m15s | `steps=300, width=64` |" in md
     assert "12.5 alpha" in md and "12.5 beta" in md  # both tables
     assert "![The alpha experiment](alpha/figure.png)" in md
     assert "**What quick changes:** beta: fewer steps" in md
-    assert "- **NOT HELD** — beta hurts" in md and "numbers: c=2.5" in md
+    assert "- **NOT HELD** — beta hurts" in md and "measured: c 2.5" in md
+    assert "rule: c > 3" in md
     assert "`gamma` **skipped**: corpus unavailable: no file" in md
     assert "analysis: 1m15s" in md and "steps=300, width=64" in md
     assert "`abc` (with uncommitted changes)" in md
-    assert md.index("## Claim summary") < md.index("## 1. The alpha experiment")
+    assert md.index("## Contents") < md.index("## Claim summary") < \
+        md.index("## 1. The alpha experiment")
 
 
 def test_report_html_is_self_contained(tmp_path):
@@ -171,7 +180,7 @@ def test_reproduce_micro_params(params_run):
     assert result["ok"] and not result["failed"] and not result["skipped"]
     assert [v["status"] for v in result["verdicts"]] == ["skipped", "held"]  # micro: no HF
     md = (root / "out" / "report.md").read_text()
-    assert "**Claims: 1 held, 0 not held, 0 inconclusive, 1 skipped, 0 error** (of 2)" in md
+    assert "| claims | **1 held**, **1 skipped** (of 2) |" in md
     assert "124,439,808" in md and "![Where the parameters are](params/figure.png)" in md
     assert result["meta"]["only"] == ["params"]
     assert result["meta"]["machine"]["CPU count"] >= 1

@@ -85,9 +85,9 @@ def test_a_quick_report_shows_the_chapter_column_and_the_budget_note(tmp_path):
     assert "(†1)" in text and "†1 derived from the chapter's text: row 4 − 14" in text
     assert fidelity.budget_note("quick") in text
     assert f"the chapter's budget was {BUDGETS['ladder']}" in text  # beside the claims
-    assert f"| ladder | {BUDGETS['ladder']} |" in text  # in the claim table
     first = text[: text.index("## Claim summary")]
-    assert "Test CPU 9000, 2 CPUs, cpu" in first and "`quick`" in first and "1m15s" in first
+    assert "| machine | Test CPU 9000, 2 cores, CPU |" in first
+    assert "`quick`" in first and "1m15s" in first
     assert "shown for orientation" in first and "within 2%" not in first
 
 

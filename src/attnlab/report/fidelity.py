@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from attnlab.report.chapter import BUDGETS, BY_KEY, ChapterFigure
+from attnlab.report.words import t as say
 
 Measured = dict[str, float]  # chapter key -> measured figure (seed mean)
 WITHIN = (0.02, 0.05)  # the fidelity summary's two bands
@@ -186,11 +187,13 @@ def _num(x: float) -> str:
     return f"{x:.4g}" if abs(x) < 10 else f"{x:.2f}"
 
 
-def table(comparisons: list[Comparison], profile: str | None) -> str:
-    """Markdown: figure, measured, chapter (derived ones starred), difference; the notes."""
+def table(comparisons: list[Comparison], profile: str | None, lang: str = "en") -> str:
+    """Markdown: figure, measured, chapter (derived ones starred), difference; the notes.
+    The figures' labels are the chapter's words in English; the rest is in ``lang``."""
     if not comparisons:
         return ""
-    rows = ["| figure | measured | chapter | difference |", "|---|---:|---:|---:|"]
+    head = [say(f"beside.col.{k}", lang) for k in ("figure", "measured", "chapter", "difference")]
+    rows = ["| " + " | ".join(head) + " |", "|---|---:|---:|---:|"]
     derived = []
     for c in comparisons:
         star = ""
@@ -200,28 +203,24 @@ def table(comparisons: list[Comparison], profile: str | None) -> str:
         rows.append(f"| {c.figure.label.replace('|', '/')} | {_num(c.measured)} | "
                     f"{_num(c.figure.value)}{star} | {c.difference:+.4g} "
                     f"({c.relative:+.1%}) |")
-    lines = ["**Beside the chapter** (measured: mean over seeds; chapter: its one run at its "
-             f"own budget, {BUDGETS.get(comparisons[0].figure.experiment, 'its settings')}).",
-             "", *rows, ""]
-    lines += [f"†{i} derived from the chapter's text: {f.derived}.  "
+    budget = BUDGETS.get(comparisons[0].figure.experiment) or say("beside.its_settings", lang)
+    lines = [say("beside.heading", lang, budget=budget), "", *rows, ""]
+    lines += [say("beside.derived", lang, i=i, how=f.derived) + "  "
               for i, f in enumerate(derived, 1)]
     if derived:
         lines += [""]
     if profile != "full":
-        lines.append(budget_note(profile))
+        lines.append(budget_note(profile, lang))
     else:
         f = fidelity(comparisons)
-        lines.append(f"Within 2% of the chapter: {f['within 2%']} of {f['compared']}; "
-                     f"within 5%: {f['within 5%']}.")
+        lines.append(say("beside.fidelity", lang, within2=f["within 2%"], compared=f["compared"],
+                       within5=f["within 5%"]))
     return "\n".join(lines).rstrip() + "\n"
 
 
-def budget_note(profile: str | None) -> str:
+def budget_note(profile: str | None, lang: str = "en") -> str:
     """The plain note beside the chapter's column at a profile other than full."""
-    return (f"This is the `{profile}` profile: its budgets are far smaller than the chapter's "
-            "(see what it changes above), so the chapter's column is here for orientation; "
-            "a difference says what this budget shows, not that the chapter is wrong. The full "
-            "profile uses the chapter's settings.")
+    return say("beside.budget_note", lang, profile=profile)
 
 
 __all__ = ["Comparison", "READERS", "WITHIN", "budget_note", "compare", "fidelity", "measured",

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from attnlab.lab.claims import STATUSES
+from attnlab.report.words import counted, t
 
 
 def processor_name(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
@@ -53,32 +54,51 @@ def seeds_text(envelopes: dict[str, dict]) -> str:
     return str(seeds[0]) if len(seeds) == 1 else f"{seeds[0]}–{seeds[-1]}"
 
 
-def glance(counts: dict[str, int], total: int, envelopes: dict[str, dict], meta: dict[str, Any],
-           fidelity: dict[str, int] | None, duration: str) -> list[str]:
-    """Markdown lines: a short table of what a reader needs first."""
-    machine = meta.get("machine", {})
-    where = ", ".join(str(x) for x in (
-        machine.get("processor", "–"), f"{machine.get('CPU count', '?')} CPUs",
-        machine.get("device", "")) if x)
-    verdicts = ", ".join(f"**{counts[s]} {s}**" for s in STATUSES if counts[s]) or "none"
+def machine_text(machine: dict[str, Any], lang: str = "en") -> str:
+    """The processor, its cores and where runs trained: ``AMD EPYC, 2 cores, CPU``.
+
+    >>> machine_text({"processor": "AMD EPYC", "CPU count": 2, "device": "cpu"})
+    'AMD EPYC, 2 cores, CPU'
+    """
+    cores = machine.get("CPU count")
+    device = str(machine.get("device") or "")
+    if device == "cpu":
+        device = "CPU"
+    elif device.startswith("cuda"):
+        device = "CUDA" + device[4:]
+    parts = [str(machine.get("processor") or "").strip("–"),
+             t("glance.cores", lang, n=cores) if cores else "", device]
+    return ", ".join(p for p in parts if p)
+
+
+def glance(summary: dict[str, Any], envelopes: dict[str, dict], meta: dict[str, Any],
+           fidelity: dict[str, int] | None, duration: str, lang: str = "en") -> list[str]:
+    """Markdown lines: a short table of what a reader needs first (the claims' counts are
+    printed here, once)."""
+    counts, total = summary["claims"], summary["claims_total"]
+    verdicts = ", ".join(f"**{counts[s]} {counted(s, lang)}**" for s in STATUSES
+                         if counts[s]) or t("glance.none", lang)
+    ran = summary["experiments"]
     rows = [
-        "| at a glance | |", "|---|---|",
-        f"| claims | {verdicts} (of {total}) |",
-        f"| profile | `{meta.get('profile')}` |",
-        f"| seeds per trained experiment | {seeds_text(envelopes)} |",
-        f"| machine | {where} |",
-        f"| wall time | {duration} |",
+        f"| {t('glance.heading', lang)} | |", "|---|---|",
+        f"| {t('glance.claims', lang)} | {t('glance.of', lang, verdicts=verdicts, total=total)} |",
+        f"| {t('glance.experiments', lang)} | " + t(
+            "glance.experiments_counts", lang, ok=len(ran["ok"]), skipped=len(ran["skipped"]),
+            failed=len(ran["failed"])) + " |",
+        f"| {t('glance.profile', lang)} | `{meta.get('profile')}` |",
+        f"| {t('glance.seeds', lang)} | {seeds_text(envelopes)} |",
+        f"| {t('glance.machine', lang)} | {machine_text(meta.get('machine', {}), lang)} |",
+        f"| {t('glance.wall_time', lang)} | {duration} |",
     ]
     if meta.get("finished_at"):
-        rows.append(f"| finished | {meta['finished_at']} |")
+        rows.append(f"| {t('glance.finished', lang)} | {meta['finished_at']} |")
     if fidelity is not None:
-        rows.append(f"| beside the chapter | {fidelity['within 2%']} of {fidelity['compared']} "
-                    f"measured figures within 2% of the chapter's, {fidelity['within 5%']} "
-                    "within 5% |")
+        rows.append(f"| {t('glance.beside', lang)} | " + t(
+            "glance.fidelity", lang, within2=fidelity["within 2%"], compared=fidelity["compared"],
+            within5=fidelity["within 5%"]) + " |")
     elif meta.get("profile") != "full":
-        rows.append("| beside the chapter | shown for orientation: this profile's budgets are "
-                    "far smaller than the chapter's |")
+        rows.append(f"| {t('glance.beside', lang)} | {t('glance.orientation', lang)} |")
     return [*rows, ""]
 
 
-__all__ = ["glance", "processor_name", "seeds_text", "with_processor"]
+__all__ = ["glance", "machine_text", "processor_name", "seeds_text", "with_processor"]

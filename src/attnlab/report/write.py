@@ -1,10 +1,14 @@
 """Write one report folder: ``report.md``, a self-contained ``report.html``, ``results.json``.
 
-The report is composed once, as Markdown; the HTML page is the same text
-rendered by ``markdown-it-py`` (CommonMark with tables, raw HTML off, so a
-record's text can never inject markup) with every figure inlined as a base64
-PNG ``data:`` URI and the style sheet inline, so the page opens offline,
-anywhere, and can be mailed as one file. ``results.json`` holds every
+The report is composed once, as Markdown, in the reader's language (English or
+Spanish, ``attnlab.report.words``); the HTML page is the same text rendered by
+``markdown-it-py`` (``attnlab.report.page``: raw HTML off, so a record's text can
+never inject markup) with every figure inlined as a base64 PNG ``data:`` URI and the
+style sheet inline, so the page opens offline, anywhere, and can be mailed as one
+file. It opens with what a reader needs first (``glance``), a table of contents with
+each experiment's verdict counts and one paragraph per experiment
+(``attnlab.report.overview``), then the claim summary, the settings and the
+experiments' sections. ``results.json`` holds every
 envelope (the experiment records), every claim verdict and the meta.
 
 Nothing here runs an experiment or decides a claim: it renders finished
@@ -20,42 +24,24 @@ are read from ``<experiments_dir>/<name>/table.md`` and ``figure.png``, where
 
 from __future__ import annotations
 
-import base64
-import html
 import json
 import logging
-import os
 from pathlib import Path
 from typing import Any
 
 from attnlab.files import staged
-from attnlab.lab.claims import MIN_SEEDS, STATUSES, Z, fmt_margin, render
+from attnlab.lab.claims import MIN_SEEDS, STATUSES, Z
 from attnlab.lab.seeds import rule_text
 from attnlab.report import fidelity as chapter_fidelity
+from attnlab.report import overview
 from attnlab.report.chapter import BUDGETS
 from attnlab.report.claim_figures import claim_figures
+from attnlab.report.figures import caption, figure_path, relative
 from attnlab.report.glance import glance, with_processor
+from attnlab.report.page import CSS, data_uri, to_html, to_page
+from attnlab.report.words import claim_text, duration, has, numbers, resolve_lang, t, title
 
 log = logging.getLogger(__name__)
-
-CSS = """
-body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1d2125;
-       max-width: 1100px; margin: 2rem auto; padding: 0 1.5rem; }
-h1 { border-bottom: 2px solid #1d2125; padding-bottom: .3rem; }
-h2 { border-bottom: 1px solid #ccd; padding-bottom: .2rem; margin-top: 2.5rem; }
-table { border-collapse: collapse; margin: .8rem 0; font-size: 13px; }
-th, td { border: 1px solid #ccd; padding: .25rem .55rem; }
-th { background: #eef0f4; }
-tbody tr:nth-child(even) { background: #f8f9fb; }
-code { background: #f1f2f4; padding: 0 .25rem; border-radius: 3px; }
-pre { background: #f1f2f4; padding: .6rem; overflow-x: auto; }
-figure { margin: 1rem 0; }
-figure img { max-width: 100%; border: 1px solid #dde; }
-figcaption { color: #667; font-size: 13px; }
-.missing { color: #a33; }
-.held { color: #1a7f37; } .not-held { color: #c62828; } .inconclusive { color: #5b5f97; }
-.skipped { color: #8a6d00; } .failed, .error { color: #c62828; }
-"""
 
 
 def status_of(envelope: dict[str, Any]) -> str:
@@ -69,14 +55,6 @@ def summary(envelopes: dict[str, dict], verdicts: list[dict]) -> dict[str, Any]:
     experiments = {s: [n for n, e in envelopes.items() if status_of(e) == s]
                    for s in ("ok", "skipped", "failed")}
     return {"claims": claims, "claims_total": len(verdicts), "experiments": experiments}
-
-
-def _duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "–"
-    from attnlab.train.progress import format_duration
-
-    return f"{seconds:.1f} s" if seconds < 60 else format_duration(seconds)
 
 
 def _settings_text(settings: dict[str, Any] | None) -> str:
@@ -97,48 +75,59 @@ def _table_text(name: str, envelope: dict, folder: Path) -> str:
         return f"*(table not available: {type(err).__name__}: {err})*\n"
 
 
-def _verdict_owner(verdict: dict) -> str:
-    return verdict.get("experiment") or verdict["id"].split(".")[0]
+_verdict_owner = overview.owner
+
+
+def total_s(envelope: dict[str, Any]) -> float | None:
+    """Training (the runs' own time, summed) plus analysis of one experiment, in seconds."""
+    parts = [envelope.get(k) for k in ("train_s", "wall_s")]
+    known = [x for x in parts if isinstance(x, int | float)]
+    return sum(known) if known else None
 
 
 def _experiment_section(
     index: int, name: str, envelope: dict, verdicts: list[dict], folder: Path, out_dir: Path,
-    profile: str | None,
+    profile: str | None, lang: str,
 ) -> list[str]:
-    title = envelope.get("title") or name
-    lines = [f"## {index}. {title} (`{name}`)", ""]
+    shown = title(name, envelope, lang)
+    lines = [f"## {index}. {shown} (`{name}`)", ""]
     status = status_of(envelope)
+    at = envelope.get("profile", profile)
     if status != "ok":
-        lines += [f"**{status.upper()}**: {envelope.get('reason', 'no reason given')}", ""]
+        lines += [f"**{t(f'verdict.{status}', lang)}**: "
+                  f"{envelope.get('reason') or t('section.no_reason', lang)}", ""]
     else:
-        reused = " (reused a finished record)" if envelope.get("reused") else ""
-        train = (f"training: {envelope['runs']} runs, {_duration(envelope.get('train_s'))} "
-                 "of worker time; " if envelope.get("runs") else "")
-        lines += [
-            f"{train}analysis: {_duration(envelope.get('wall_s'))}{reused}; profile "
-            f"`{envelope.get('profile', profile)}`, seeds {envelope.get('seeds') or '–'}; "
-            f"settings: `{_settings_text(envelope.get('settings'))}`.",
-            "",
-        ]
+        runs = envelope.get("runs")
+        train = t("section.training", lang, runs=runs,
+                  time=duration(envelope.get("train_s"))) if runs else ""
+        reused = t("section.reused", lang) if envelope.get("reused") else ""
+        lines += [t("section.line", lang, training=train,
+                    analysis=duration(envelope.get("wall_s")), reused=reused, profile=at,
+                    seeds=envelope.get("seeds") or "–",
+                    settings=_settings_text(envelope.get("settings"))), ""]
         if envelope.get("extra_round"):  # did the extra-seed round run, and why (not)
-            lines += [f"**Seeds:** {envelope['extra_round']['text']}.", ""]
-        if envelope.get("profile", profile) == "quick" and envelope.get("quick_changes"):
-            lines += [f"**What quick changes:** {envelope['quick_changes']}", ""]
+            lines += [f"**{t('section.seeds', lang)}** {envelope['extra_round']['text']}.", ""]
+        if at == "quick" and envelope.get("quick_changes"):
+            lines += [f"**{t('section.quick_changes', lang)}** {envelope['quick_changes']}", ""]
         lines += [_table_text(name, envelope, folder).rstrip(), ""]
-        figure = folder / "figure.png"
-        rel = Path(os.path.relpath(figure, out_dir)).as_posix()
-        lines += [f"![{title}]({rel})" if figure.is_file() else "*(no figure)*", ""]
+        figure = figure_path(name, envelope, folder, out_dir, lang)
+        if figure is None:
+            lines += [f"*{t('section.no_figure', lang)}*", ""]
+        else:
+            lines += [f"![{shown}]({relative(figure, out_dir)})", ""]
+            if caption(name, lang):
+                lines += [f"*{caption(name, lang)}*", ""]
         beside = chapter_fidelity.compare(name, envelope.get("record") or {})
         if beside:
-            lines += [chapter_fidelity.table(beside, envelope.get("profile", profile)), ""]
+            lines += [chapter_fidelity.table(beside, at, lang), ""]
     if verdicts:
-        lines += ["### Claims", "", render(verdicts).rstrip(), ""]
+        lines += [f"### {t('section.claims', lang)}", "", overview.claims_list(verdicts, lang)
+                  .rstrip(), ""]
         short = [v for v in verdicts if v["status"] in ("not held", "inconclusive")]
-        at = envelope.get("profile", profile)
         if short and at != "full" and name in BUDGETS:
-            lines += [f"*{len(short)} of these claims {'is' if len(short) == 1 else 'are'} not "
-                      f"held or inconclusive at `{at}`; the chapter's budget was "
-                      f"{BUDGETS[name]}.*", ""]
+            note = t("section.budget", lang, n=len(short), total=len(verdicts), profile=at,
+                     budget=BUDGETS[name])
+            lines += [f"*{note}*", ""]
     return lines
 
 
@@ -148,164 +137,101 @@ def all_comparisons(envelopes: dict[str, dict]) -> list[chapter_fidelity.Compari
             for c in chapter_fidelity.compare(name, e.get("record") or {})]
 
 
-def compose(
-    envelopes: dict[str, dict], verdicts: list[dict], meta: dict[str, Any], out_dir: Path,
-    experiments_dir: Path,
-) -> str:
-    """The whole report as Markdown."""
-    s = summary(envelopes, verdicts)
-    c = s["claims"]
-    profile = meta.get("profile")
-    counts = ", ".join(f"{c[k]} {k}" for k in STATUSES)
-    fid = chapter_fidelity.fidelity(all_comparisons(envelopes)) if profile == "full" else None
-    lines = [
-        f"# attnlab report — profile `{profile}`",
-        "",
-        *glance(c, s["claims_total"], envelopes, meta, fid, _duration(meta.get("wall_s"))),
-        f"**Claims: {counts}** (of {s['claims_total']}). Experiments: "
-        f"{len(s['experiments']['ok'])} finished, {len(s['experiments']['skipped'])} skipped, "
-        f"{len(s['experiments']['failed'])} failed. Total wall time: "
-        f"{_duration(meta.get('wall_s'))}.",
-        "",
-    ]
-    if verdicts:
-        rule = VERDICT_RULE
-        if meta.get("extra_seeds") is not None:
-            rule += " " + rule_text(meta["extra_seeds"])
-        budgets = profile != "full"
-        if budgets:
-            rule += (f" At the `{profile}` profile, a claim not held or inconclusive says the "
-                     "chapter's budget beside it: the budgets differ, so such a verdict may say "
-                     "the budget is too small to show the effect, not that the chapter is wrong.")
-        lines += ["## Claim summary", "", rule, "", claim_table(verdicts, budgets=budgets), ""]
-    not_run = [n for n, e in envelopes.items() if status_of(e) != "ok"]
-    if not_run:
-        lines += ["## Skipped and failed experiments", ""]
-        lines += [f"- `{n}` **{status_of(envelopes[n])}**: {envelopes[n].get('reason', '')}"
-                  for n in not_run]
-        lines.append("")
-    lines += ["## Profile and settings", ""]
-    extra = "" if meta.get("extra_seeds") is None else f", extra seeds {meta['extra_seeds']}"
-    lines += [f"Profile `{profile}`, seeds {meta.get('seeds', '–')}{extra}, corpus: "
-              f"{meta.get('corpus_status', meta.get('corpus') or 'default search order')}.", ""]
-    rows = ["| experiment | status | wall time | settings |", "|---|---|---:|---|"]
+def verdict_rule(lang: str, extra_seeds: int | None = None, profile: str | None = None) -> str:
+    """How a verdict is decided, in words (and the extra-seed rule, and the budgets' note)."""
+    rule = t("rule.verdict", lang, z=f"{Z:g}", min_seeds=MIN_SEEDS)
+    if extra_seeds is not None:
+        rule += " " + (rule_text(extra_seeds) if lang == "en" else
+                       t("rule.extra", lang, n=extra_seeds))
+    if profile != "full":
+        rule += " " + t("rule.budgets", lang, profile=profile)
+    return rule
+
+
+def settings_table(envelopes: dict[str, dict], lang: str) -> list[str]:
+    """Markdown: per experiment its status, training and analysis time, and settings."""
+    head = [t(f"settings.col.{k}", lang) for k in ("experiment", "status", "training",
+                                                   "analysis", "total", "settings")]
+    rows = ["| " + " | ".join(head) + " |", "|---|---|---:|---:|---:|---|"]
     for n, e in envelopes.items():
         settings = _settings_text(e.get("settings")).replace("|", "\\|")
-        rows.append(f"| {n} | {status_of(e)} | {_duration(e.get('wall_s'))} | `{settings}` |")
-    lines += [*rows, ""]
+        train = duration(e.get("train_s")) if e.get("runs") else "–"
+        rows.append(f"| {n} | {t(f'status.{status_of(e)}', lang)} | {train} | "
+                    f"{duration(e.get('wall_s'))} | {duration(total_s(e))} | `{settings}` |")
+    return [*rows, "", t("settings.note", lang), ""]
+
+
+def compose(
+    envelopes: dict[str, dict], verdicts: list[dict], meta: dict[str, Any], out_dir: Path,
+    experiments_dir: Path, lang: str = "en",
+) -> str:
+    """The whole report as Markdown, in ``lang``."""
+    s = summary(envelopes, verdicts)
+    profile = meta.get("profile")
+    fid = chapter_fidelity.fidelity(all_comparisons(envelopes)) if profile == "full" else None
+    lines = [f"# {t('title', lang, profile=profile)}", "",
+             *glance(s, envelopes, meta, fid, duration(meta.get("wall_s")), lang)]
+    lines += overview.contents(envelopes, verdicts, lang)
+    lines += overview.paragraphs(envelopes, verdicts, lang)
+    if verdicts:
+        lines += [f"## {t('claims.heading', lang)}", "",
+                  verdict_rule(lang, meta.get("extra_seeds"), profile), "",
+                  overview.claim_table(verdicts, envelopes, lang), ""]
+    not_run = [n for n, e in envelopes.items() if status_of(e) != "ok"]
+    if not_run:
+        lines += [f"## {t('not_run.heading', lang)}", ""]
+        lines += [f"- `{n}` **{t(f'status.{status_of(envelopes[n])}', lang)}**: "
+                  f"{envelopes[n].get('reason', '')}" for n in not_run]
+        lines.append("")
+    lines += [f"## {t('settings.heading', lang)}", ""]
+    extra = "" if meta.get("extra_seeds") is None else \
+        t("settings.extra", lang, n=meta["extra_seeds"])
+    corpus = meta.get("corpus_status", meta.get("corpus") or t("settings.corpus_default", lang))
+    lines += [t("settings.line", lang, profile=profile, seeds=meta.get("seeds", "–"),
+                extra=extra, corpus=corpus), ""]
+    lines += settings_table(envelopes, lang)
     for i, (name, envelope) in enumerate(envelopes.items(), 1):
         own = [v for v in verdicts if _verdict_owner(v) == name]
         lines += _experiment_section(i, name, envelope, own, experiments_dir / name, out_dir,
-                                     profile)
+                                     profile, lang)
     others = [v for v in verdicts if _verdict_owner(v) not in envelopes]
     if others:
-        lines += ["## Other claims", "", render(others).rstrip(), ""]
-    lines += _machine_section(meta)
-    return "\n".join(lines).rstrip() + "\n"
+        lines += [f"## {t('others.heading', lang)}", "", overview.claims_list(others, lang)
+                  .rstrip(), ""]
+    lines += _machine_section(meta, lang)
+    return numbers("\n".join(lines).rstrip() + "\n", lang)
 
 
-VERDICT_RULE = (
-    f"Each claim's predicate gives a signed margin per seed (how far past its threshold, in "
-    f"its own unit; each seed compares runs trained with that seed). **Held**: the mean "
-    f"margin is above zero by more than {Z:g} standard errors; **not held**: below zero by "
-    f"more than {Z:g}; otherwise **inconclusive**, and always with fewer than {MIN_SEEDS} "
-    f"seeds. Claims that need no training are one evaluation (held when the margin is "
-    f"positive). A claim of several parts is held when every part is. **Error**: the "
-    f"predicate raised (the suite then fails)."
-)
+VERDICT_RULE = verdict_rule("en")  # the English rule, without the extra-seed sentence
 
 
 def claim_table(verdicts: list[dict], *, budgets: bool = False) -> str:
-    """Markdown: claim, verdict, the figure its rule compares and the chapter's figure for
-    it (``report.claim_figures``), mean margin ± standard error, seeds, rule, experiment;
-    with ``budgets``, the chapter's budget beside each claim not held or inconclusive."""
-    rows = ["| claim | verdict | measured | the chapter | margin (mean ± SE) | seeds | rule "
-            "| experiment |" + (" the chapter's budget |" if budgets else ""),
-            "|---|---|---|---|---|---:|---|---|" + ("---|" if budgets else "")]
-    for v in verdicts:
-        parts = v.get("parts", [])
-        if len(parts) == 1:
-            margin = fmt_margin(parts[0])
-        else:
-            margin = "; ".join(f"{p['name']}: {fmt_margin(p)}" for p in parts) or "–"
-        seeds = "1 evaluation" if not v.get("trained", True) else str(v.get("seeds", 0))
-        figures = claim_figures(v)
-        cells = [v["text"], f"**{v['status'].upper()}**", figures["measured"],
-                 figures["chapter"], margin, seeds, v.get("rule", ""), _verdict_owner(v)]
-        if budgets:
-            short = v["status"] in ("not held", "inconclusive")
-            cells.append(BUDGETS.get(_verdict_owner(v), "–") if short else "")
-        rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-    rows += ["", "Measured: the figure the rule compares, from the same records as the verdict "
-             "(a ratio is the later model's held-out perplexity over the earlier one's, or as "
-             "the rule says). The chapter: its published figure for the same quantity; † "
-             "derived from its text, which states a difference; – none published."]
-    return "\n".join(rows)
+    """The English claim summary (``overview.claim_table``); ``budgets`` is kept for callers
+    of the older table: the budgets are now in each experiment's section."""
+    return overview.claim_table(verdicts, {}, "en")
 
 
-def _machine_section(meta: dict[str, Any]) -> list[str]:
+def _machine_section(meta: dict[str, Any], lang: str = "en") -> list[str]:
     machine = meta.get("machine", {})
     rev = meta.get("code_revision", {})
-    rows = ["| what | value |", "|---|---|"]
+    rows = [f"| {t('machine.col.what', lang)} | {t('machine.col.value', lang)} |", "|---|---|"]
     for key, value in machine.items():
-        rows.append(f"| {key} | {value} |")
+        label = t(f"machine.{key}", lang) if has(f"machine.{key}") else key
+        rows.append(f"| {label} | {value} |")
     for key, value in meta.get("versions", {}).items():
-        rows.append(f"| {key} version | {value} |")
-    dirty = {True: " (with uncommitted changes)", False: "", None: ""}[rev.get("dirty")]
+        rows.append(f"| {t('machine.version', lang, name=key)} | {value} |")
+    dirty = t("machine.dirty", lang) if rev.get("dirty") else ""
     commit = f"`{rev['commit']}`{dirty}" if rev.get("commit") else \
-        f"attnlab {rev.get('version', '?')}, an installed package (no git commit)"
-    rows.append(f"| code revision | {commit} |")
+        t("machine.installed", lang, version=rev.get("version", "?"))
+    rows.append(f"| {t('machine.revision', lang)} | {commit} |")
     for key in ("started_at", "finished_at"):
         if key in meta:
-            rows.append(f"| {key.replace('_', ' ')} | {meta[key]} |")
+            rows.append(f"| {t(f'machine.{key}', lang)} | {meta[key]} |")
     for key, value in meta.get("phases_s", {}).items():
-        rows.append(f"| {key} phase | {_duration(value)} |")
-    rows.append(f"| total wall time | {_duration(meta.get('wall_s'))} |")
-    return ["## Machine, versions and code", "", *rows, ""]
-
-
-def data_uri(path: Path) -> str:
-    """``data:image/png;base64,…`` of a PNG file."""
-    return "data:image/png;base64," + base64.b64encode(Path(path).read_bytes()).decode("ascii")
-
-
-def to_html(markdown: str, image_src: Any = None) -> str:
-    """The HTML body of ``markdown`` (CommonMark + tables, raw HTML off); each image's
-    ``src`` is passed through ``image_src`` (None: a "figure not available" line)."""
-    from markdown_it import MarkdownIt
-
-    md = MarkdownIt("commonmark", {"html": False}).enable("table")
-
-    def image(renderer: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
-        token = tokens[idx]
-        path = token.attrGet("src") or ""
-        src = image_src(path) if image_src is not None else None
-        alt = html.escape(token.content)
-        if src is None:
-            return f'<span class="missing">figure not available: {html.escape(path)}</span>'
-        return f'<img src="{html.escape(src)}" alt="{alt}">'
-
-    md.add_render_rule("image", image)
-    return md.render(markdown)
-
-
-def to_page(markdown: str, title: str, base: Path) -> str:
-    """A self-contained HTML page: inline CSS, figures as data URIs, no external reference."""
-    def image_src(rel: str) -> str | None:
-        path = (base / rel).resolve()
-        return data_uri(path) if path.suffix.lower() == ".png" and path.is_file() else None
-
-    body = to_html(markdown, image_src)
-    for status in reversed(STATUSES + ("failed",)):  # colour the verdicts ("not held" first)
-        word = status.upper()
-        cls = status.replace(" ", "-")
-        body = body.replace(f"<strong>{word}</strong>", f'<strong class="{cls}">{word}</strong>')
-    return (
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-        f"<title>{html.escape(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
-        f"{body}</body>\n</html>\n"
-    )
+        label = t(f"machine.phase.{key}", lang) if has(f"machine.phase.{key}") else key
+        rows.append(f"| {label} | {duration(value)} |")
+    rows.append(f"| {t('glance.wall_time', lang)} | {duration(meta.get('wall_s'))} |")
+    return [f"## {t('machine.heading', lang)}", "", *rows, ""]
 
 
 def write_report(
@@ -315,23 +241,26 @@ def write_report(
     meta: dict[str, Any],
     *,
     experiments_dir: str | Path | None = None,
+    lang: str | None = None,
 ) -> dict[str, Path]:
     """Write report.md, report.html and results.json into ``out_dir``; returns their paths.
 
     ``experiments_dir`` is where ``run_experiment`` put ``<name>/table.md`` and
-    ``<name>/figure.png`` (default: ``out_dir``).
+    ``<name>/figure.png`` (default: ``out_dir``). ``lang`` is the language of report.md
+    and report.html (None: ``ATTNLAB_LANG``, then the locale, then English); results.json
+    is the same in every language.
     """
+    lang = resolve_lang(lang or None)
     out_dir = Path(out_dir)
     experiments_dir = Path(experiments_dir) if experiments_dir is not None else out_dir
     out_dir.mkdir(parents=True, exist_ok=True)
     meta = with_processor(meta)
-    markdown = compose(envelopes, verdicts, meta, out_dir, experiments_dir)
+    markdown = compose(envelopes, verdicts, meta, out_dir, experiments_dir, lang)
     paths = {
         "markdown": out_dir / "report.md",
         "html": out_dir / "report.html",
         "json": out_dir / "results.json",
     }
-    title = f"attnlab report — {meta.get('profile', '')}"
     results = {
         "meta": meta,
         "summary": summary(envelopes, verdicts),
@@ -341,7 +270,8 @@ def write_report(
     }
     texts = {
         "markdown": markdown,
-        "html": to_page(markdown, title, out_dir),
+        "html": to_page(markdown, t("title", lang, profile=meta.get("profile", "")), out_dir,
+                        lang),
         "json": json.dumps(results, indent=2, default=str) + "\n",
     }
     with staged(out_dir) as stage:  # all three files are renamed in together, or none is
@@ -349,3 +279,8 @@ def write_report(
             stage.write_text(path.name, texts[key])
     log.info("report written to %s", paths["html"])
     return paths
+
+
+__all__ = ["CSS", "all_comparisons", "claim_table", "claim_text", "compose", "data_uri",
+           "status_of", "summary", "to_html", "to_page", "total_s", "verdict_rule",
+           "write_report"]

@@ -1,0 +1,174 @@
+"""What the report says before and beside the experiments' own sections.
+
+- ``contents``: the table of contents, each experiment with its verdict counts, linked to
+  its section;
+- ``paragraphs``: one short paragraph per experiment, what the chapter says (the
+  catalogue's words, no figure in them) and what this run shows (generated from the
+  verdicts: how many claims held, which did not, and why an experiment did not run);
+- ``claim_table``: the claim summary, one row per claim, short enough for a laptop screen
+  (the claim's first clause, its verdict, the figure its rule compares, the chapter's,
+  the margin and the seeds; the rule and the chapter's budget are in the experiment's
+  section, ``claims_list``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from attnlab.lab.claims import fmt_margin
+from attnlab.report.claim_figures import claim_figures
+from attnlab.report.page import anchor
+from attnlab.report.words import claim_text, counted, has, t, title, verdict
+
+SHORT = 120  # characters of a claim's text in the summary table: two lines of its column
+SHOWN = ("held", "not held", "inconclusive")
+
+
+def owner(v: dict[str, Any]) -> str:
+    """The experiment a verdict belongs to."""
+    return v.get("experiment") or v["id"].split(".")[0]
+
+
+def short(text: str, limit: int = SHORT) -> str:
+    """A claim's first clause, at most ``limit`` characters (cut at a word, with "…").
+
+    >>> short("Var(q·k) grows like d: the rows freeze.", 30)
+    'Var(q·k) grows like d…'
+    """
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    for stop in (": ", "; ", " — ", " ("):
+        cut = text.find(stop)
+        if 20 <= cut <= limit:
+            return text[:cut].rstrip(",.") + "…"
+    return text[:limit].rsplit(" ", 1)[0].rstrip(",.;:") + "…"
+
+
+def tally(verdicts: list[dict[str, Any]]) -> dict[str, int]:
+    out = {s: sum(v["status"] == s for v in verdicts) for s in SHOWN}
+    out["other"] = len(verdicts) - sum(out.values())
+    return out
+
+
+def contents(envelopes: dict[str, dict], verdicts: list[dict], lang: str) -> list[str]:
+    """Markdown: the contents table, one row per experiment with its verdict counts."""
+    head = [t("contents.experiment", lang), *(counted(s, lang) for s in SHOWN),
+            t("contents.other", lang)]
+    rows = ["| " + " | ".join(head) + " |", "|---|---:|---:|---:|---:|"]
+    for i, (name, env) in enumerate(envelopes.items(), 1):
+        c = tally([v for v in verdicts if owner(v) == name])
+        link = f"[{i}. {title(name, env, lang)}](#{anchor(i)})"
+        cells = [str(c[s]) if c[s] else "·" for s in (*SHOWN, "other")]
+        rows.append("| " + " | ".join([link.replace("|", "\\|"), *cells]) + " |")
+    return [f"## {t('contents.heading', lang)}", "", *rows, ""]
+
+
+def _run_shows(name: str, env: dict, own: list[dict], lang: str) -> str:
+    status = env.get("status", "ok")
+    if status != "ok":
+        return t(f"run.{status}", lang, reason=env.get("reason", ""))
+    if not own:
+        return t("run.no_claims", lang)
+    c = tally(own)
+    text = t("run.counts", lang, held=c["held"], total=len(own))
+    for s in ("not held", "inconclusive"):
+        which = [f"«{short(claim_text(v, lang), 70)}»" for v in own if v["status"] == s]
+        if which:
+            text += " " + t(f"run.which.{s}", lang, claims="; ".join(which))
+    return text
+
+
+def paragraphs(envelopes: dict[str, dict], verdicts: list[dict], lang: str) -> list[str]:
+    """Markdown: per experiment, what the chapter says and what this run shows."""
+    lines = [f"## {t('overview.heading', lang)}", ""]
+    for i, (name, env) in enumerate(envelopes.items(), 1):
+        own = [v for v in verdicts if owner(v) == name]
+        says = t(f"chapter.{name}", lang) if has(f"chapter.{name}") else ""
+        lead = f"**[{i}. {title(name, env, lang)}](#{anchor(i)}).**"
+        said = f" {t('overview.chapter', lang)} {says}" if says else ""
+        lines += [f"{lead}{said} {t('overview.run', lang)} {_run_shows(name, env, own, lang)}",
+                  ""]
+    return lines
+
+
+def _margin(v: dict[str, Any]) -> str:
+    parts = v.get("parts", [])
+    if len(parts) == 1:
+        return fmt_margin(parts[0])
+    return "; ".join(f"{p['name']}: {fmt_margin(p)}" for p in parts) or "–"
+
+
+def _seeds(v: dict[str, Any], lang: str) -> str:
+    return t("seeds.one_evaluation", lang) if not v.get("trained", True) else \
+        str(v.get("seeds", 0))
+
+
+def claim_table(verdicts: list[dict], envelopes: dict[str, dict], lang: str) -> str:
+    """Markdown: the claim summary (see the module docstring) and its note."""
+    numbers = {name: i for i, name in enumerate(envelopes, 1)}
+    head = [t(f"claims.col.{k}", lang) for k in ("n", "claim", "verdict", "measured",
+                                                   "chapter", "margin", "seeds")]
+    rows = ["| " + " | ".join(head) + " |", "|---:|---|---|---|---|---|---:|"]
+    for v in verdicts:
+        figures = claim_figures(v)
+        n = numbers.get(owner(v))
+        where = f"[{n}](#{anchor(n)})" if n else owner(v)
+        cells = [where, short(claim_text(v, lang)), f"**{verdict(v['status'], lang)}**",
+                 figures["measured"], figures["chapter"], _margin(v), _seeds(v, lang)]
+        rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join([*rows, "", t("claims.note", lang)])
+
+
+WHY = {  # the verdict rule's reasons (attnlab.lab.claims.part_verdict), by their English
+    "one evaluation (no training)": "why.one_evaluation",
+    "mean margin above zero by more than 2 standard errors": "why.above",
+    "mean margin below zero by more than 2 standard errors": "why.below",
+    "mean margin within 2 standard errors of zero": "why.within",
+}
+
+
+_FEW = re.compile(r"(\d+) seed\(s\): a verdict needs at least (\d+)$")
+_NO_RECORD = re.compile(r"^no record of (.+)$")
+
+
+def _why_part(text: str, lang: str) -> str:
+    for english, key in WHY.items():  # "MLP: mean margin ..." keeps its part's name
+        if text.endswith(english):
+            return text[: len(text) - len(english)] + t(key, lang)
+    if m := _FEW.search(text):
+        return text[: m.start()] + t("why.few", lang, n=m.group(1), need=m.group(2))
+    if m := _NO_RECORD.match(text):
+        return t("why.no_record", lang, names=m.group(1))
+    return text
+
+
+def why(text: str, lang: str) -> str:
+    """A verdict's reason in ``lang``, where it is one the verdict rule writes."""
+    if lang == "en":
+        return text
+    return "; ".join(_why_part(p, lang) for p in text.split("; "))
+
+
+def claims_list(verdicts: list[dict], lang: str) -> str:
+    """Markdown: one item per claim, in full, with its reason, rule and margin per part."""
+    lines = []
+    for v in verdicts:
+        seeds = t("seeds.one_evaluation_long", lang) if not v.get("trained", True) else \
+            t("seeds.count", lang, n=v.get("seeds", 0))
+        lines += [f"- **{verdict(v['status'], lang)}** — {claim_text(v, lang)}  ",
+                  f"  {seeds}; {why(v.get('why', ''), lang)}  "]
+        figures = claim_figures(v)["measured"]
+        for p in v.get("parts", []):
+            name = f"{p['name']}: " if p.get("name") else ""
+            lines.append(f"  {name}{t('claims.margin', lang)} {fmt_margin(p)} — "
+                         f"{t('claims.rule', lang)} {p['rule']}  ")
+        if figures != "–":
+            lines.append(f"  {t('claims.col.measured', lang)}: {figures}  ")
+        lines[-1] = lines[-1].rstrip()
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["claim_table", "claims_list", "contents", "owner", "paragraphs", "short", "tally",
+           "why"]

@@ -1,0 +1,83 @@
+"""The report's words in the reader's language: the catalogue, verdicts, durations, numbers.
+
+Every interface string of the report (headings, table headers, verdict words, captions,
+the glance table) is an entry of ``attnlab/i18n/report.json`` in English and Spanish; code
+asks ``t(key, lang)``. Measured numbers and the chapter's figures are the same in both
+languages: a decimal point, as in the code. Spanish separates thousands with a narrow
+space (``124 439 808``), never a comma or a dot, so a list of numbers is never ambiguous.
+
+Left out: the experiments' own tables (``table.md``), which are written in English by the
+experiments and shown as they are.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from attnlab.i18n import catalogue, domains, resolve_lang
+from attnlab.i18n import text as _text
+
+THIN = "\u202f"  # the narrow no-break space that groups thousands in Spanish
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+
+
+def t(key: str, lang: str, **fields: object) -> str:
+    """The report's entry ``key`` in ``lang``, formatted with ``fields``."""
+    return _text("report", key, lang, **fields)
+
+
+def has(key: str) -> bool:
+    return key in catalogue("report")
+
+
+def verdict(status: str, lang: str) -> str:
+    """The verdict word as the tables print it: ``HELD`` / ``MANTENIDA``."""
+    return t(f"verdict.{status}", lang)
+
+
+def counted(status: str, lang: str) -> str:
+    """The verdict as counts print it: ``held`` / ``mantenidas``."""
+    return t(f"count.{status}", lang)
+
+
+def duration(seconds: float | None, lang: str = "en") -> str:
+    """``12.5 s`` under a minute, else ``4m05s`` / ``1h02m``; ``–`` when unknown."""
+    if seconds is None or not math.isfinite(seconds):
+        return "–"
+    from attnlab.train.progress import format_duration
+
+    return f"{seconds:.1f} s" if seconds < 60 else format_duration(seconds)
+
+
+def numbers(text: str, lang: str) -> str:
+    """``text`` with its thousands separators as the language writes them.
+
+    >>> numbers("124,439,808 and [0.5, 1.25]", "es") == "124\u202f439\u202f808 and [0.5, 1.25]"
+    True
+    """
+    return text if lang == "en" else _THOUSANDS.sub(THIN, text)
+
+
+def claim_text(verdict_: dict[str, Any], lang: str) -> str:
+    """The claim in the reader's language: the claims' own Spanish words where the claims'
+    catalogue holds them, else the text the verdict carries."""
+    if lang != "en" and "claims" in domains():
+        entry = catalogue("claims").get(verdict_.get("id", ""))
+        if isinstance(entry, dict) and entry.get(lang):
+            return entry[lang]
+        if isinstance(entry, dict) and isinstance(entry.get("text"), dict):
+            return entry["text"].get(lang) or verdict_.get("text", "")
+    return verdict_.get("text", "")
+
+
+def title(name: str, envelope: dict[str, Any], lang: str) -> str:
+    """An experiment's title in ``lang`` (the catalogue's, else the one it recorded)."""
+    if lang != "en" and has(f"title.{name}"):
+        return t(f"title.{name}", lang)
+    return envelope.get("title") or name
+
+
+__all__ = ["claim_text", "counted", "duration", "has", "numbers", "resolve_lang", "t", "title",
+           "verdict"]
