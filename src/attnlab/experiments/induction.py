@@ -260,6 +260,9 @@ def figure(record: dict[str, Any]) -> Figure:
     for i, seed in enumerate(record["two"]):
         snaps, head = seed["snapshots"], seed["ablation"]["ind_head"]
         colour = f"C{i}"
+        if seed.get("phase"):  # the window where the repeated-segment loss falls most
+            ax.axvspan(seed["phase"]["start"], seed["phase"]["stop"], color=colour, alpha=0.12,
+                       label=f"seed {i}: phase window")
         ax.plot(steps, [x["repeat"] for x in snaps], "-o", color=colour, ms=3,
                 label=f"seed {i}: repeat loss")
         ax.plot(steps, [x["first"] for x in snaps], ":", color=colour)
