@@ -324,8 +324,10 @@ def reproduce(
     device: str = "auto",
     extra_seeds: int = EXTRA_SEEDS,
     runner: Runner | None = None,
+    lang: str | None = None,
 ) -> dict[str, Any]:
-    """Run the suite (or the ``only`` experiments) and write the report into ``out_dir``.
+    """Run the suite (or the ``only`` experiments) and write the report into ``out_dir``
+    (in ``lang``, English or Spanish; None: ``ATTNLAB_LANG``, the locale, then English).
 
     ``seeds`` replaces every training experiment's seed count (None: the profile's).
     ``workers`` > 1 trains on that many local worker processes (one thread each; on CUDA
@@ -399,7 +401,7 @@ def reproduce(
                         wall_s=time.perf_counter() - start, workers=workers, phases=phases,
                         extra_seeds=extra_seeds, extra_round=grown(envelopes))
     meta["machine"].update(getattr(runner.executor, "where", dict)())  # a cluster's nodes
-    paths = write_report(envelopes, verdicts, out_dir, meta)
+    paths = write_report(envelopes, verdicts, out_dir, meta, lang=lang)
     failed = [n for n, e in envelopes.items() if status_of(e) == "failed"]
     skipped = [n for n, e in envelopes.items() if status_of(e) == "skipped"]
     errors = [v["id"] for v in verdicts if v["status"] == "error"]

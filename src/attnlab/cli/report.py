@@ -40,6 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default=None,
                    help="folder holding the results, where the report is written (default: "
                    "reports/<profile>)")
+    reproduce.add_lang(p)
     # what reproduce reads and report does not use: runs nothing, so trains nowhere
     p.set_defaults(func=run, only=None, estimate=False, workers=None, work="runs",
                    corpus=None, jobs=1, device="cpu", cluster="local", address=None,

@@ -54,7 +54,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=whole("--workers"), default=None, metavar="N",
                    help="with --estimate: the wall time on N workers side by side (a cluster's "
                    "size), each run's steps still timed on this machine")
+    add_lang(p)
     p.set_defaults(func=run)
+
+
+def add_lang(p: argparse.ArgumentParser) -> None:
+    """``--lang``: the language of report.md and report.html."""
+    from attnlab.i18n import LANGS
+
+    p.add_argument("--lang", choices=list(LANGS), default=None,
+                   help="language of report.md and report.html: en (English) or es (Spanish) "
+                   "(default: ATTNLAB_LANG, else the locale, else English)")
 
 
 def run(args: argparse.Namespace, stdout: TextIO | None = None,
@@ -87,7 +97,8 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None,
     result = reproduce(args.profile, args.seeds, out, runner.work, corpus=args.corpus,
                        only=only, progress=progress, report_only=args.report_only,
                        workers=resolve_jobs(args.jobs, args.device), device=args.device,
-                       extra_seeds=args.extra_seeds, runner=runner)
+                       extra_seeds=args.extra_seeds, runner=runner,
+                       lang=getattr(args, "lang", None))
     counts = ", ".join(f"{sum(v['status'] == s for v in result['verdicts'])} {s}"
                        for s in ("held", "not held", "inconclusive", "skipped", "error"))
     stdout.write(f"claims: {counts}\n")
