@@ -4,9 +4,11 @@ newer attnlab. Each command's one line and exit code."""
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import socket
+import sys
 
 import pytest
 from fault_tools import SETTINGS, cli, finished_run, one_line_error, tree_hash
@@ -177,3 +179,75 @@ def test_the_same_change_under_this_version_is_still_damage(finished, copy):
     newer_format(copy)  # meta.json says this version wrote it: edited by hand, say
     line = one_line_error(cli("eval", copy, "--device", "cpu"))
     assert "has format 2, expected 1" in line and "restore it from a copy" in line
+
+
+# -- many runs: asked first, refused with no terminal --------------------------------------
+
+class Terminal(io.StringIO):
+    """A stdin that is a terminal, with ``answer`` typed in."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("command", [["run", "agreement"], ["reproduce", "--only", "agreement"]])
+def test_more_than_200_runs_without_yes_are_refused_with_no_terminal(tmp_path, monkeypatch,
+                                                                     command):
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))  # CI: not a terminal
+    argv = [*command, "--profile", "micro", "--seeds", "300", "--work", tmp_path / "w",
+            "--out", tmp_path / "o", "--jobs", "1"]
+    line = one_line_error(cli(*argv))
+    assert line == ("attnlab: error: 300 runs to train, more than 200 (how long they would "
+                    "take: `attnlab reproduce --profile micro --only agreement --seeds 300 "
+                    "--estimate`); nothing started: add --yes to start them")
+    monkeypatch.setattr(sys, "stdin", Terminal("n\n"))  # a terminal: asked, and no
+    code, _, err = cli(*argv)
+    assert code == 2 and err.startswith("attnlab: 300 runs to train") and "[y/N] " in err
+    assert err.rstrip().endswith("not started: 300 runs to train; add --yes to start them "
+                                 "without being asked")
+    assert not (tmp_path / "w").exists() or not any((tmp_path / "w").iterdir())
+
+
+def test_the_confirmation_passes_with_yes_a_typed_yes_or_few_runs():
+    from argparse import Namespace
+
+    from attnlab.cli.confirm import CONFIRM_RUNS, confirm_runs
+    from attnlab.errors import UsageError
+
+    args = Namespace(profile="quick", seeds=None, yes=False)
+    confirm_runs(CONFIRM_RUNS, args, stdin=io.StringIO(""))  # at the limit: no question
+    confirm_runs(5000, Namespace(profile="quick", seeds=None, yes=True), stdin=io.StringIO(""))
+    err = io.StringIO()
+    confirm_runs(5000, args, stdin=Terminal("yes\n"), stderr=err)
+    assert "5,000 runs to train" in err.getvalue()
+    with pytest.raises(UsageError, match="nothing started: add --yes"):
+        confirm_runs(CONFIRM_RUNS + 1, args, stdin=io.StringIO(""))
+
+
+# -- the estimate names an experiment skipped for want of its corpus -----------------------
+
+def test_the_estimate_says_which_experiment_lacks_its_corpus(tmp_path):
+    missing = tmp_path / "no-such-corpus.txt"
+    code, out, err = cli("reproduce", "--only", "position", "--profile", "full", "--estimate",
+                         "--corpus", missing, "--work", tmp_path / "w", "--out", tmp_path / "o")
+    assert code == 0, err
+    assert out.splitlines()[:2] == [
+        "estimate (full): nothing to train, no experiment selected can run here",
+        f"  skipped position: corpus unavailable: corpus file {missing} does not exist or is "
+        "not a file"]
+    assert "every planned run has finished" not in out
+
+
+def test_the_estimate_text_lists_skipped_experiments_beside_the_timed_ones():
+    from attnlab.lab.estimate import Estimate
+
+    est = Estimate("quick", 1, "cpu", per_experiment={"agreement": 60.0},
+                   runs={"agreement": 3}, wall_s=60.0,
+                   skipped={"norm": "corpus unavailable: no corpus here"})
+    text = est.text()
+    assert "  agreement: 3 runs, 1m00s of one worker's time" in text
+    assert "  skipped norm (not in the estimate): corpus unavailable: no corpus here" in text
+    done = Estimate("quick", 1, "cpu", runs={"agreement": 0}, skipped={"norm": "no corpus"})
+    assert done.text().splitlines()[:2] == [
+        "estimate (quick): nothing to train, every other planned run has finished",
+        "  skipped norm: no corpus"]

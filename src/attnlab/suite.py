@@ -419,13 +419,16 @@ def estimate(profile: str, seeds: int | None, runner: Runner, *, only: list[str]
 
     suite = Suite(runner, Path("."), profile, seeds)
     suite.load(registry.select(only))
-    no_corpus = corpus_problem(runner.corpus)[0] is not None
+    no_corpus = corpus_problem(runner.corpus)[0]
+    skipped = {name: f"corpus unavailable: {no_corpus}" for name, exp in
+               suite.experiments.items() if exp.needs_corpus and no_corpus is not None}
     wanted = {name: exp.settings(profile, seeds) for name, exp in suite.experiments.items()
-              if not (exp.needs_corpus and no_corpus)}  # reproduce skips those too
+              if name not in skipped}  # reproduce skips those too, and both say so
     plans = suite.plan(wanted)
     pending = {name: runner.pending(p.specs) for name, p in plans.items()}
     planned = {name: n for name, p in plans.items() if (n := seeds_of(p.settings)) is not None}
-    return estimate_plans(profile, pending, runner, seeds=planned, extra_seeds=extra_seeds)
+    return estimate_plans(profile, pending, runner, seeds=planned, extra_seeds=extra_seeds,
+                          skipped=skipped)
 
 
 def run_experiment(name: str, profile: str, runner: Runner, out: Path,

@@ -104,6 +104,9 @@ def add_common(p: argparse.ArgumentParser, profiles: list[str]) -> None:
                    help="where runs train and analyses measure (default auto: CUDA when "
                    "present)")
     add_cluster_options(p)  # --cluster ray and its options (attnlab.lab.cluster)
+    from attnlab.cli.confirm import add_yes
+
+    add_yes(p)  # more than CONFIRM_RUNS runs: asked, or refused with no terminal
 
 
 def check_seeds(seeds: int | None, extra_seeds: int = 0) -> None:

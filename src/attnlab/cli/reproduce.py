@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from attnlab.bounds import whole
 from attnlab.cli.common import (
@@ -26,6 +26,7 @@ from attnlab.cli.common import (
     out_dir,
     resolve_jobs,
 )
+from attnlab.cli.confirm import CONFIRM_RUNS, confirm_runs
 from attnlab.errors import UsageError
 from attnlab.lab.cluster import sized
 
@@ -94,6 +95,8 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None,
         stdout.flush()
         if getattr(args, "estimate", False):
             return 0
+    if not args.report_only:  # above CONFIRM_RUNS: asked, or refused with no terminal
+        confirm_runs(pending_runs(args, runner, out, only), args, args.only)
     result = reproduce(args.profile, args.seeds, out, runner.work, corpus=args.corpus,
                        only=only, progress=progress, report_only=args.report_only,
                        workers=resolve_jobs(args.jobs, args.device), device=args.device,
@@ -115,6 +118,26 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None,
     stdout.write(f"report: {result['paths']['html']} (and report.md, results.json)\n")
     stdout.flush()
     return 0 if result["ok"] else 1
+
+
+def pending_runs(args: argparse.Namespace, runner: Any, out: Path,
+                 only: list[str] | None) -> int:
+    """How many runs ``reproduce`` would train: its plan's runs not finished in ``--work``
+    (experiments finished in ``out`` left out; those that need a missing corpus too, which
+    is looked for only when the count is past ``CONFIRM_RUNS`` with them)."""
+    from attnlab.lab import registry
+    from attnlab.suite import Suite, corpus_problem
+
+    def count(skip: Any = None) -> int:
+        suite = Suite(runner, out, args.profile, args.seeds)
+        suite.load(registry.select(only))
+        plans = suite.plan(suite.wanted(args.extra_seeds, skip))
+        return sum(len(runner.pending(p.specs)) for p in plans.values())
+
+    pending = count()
+    if pending <= CONFIRM_RUNS or corpus_problem(args.corpus)[0] is None:
+        return pending
+    return count(lambda exp: ("skipped", "no corpus") if exp.needs_corpus else None)
 
 
 def check_some_results(out: Path, profile: str, seeds: int | None) -> None:

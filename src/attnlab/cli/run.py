@@ -59,6 +59,10 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None,
     suite.ctx  # noqa: B018 - a device that does not resolve is one line, up front
     suite.experiments[args.name] = exp
     plans = suite.plan(suite.wanted(args.extra_seeds))
+    from attnlab.cli.confirm import confirm_runs
+
+    confirm_runs(sum(len(suite.runner.pending(p.specs)) for p in plans.values()), args,
+                 only=args.name)  # above CONFIRM_RUNS: asked, or refused with no terminal
     suite.train(plans, announce=False)  # one experiment: no suite line
     suite.analyse(plans, [args.name])
     others = finished_records(out, args.profile, args.seeds, args.extra_seeds)

@@ -49,19 +49,27 @@ class Estimate:
     extra_seeds: int = 0  # the extra-seed round's size (not in the estimate: said in text)
     seeds: dict[str, int] = field(default_factory=dict)  # planned seeds per experiment
     sharing: int = 0  # workers that will share the GPUs (counted as `workers`, one per GPU)
+    skipped: dict[str, str] = field(default_factory=dict)  # experiment -> why it cannot run
 
     def text(self) -> str:
         from attnlab.train.progress import format_duration
 
+        skipped = [f"  skipped {name}: {why}" for name, why in self.skipped.items()]
         if not any(self.runs.values()):
-            return (f"estimate ({self.profile}): nothing to train, every planned run has "
-                    f"finished\n  {self.extra_text()}")
+            nothing = "every planned run has finished"
+            if self.skipped:
+                nothing = ("every other planned run has finished" if self.runs else
+                           "no experiment selected can run here")
+            return "\n".join([f"estimate ({self.profile}): nothing to train, {nothing}",
+                              *skipped, f"  {self.extra_text()}"])
         lines = [f"estimate ({self.profile}, {self.device}, {self.workers} worker(s)): training "
                  f"should take about {format_duration(self.wall_s)} on this machine"]
         for name, seconds in self.per_experiment.items():
             if self.runs.get(name):
                 lines.append(f"  {name}: {self.runs[name]} runs, {format_duration(seconds)} "
                              "of one worker's time")
+        lines += [f"  skipped {name} (not in the estimate): {why}"
+                  for name, why in self.skipped.items()]
         lines.append(f"  (from {STEPS}-step timings of each model, best of {ROUNDS} rounds, "
                      f"{self.timing_s:.0f} s; analysis comes on top)")
         if self.sharing > self.workers:
@@ -162,9 +170,12 @@ def makespan(seconds: list[float], workers: int) -> float:
 
 
 def estimate_plans(profile: str, pending: dict[str, list[Any]], runner: Any, *,
-                   seeds: dict[str, int], extra_seeds: int = 0) -> Estimate:
+                   seeds: dict[str, int], extra_seeds: int = 0,
+                   skipped: dict[str, str] | None = None) -> Estimate:
     """Time the steps of the ``pending`` runs (experiment -> resolved specs not finished),
-    lay them on the runner's executor slots; ``seeds``: planned seeds per experiment."""
+    lay them on the runner's executor slots; ``seeds``: planned seeds per experiment;
+    ``skipped``: experiments that would not run, and why (a missing corpus), said in the
+    text."""
     from attnlab.lab.executors import gpu_count
 
     shapes = list(dict.fromkeys(shape_of(s.config) for specs in pending.values() for s in specs))
@@ -175,7 +186,8 @@ def estimate_plans(profile: str, pending: dict[str, list[Any]], runner: Any, *,
     device = runner.resolve_device()
     laid = min(pool, max(1, gpu_count())) if device.type == "cuda" else pool
     out = Estimate(profile, laid, str(device), timing_s=time.perf_counter() - start,
-                   extra_seeds=extra_seeds, seeds=seeds, sharing=pool)
+                   extra_seeds=extra_seeds, seeds=seeds, sharing=pool,
+                   skipped=dict(skipped or {}))
     every = []
     for name, specs in pending.items():
         secs = [run_seconds(s.config, timed[shape_of(s.config)], _held_tokens(s, runner))
