@@ -41,3 +41,26 @@ def test_attnlab_lang_wins_over_a_spanish_locale(monkeypatch):
     assert i18n.resolve_lang() == "en"
     monkeypatch.setenv("ATTNLAB_LANG", "de")
     assert i18n.resolve_lang() == "es"
+
+
+def spanish_number_problems(text: str) -> list[str]:
+    """Numbers written against the labs' Spanish convention (docs/labs.md): the decimal point,
+    as in code, and no thousands separator, so a list such as [0.75, 0.125] reads one way only."""
+    import re
+
+    comma = re.findall(r"\d,\d+", text)  # 0,75 or 1,000 (a list's comma has a space after it)
+    grouped = re.findall(r"(?<![\d.])[1-9]\d{0,2}(?:\.\d{3})+(?![\d.])", text)  # 1.000, 65.504
+    return comma + grouped
+
+
+def test_the_number_rule_catches_what_it_should():
+    assert spanish_number_problems("= [0,75, 0,125]; 65.504; cerca de 1.000") == [
+        "0,75", "0,125", "65.504", "1.000"]
+    assert spanish_number_problems("[0.75, 0.125], 65504, cerca de 1000, 0.0625, 1e-5, "
+                                   "[[1, 0, 0], [1/2, 1/2, 0]], 10000^(2i/d)") == []
+
+
+def test_spanish_labs_write_numbers_as_code_does():
+    problems = {key: found for key, entry in i18n.catalogue("labs").items()
+                if (found := spanish_number_problems(entry["es"]))}
+    assert problems == {}, "use 0.75 and 1000 in Spanish labs texts (docs/labs.md)"

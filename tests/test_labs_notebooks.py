@@ -1,8 +1,10 @@
-"""The lab notebooks in notebooks/labs/: stored without outputs, equal to what the builder
-writes, and they run: with the blanks as stored (every check says "not implemented yet"), with
-the solutions filled in (every check passes), and with a wrong function (its mistake named and
-a plot of it beside the reference). Executed as tests/test_notebooks.py does (nbclient, a
-kernel spec of this interpreter in a temporary JUPYTER_PATH)."""
+"""The lab notebooks in notebooks/labs/ (English) and notebooks/labs/es/ (Spanish): stored
+without outputs, equal to what the builder writes from the one catalogue, and they run: with the
+blanks as stored (every check says "not implemented yet", in the notebook's language whatever
+the kernel's locale), with the solutions filled in (every check passes), and with a wrong
+function (its mistake named and a plot of it beside the reference). Executed as
+tests/test_notebooks.py does (nbclient, a kernel spec of this interpreter in a temporary
+JUPYTER_PATH)."""
 
 from __future__ import annotations
 
@@ -12,9 +14,9 @@ from pathlib import Path
 import pytest
 from notebook_support import kernel_spec_root
 
-from attnlab.i18n import text
+from attnlab.i18n import LANGS, text
 from attnlab.labs import get
-from attnlab.labs.notebook import GROUPS, dumps, lab_notebook
+from attnlab.labs.notebook import FOLDERS, GROUPS, dumps, lab_notebook, stored_name
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
@@ -45,28 +47,33 @@ def shown(outputs: list[dict]) -> str:
     return "".join(o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in outputs)
 
 
-def test_the_stored_notebooks_are_the_builders_without_outputs():
-    assert sorted(p.stem for p in FOLDER.glob("*.ipynb")) == sorted(GROUPS)
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_stored_notebooks_are_the_builders_without_outputs(lang):
+    folder = FOLDER / FOLDERS[lang]
+    assert sorted(p.stem for p in folder.glob("*.ipynb")) == sorted(GROUPS)
     for stem in GROUPS:
-        stored = (FOLDER / f"{stem}.ipynb").read_text(encoding="utf-8")
-        assert stored == dumps(lab_notebook(stem)), f"{stem}: rebuild it (docs/labs.md)"
+        stored = (FOLDER / stored_name(stem, lang)).read_text(encoding="utf-8")
+        assert stored == dumps(lab_notebook(stem, None, lang)), \
+            f"{stored_name(stem, lang)}: rebuild it (docs/labs.md)"
         nbformat.validate(nbformat.reads(stored, as_version=4))
+        assert f'lang=\\"{lang}\\")' in stored  # its checks speak its language
 
 
-def all_labs(bodies: dict[int, str] | None = None) -> dict:
-    """The three lab notebooks' cells, one after the other: one kernel runs them all."""
-    books = [lab_notebook(stem, bodies) for stem in sorted(GROUPS)]
+def all_labs(bodies: dict[int, str] | None = None, langs: tuple[str, ...] = ("en",)) -> dict:
+    """The lab notebooks' cells, one after the other: one kernel runs them all."""
+    books = [lab_notebook(stem, bodies, lang) for lang in langs for stem in sorted(GROUPS)]
     cells = [{**c, "id": f"{i}-{c['id']}"} for i, nb in enumerate(books) for c in nb["cells"]]
     return {**books[0], "cells": cells}
 
 
 def test_with_the_blanks_each_check_says_what_is_missing(kernel_path, tmp_path, monkeypatch):
-    out = shown(execute(all_labs(), kernel_path, tmp_path, monkeypatch))
+    out = shown(execute(all_labs(langs=LANGS), kernel_path, tmp_path, monkeypatch))
     assert "Traceback" not in out
     for number in (n for _, numbers in GROUPS.values() for n in numbers):
         ex = get(number)
-        assert text("labs", "result.not_implemented", "en", number=number, name=ex.name,
-                    function=ex.function) in out
+        for lang in LANGS:  # the kernel's locale is English: the Spanish lines are the notebook's
+            assert text("labs", "result.not_implemented", lang, number=number, name=ex.name,
+                        function=ex.function) in out
 
 
 def test_with_the_solutions_every_check_passes_and_a_wrong_one_is_drawn(kernel_path, tmp_path,
