@@ -105,7 +105,8 @@ def test_parts_combine():
 
 def test_rendering_shows_margin_noise_and_rule():
     verdict = decide(_claim([0.10, 0.12, 0.11]), {"t": {}})
-    assert fmt_margin(verdict["parts"][0]) == "+0.11 ± 0.0058 unit"
+    assert fmt_margin(verdict["parts"][0]) == "past its threshold by 0.1100 ± 0.0058"
+    assert fmt_margin(verdict["parts"][0], "es") == "supera su umbral por 0.1100 ± 0.0058"
     text = render([verdict])
-    assert "**HELD**" in text and "3 seed(s)" in text and "rule: x > 0" in text
-    assert "numbers: x=0.11" in text
+    assert "**HELD**" in text and "3 seeds" in text and "— x > 0" in text
+    assert "x 0.11;" in text  # an undeclared number is shown under its key

@@ -55,8 +55,19 @@ import numpy as np
 import torch
 
 from attnlab.data.synthetic import VerbAgreementData, verb_agreement_dataset
-from attnlab.lab.claims import MOST, WELL_ABOVE, Claim, Margins, Part, Premise, Records, claim
+from attnlab.lab.claims import (
+    MOST,
+    WELL_ABOVE,
+    Claim,
+    Margins,
+    Part,
+    Premise,
+    Records,
+    claim,
+    with_figures,
+)
 from attnlab.lab.context import Context, SentenceStream, attention_trace, model_device
+from attnlab.lab.quantities import Quantity
 from attnlab.lab.registry import Experiment
 from attnlab.lab.runner import Results, RunSpec, seeded
 from attnlab.lab.tables import fmt_ms, markdown_table, mean_std, settings_dict
@@ -351,6 +362,20 @@ CLAIMS: list[Claim] = [
           Part(f"largest share of all heads' weight on the subject and the stems held by one "
                f"head < {SHARE:g}", _partial, "share"), premises=[LEARNED]),
 ]
+
+FIGURES = {
+    "top1": Quantity("held-out top-1 accuracy at the verbs",
+                     "acierto top-1 de validación en los verbos"),
+    "baseline": Quantity("majority-form baseline", "base de la forma mayoritaria"),
+    "largest_subject_weight": Quantity("largest weight of one head on the subject",
+                                       "mayor peso de una cabeza en el sujeto"),
+    "largest_subject_and_stems_weight": Quantity(
+        "largest weight of one head on the subject and the verb stems",
+        "mayor peso de una cabeza en el sujeto y las raíces verbales"),
+    "largest_routing_share": Quantity("largest share of the routing held by one head",
+                                      "mayor proporción del encaminamiento en una sola cabeza"),
+}
+CLAIMS = with_figures(CLAIMS, FIGURES)
 
 __all__ = ["CLAIMS", "GROUPS", "NAME", "PROFILES", "Settings", "TITLE", "analyse", "baseline",
            "figure", "group_masks", "measure", "plan", "probe_subject_and_stems",

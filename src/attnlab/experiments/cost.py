@@ -16,8 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from attnlab.lab.claims import Claim, Margins, Part, Records, Skip, claim
+from attnlab.lab.claims import Claim, Margins, Part, Records, Skip, claim, with_figures
 from attnlab.lab.context import Context
+from attnlab.lab.quantities import Quantity
 from attnlab.lab.registry import Experiment
 from attnlab.lab.runner import Results, RunSpec
 from attnlab.measure import cost as measure
@@ -125,7 +126,7 @@ def figure(record: dict[str, Any]) -> Figure:
 # n² per head) and 1.5 for time (CPU timings of the largest sizes are noisy); "linearly" as
 # at most 1.3 for the projections and 1.2 for memeff's memory.
 QUAD_MEMORY, QUAD_TIME, LINEAR_TIME, LINEAR_MEMORY = 1.7, 1.5, 1.3, 1.2
-# A time exponent is a benchmark's (timed in interleaved rounds): fitted to each size's minimum over its
+# A time exponent is a benchmark's: fitted to each size's minimum over its
 # interleaved rounds, and decided only beyond the range of slopes that the rounds' spread
 # allows (``measure.time_range``): held when the whole range passes the threshold, not held
 # when none of it does, inconclusive when it straddles the threshold or when the sizes were
@@ -188,11 +189,24 @@ CLAIMS: list[Claim] = [
           trained=False),
     claim("cost.memeff_linear", "the memory-efficient attention grows linearly in memory", NAME,
           _exp_part("memeff", "memory", lambda e: LINEAR_MEMORY - e,
-                    f"memeff memory exponent ≤ {LINEAR_MEMORY:g}", "memory"),
-          Part("memeff completes at the largest n (+1 yes, −1 no)", _memeff_completes, "",
-               "completes"),
+                    f"memory-efficient attention's memory exponent ≤ {LINEAR_MEMORY:g}",
+                    "memory"),
+          Part("the memory-efficient attention completes at the largest n", _memeff_completes,
+               "yes/no", "completes"),
           trained=False),
 ]
+
+FIGURES = {
+    "{kind} {what} exponent range": Quantity(
+        "range of the {what} exponent its timing spread allows, {kind}",
+        "intervalo del exponente de {what} que permite la dispersión de los tiempos, {kind}",
+        kind="range"),
+    "{kind} {what} exponent": Quantity("fitted exponent of {what} against n, {kind}",
+                                       "exponente ajustado de {what} frente a n, {kind}"),
+    "largest n": Quantity("largest n", "mayor n", kind="count"),
+    "{kind} at largest n": Quantity("{kind} at the largest n", "{kind} a la mayor n"),
+}
+CLAIMS = with_figures(CLAIMS, FIGURES)
 
 EXPERIMENT = Experiment(
     name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,

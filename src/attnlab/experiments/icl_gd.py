@@ -40,8 +40,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from attnlab.lab.claims import CLEAR, NEGLIGIBLE, Claim, Margins, Part, Records, claim
+from attnlab.lab.claims import CLEAR, NEGLIGIBLE, Claim, Margins, Part, Records, claim, with_figures
 from attnlab.lab.context import Context
+from attnlab.lab.quantities import Quantity
 from attnlab.lab.registry import Experiment
 from attnlab.lab.runner import Results, RunSpec
 from attnlab.lab.tables import fmt_ms, markdown_table, settings_dict
@@ -269,6 +270,17 @@ CLAIMS: list[Claim] = [
           Part(f"cosine of its predictions with GD's < {1 - CLEAR:g}", _control_cosine,
                "cosine", "predictions differ")),
 ]
+
+FIGURES = {
+    "relative gap": Quantity("relative gap of the held-out MSE to one GD step's",
+                             "diferencia relativa del MSE de validación frente al de un paso "
+                             "de GD"),
+    "cosine": Quantity("cosine of the prediction vectors with one GD step's",
+                       "coseno de los vectores de predicción con los de un paso de GD"),
+    "relative L2": Quantity("relative L2 distance of the predictions",
+                            "distancia L2 relativa de las predicciones"),
+}
+CLAIMS = with_figures(CLAIMS, FIGURES)
 
 __all__ = ["CLAIMS", "NAME", "PROFILES", "Settings", "TITLE", "agreement", "analyse",
            "figure", "gd_signal", "one_seed", "plan", "table", "tasks"]

@@ -38,8 +38,19 @@ import numpy as np
 
 from attnlab.data.repeated import SegmentStream, segment_rows
 from attnlab.experiments import induction_measure as im
-from attnlab.lab.claims import CLEAR, MOST, Claim, Margins, Part, Premise, Records, claim
+from attnlab.lab.claims import (
+    CLEAR,
+    MOST,
+    Claim,
+    Margins,
+    Part,
+    Premise,
+    Records,
+    claim,
+    with_figures,
+)
 from attnlab.lab.context import Context
+from attnlab.lab.quantities import Quantity
 from attnlab.lab.registry import Experiment
 from attnlab.lab.runner import Results, RunSpec, seeded
 from attnlab.lab.tables import fmt_ms, markdown_table, settings_dict
@@ -408,6 +419,12 @@ CLAIMS: list[Claim] = [
           premises=[head_formed("there is no head whose feed an ablation could remove",
                                 "no hay cabeza cuya entrada pueda quitar una ablación")]),
 ]
+
+FIGURES = {
+    "mean value": Quantity("mean over the seeds", "media de las semillas"),
+    "threshold": Quantity("threshold", "umbral", kind="threshold"),
+}
+CLAIMS = with_figures(CLAIMS, FIGURES)
 
 __all__ = ["CLAIMS", "NAME", "PROFILES", "SHORT", "Settings", "TITLE", "analyse", "figure",
            "plan", "snapshot_steps", "table"]

@@ -41,8 +41,10 @@ from attnlab.lab.claims import (
     Records,
     claim,
     per_seed,
+    with_figures,
 )
 from attnlab.lab.context import Context
+from attnlab.lab.quantities import Quantity
 from attnlab.lab.registry import Experiment
 from attnlab.lab.runner import Results, RunSpec, seeded
 from attnlab.lab.settings import OneBudget
@@ -347,6 +349,13 @@ CLAIMS: list[Claim] = [
            _ratio_part(10, 9, lambda r: r - 1, _small_rule("held-out ppl row 10 / row 9 > 1"),
                        "held-out", small=True)),
 ]
+
+FIGURES = {
+    "ratio_{a}_over_{b}": Quantity("perplexity, row {a} ÷ row {b}",
+                                   "perplejidad, fila {a} ÷ fila {b}", kind="ratio"),
+    "{what}_row{n}": Quantity("{what} perplexity, row {n}", "perplejidad {what}, fila {n}"),
+}
+CLAIMS = with_figures(CLAIMS, FIGURES)
 
 __all__ = [
     "CLAIMS", "LADDER", "NAME", "NEEDS_CORPUS", "PROFILES", "QUICK_CHANGES", "ROWS", "Settings",

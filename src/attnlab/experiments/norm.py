@@ -31,8 +31,9 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from attnlab.lab.claims import FAR, NEGLIGIBLE, Claim, Margins, Part, Records, claim
+from attnlab.lab.claims import FAR, NEGLIGIBLE, Claim, Margins, Part, Records, claim, with_figures
 from attnlab.lab.context import Context
+from attnlab.lab.quantities import Quantity
 from attnlab.lab.registry import Experiment
 from attnlab.lab.runner import Results, RunSpec, seeded
 from attnlab.lab.settings import OneBudget
@@ -283,6 +284,16 @@ CLAIMS: list[Claim] = [
           _ratio(("pre", False), ("pre", True), lambda r: NEGLIGIBLE - abs(r - 1),
                  f"|held-out ppl pre/no warmup ÷ pre/warmup − 1| ≤ {NEGLIGIBLE:g}")),
 ]
+
+FIGURES = {
+    "ratio": Quantity("held-out perplexity ratio", "cociente de perplejidades de validación",
+                      kind="ratio"),
+    "{p}_no_warmup": Quantity("held-out perplexity, {p} without warmup",
+                              "perplejidad de validación, {p} sin calentamiento"),
+    "{p}_warmup": Quantity("held-out perplexity, {p} with warmup",
+                           "perplejidad de validación, {p} con calentamiento"),
+}
+CLAIMS = with_figures(CLAIMS, FIGURES)
 
 EXPERIMENT = Experiment(
     name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,

@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from attnlab.lab.claims import Claim, Margins, Part, Records, Skip, claim
+from attnlab.lab.claims import Claim, Margins, Part, Records, Skip, claim, with_figures
+from attnlab.lab.quantities import Quantity
 from attnlab.lab.registry import Experiment
 from attnlab.lab.runner import Results, RunSpec
 from attnlab.lab.tables import markdown_table
@@ -230,15 +231,30 @@ CLAIMS: list[Claim] = [
     claim("params.gpt2_small_count",
           "GPT-2 small has 124,439,808 parameters: the formula 12d²+13d per block "
           "+ V·d + n_ctx·d + 2d, our model and Hugging Face's agree", NAME,
-          Part("formula == attnlab count == 124,439,808 (margin 0.5 − largest difference)",
+          Part("the formula's count == attnlab's count == 124,439,808",
                _gpt2_ours, "parameters", "formula and ours"),
-          Part("GPT2LMHeadModel(GPT2Config()) count == attnlab count (skipped without "
-               "transformers)", _gpt2_hf, "parameters", "Hugging Face"),
+          Part("Hugging Face's GPT-2 small count == attnlab's count (skipped without the "
+               "transformers package)", _gpt2_hf, "parameters", "Hugging Face"),
           trained=False),
     claim("params.mlp_two_thirds",
           "the MLP holds two thirds of a block's parameters", NAME,
           _mlp_share("default"), _mlp_share("GPT-2 small"), trained=False),
 ]
+
+FIGURES = {
+    "formula": Quantity("count by the formula", "recuento por la fórmula", "parameters",
+                        "parámetros", "count"),
+    "ours": Quantity("attnlab's count", "recuento de attnlab", "parameters", "parámetros",
+                     "count"),
+    "expected": Quantity("the published count", "recuento publicado", "parameters",
+                         "parámetros", "count"),
+    "hf": Quantity("Hugging Face's count", "recuento de Hugging Face", "parameters",
+                   "parámetros", "count"),
+    "mlp_share[{name}]": Quantity("share of {name}'s block parameters in the MLP",
+                                  "proporción de los parámetros del bloque de {name} en la MLP",
+                                  kind="percent"),
+}
+CLAIMS = with_figures(CLAIMS, FIGURES)
 
 EXPERIMENT = Experiment(
     name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,

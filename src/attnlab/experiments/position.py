@@ -39,8 +39,9 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from attnlab.data.perplexity import perplexity
-from attnlab.lab.claims import Claim, Margins, Part, Records, Skip, claim, per_seed
+from attnlab.lab.claims import Claim, Margins, Part, Records, Skip, claim, per_seed, with_figures
 from attnlab.lab.context import Context
+from attnlab.lab.quantities import Quantity
 from attnlab.lab.registry import Experiment
 from attnlab.lab.runner import Results, RunSpec, seeded
 from attnlab.lab.settings import OneBudget
@@ -356,11 +357,27 @@ CLAIMS: list[Claim] = [
     _claim("permutation_equivariance",
            "Without positions, permuting the input permutes the output of self-attention.",
            Part(f"max |f(Px) − P f(x)| < {EQUIVARIANT:g} without positions or mask",
-                _perm_plain, "", "equivariant"),
+                _perm_plain, "max difference", "equivariant"),
            Part(f"max |f(Px) − P f(x)| > {BROKEN:g} with the causal mask and with each position "
-                "scheme", _perm_broken, "", "broken otherwise"),
+                "scheme", _perm_broken, "max difference", "broken otherwise"),
            trained=False),
 ]
+
+FIGURES = {
+    "ratio_{a}_over_{b}": Quantity("perplexity at {a} tokens ÷ at {b}",
+                                   "perplejidad a {a} tokens ÷ a {b}", kind="ratio"),
+    "best_other_ppl_{n}": Quantity("best held-out perplexity of the other schemes at {n} tokens",
+                                   "mejor perplejidad de validación de los otros esquemas a {n} "
+                                   "tokens"),
+    "{scheme}_ppl_{n}": Quantity("held-out perplexity with {scheme} at {n} tokens",
+                                 "perplejidad de validación con {scheme} a {n} tokens"),
+    "none": Quantity("largest |f(Px) − P f(x)|, no positions and no mask",
+                     "mayor |f(Px) − P f(x)|, sin posiciones ni máscara"),
+    "{scheme}_causal": Quantity("largest |f(Px) − P f(x)|, {scheme} with the causal mask",
+                                "mayor |f(Px) − P f(x)|, {scheme} con la máscara causal"),
+    "{scheme}": Quantity("largest |f(Px) − P f(x)|, {scheme}", "mayor |f(Px) − P f(x)|, {scheme}"),
+}
+CLAIMS = with_figures(CLAIMS, FIGURES)
 
 __all__ = [
     "CLAIMS", "NAME", "NEEDS_CORPUS", "PERMUTATION_CASES", "PROFILES", "QUICK_CHANGES", "SCHEMES",

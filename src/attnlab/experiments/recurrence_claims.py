@@ -36,7 +36,9 @@ from attnlab.lab.claims import (
     Premise,
     Records,
     claim,
+    with_figures,
 )
+from attnlab.lab.quantities import Quantity
 from attnlab.lab.tables import mean_std
 
 NAME = "recurrence"
@@ -303,5 +305,33 @@ CLAIMS: list[Claim] = [
           "steps in a row.", NAME,
           Part("ln(LSTM time per token / attention time per token) > 0 at every T, per round "
                "of the interleaved benchmark (decided over rounds as over seeds)",
-               _attention_cheaper, "ln ratio")),
+               _attention_cheaper, "ln ratio"), over="rounds"),
 ]
+
+FIGURES = {
+    "r2_geometric": Quantity("R² of the geometric fit (ln‖g_k‖ linear in k)",
+                             "R² del ajuste geométrico (ln‖g_k‖ lineal en k)"),
+    "r2_power": Quantity("R² of a power law (linear in ln k)",
+                         "R² de una ley de potencia (lineal en ln k)"),
+    "attention_decades_over_window": Quantity(
+        "decades attention's fitted decay loses over the window",
+        "décadas que pierde en la ventana el decaimiento ajustado de la atención"),
+    "acc_smallest_d": Quantity("accuracy at the smallest distance",
+                               "acierto a la distancia más corta"),
+    "acc_largest_d": Quantity("accuracy at the largest distance",
+                              "acierto a la distancia más larga"),
+    "smallest_min_ratio_lstm_over_attention": Quantity(
+        "LSTM ÷ attention time per token, smallest over T",
+        "tiempo por token de la LSTM ÷ de la atención, el menor sobre T"),
+    "largest_min_ratio_lstm_over_attention": Quantity(
+        "LSTM ÷ attention time per token, largest over T",
+        "tiempo por token de la LSTM ÷ de la atención, el mayor sobre T"),
+    "{m}_rate": Quantity("fitted gradient factor per step, {m}",
+                         "factor por paso ajustado del gradiente, {m}"),
+    "{m}_holds_to_d": Quantity("largest distance {m} holds the agreement to",
+                               "mayor distancia a la que {m} mantiene la concordancia",
+                               "words", "palabras"),
+    "{m}_exponent": Quantity("exponent of the dependent steps against T, {m}",
+                             "exponente de los pasos dependientes frente a T, {m}"),
+}
+CLAIMS = with_figures(CLAIMS, FIGURES)

@@ -51,8 +51,10 @@ from attnlab.lab.claims import (
     Records,
     Skip,
     claim,
+    with_figures,
 )
 from attnlab.lab.context import Context
+from attnlab.lab.quantities import Quantity
 from attnlab.lab.registry import Experiment
 from attnlab.lab.runner import Results, RunSpec, seeded
 from attnlab.lab.settings import CorpusSettings
@@ -405,6 +407,26 @@ CLAIMS: list[Claim] = [
           Part(f"unscaled, d_k = {COLLAPSE_WIDTH}: fraction of rows with max weight > 0.99 "
                f"after training > {COLLAPSED:g}", _collapses, "fraction", "collapse")),
 ]
+
+FIGURES = {
+    "gap_{setting}_{d_k}": Quantity(
+        "held-out perplexity unscaled ÷ scaled − 1, d_k = {d_k} ({setting} setting)",
+        "perplejidad de validación sin escalar ÷ escalada − 1, d_k = {d_k} (ajuste {setting})",
+        kind="percent"),
+    "raw_score_std_{w}_init": Quantity("unscaled score spread (std) at initialisation, d_k = {w}",
+                                       "dispersión (desviación típica) de las puntuaciones sin "
+                                       "escalar al inicio, d_k = {w}"),
+    "raw_score_std_{w}_after": Quantity("unscaled score spread (std) after training, d_k = {w}",
+                                        "dispersión (desviación típica) de las puntuaciones sin "
+                                        "escalar tras el entrenamiento, d_k = {w}"),
+    "raw_frozen_{w}_after": Quantity("rows frozen on one token (max weight > 0.99), unscaled, "
+                                     "d_k = {w}", "filas congeladas en un token (peso máximo > "
+                                     "0.99), sin escalar, d_k = {w}", kind="percent"),
+    "scaled_frozen_{w}_after": Quantity("rows frozen on one token, scaled, d_k = {w}",
+                                        "filas congeladas en un token, escalada, d_k = {w}",
+                                        kind="percent"),
+}
+CLAIMS = with_figures(CLAIMS, FIGURES)
 
 __all__ = [
     "CLAIMS", "NAME", "NEEDS_CORPUS", "PROFILES", "QUICK_CHANGES", "Settings", "TITLE",

@@ -91,8 +91,10 @@ from attnlab.lab.claims import (
     Part,
     Records,
     claim,
+    with_figures,
 )
 from attnlab.lab.context import Context, SentenceStream, model_device
+from attnlab.lab.quantities import Quantity
 from attnlab.lab.registry import Experiment
 from attnlab.lab.runner import Results, RunSpec, seeded
 from attnlab.lab.tables import fmt_ms, mean_std, settings_dict
@@ -359,6 +361,17 @@ CLAIMS: list[Claim] = [
           _attention_part(1, lambda d: d - CLEAR,
                           f"the same difference for block 2 > {CLEAR:g}")),
 ]
+
+FIGURES = {
+    "block{b}_max_abs_diff": Quantity(
+        "largest difference of the block-{b} attention row between `tired` and `wet`",
+        "mayor diferencia de la fila de atención del bloque {b} entre `tired` y `wet`"),
+    "block{b}_noun_diff": Quantity("largest difference on the two nouns",
+                                   "mayor diferencia en los dos sustantivos"),
+    "{model}_{variant}": Quantity("held-out forced-choice accuracy of {model}, variant {variant}",
+                                  "acierto de elección forzada de {model}, variante {variant}"),
+}
+CLAIMS = with_figures(CLAIMS, FIGURES)
 
 EXPERIMENT = Experiment(
     name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,

@@ -44,12 +44,14 @@ Nothing here is hard-coded: change the results and the verdicts change.
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from attnlab.errors import one_line
+from attnlab.lab.quantities import Quantity, describe
 
 Records = dict[str, dict]  # experiment name -> its result record
 
@@ -112,6 +114,9 @@ class Claim:
     parts: tuple[Part, ...]  # every part must hold
     trained: bool = True  # False: one evaluation, no seeds (params, cost, analytic tables)
     premises: tuple[Premise, ...] = ()  # conditions under which the claim can be tested at all
+    # what each number its parts return is, for a reader (key pattern -> Quantity)
+    figures: Mapping[str, Quantity] = field(default_factory=dict)
+    over: str = "seeds"  # what its margins are per: "seeds", or a benchmark's "rounds"
 
     @property
     def rule(self) -> str:
@@ -122,10 +127,19 @@ class Claim:
 
 
 def claim(cid: str, text: str, needs: str | tuple[str, ...], *parts: Part,
-          trained: bool = True, premises: Sequence[Premise] = ()) -> Claim:
+          trained: bool = True, premises: Sequence[Premise] = (),
+          figures: Mapping[str, Quantity] | None = None, over: str = "seeds") -> Claim:
     """A ``Claim`` with ``needs`` given as one name or several."""
     return Claim(cid, text, (needs,) if isinstance(needs, str) else needs, parts, trained,
-                 tuple(premises))
+                 tuple(premises), dict(figures or {}), over)
+
+
+def with_figures(claims: Sequence[Claim], figures: Mapping[str, Quantity]) -> list[Claim]:
+    """``claims`` with ``figures`` (key pattern -> Quantity) naming the numbers their parts
+    return; a claim's own figures come first."""
+    return [dataclasses.replace(c, figures={**c.figures, **{k: q for k, q in figures.items()
+                                                             if k not in c.figures}})
+            for c in claims]
 
 
 def per_seed(fn: Callable[..., float], *series: Sequence[float]) -> list[float]:
@@ -187,7 +201,7 @@ def combine(statuses: Sequence[str]) -> str:
 def decide(c: Claim, records: Records) -> dict[str, Any]:
     """The verdict of one claim: status, why, and per part its margins and numbers."""
     out: dict[str, Any] = {"id": c.id, "text": c.text, "rule": c.rule, "trained": c.trained,
-                           "needs": list(c.needs), "parts": []}
+                           "needs": list(c.needs), "over": c.over, "parts": []}
     missing = [n for n in c.needs if n not in records]
     if missing:
         return {**out, "status": "skipped", "why": f"no record of {', '.join(missing)}"}
@@ -200,6 +214,7 @@ def decide(c: Claim, records: Records) -> dict[str, Any]:
                 part_verdict(m.values, c.trained)
             mean, se = mean_se(m.values)
             row.update(margins=list(m.values), mean=mean, numbers=m.numbers,
+                       figures=describe(c.figures, m.numbers),  # labels for a reader
                        se=se if math.isfinite(se) else None)  # None: one value (JSON has no NaN)
         except Skip as err:
             status, why = "skipped", str(err)
@@ -270,34 +285,25 @@ def evaluate(records: Records, claims: list[Claim]) -> list[dict[str, Any]]:
     return [decide(c, records) for c in claims]
 
 
-def fmt_margin(part: dict[str, Any]) -> str:
-    """``+0.123 ± 0.045`` (mean ± standard error), or the single value, with the unit."""
-    if "mean" not in part:
-        return "–"
-    unit = f" {part['unit']}" if part.get("unit") else ""
-    if part.get("se") is None:
-        return f"{part['mean']:+.3g}{unit}"
-    return f"{part['mean']:+.3g} ± {part['se']:.2g}{unit}"
+def fmt_margin(part: dict[str, Any], lang: str = "en") -> str:
+    """The margin as a reader reads it (``attnlab.lab.claim_words.margin_text``)."""
+    from attnlab.lab.claim_words import margin_text
+
+    return margin_text(part, lang)
 
 
-def render(verdicts: list[dict[str, Any]]) -> str:
-    """Markdown: one item per claim with its verdict, margin ± SE, seeds, rule and numbers."""
+def render(verdicts: list[dict[str, Any]], lang: str = "en") -> str:
+    """Markdown: one item per claim with its verdict, how many seeds, why, and per part its
+    name, what it measured, its margin and its rule, in ``lang``."""
+    from attnlab.lab import claim_words as w
+
     lines = []
     for v in verdicts:
-        lines.append(f"- **{v['status'].upper()}** — {v['text']}  ")
-        seeds = "one evaluation (no training)" if not v.get("trained", True) else \
-            f"{v.get('seeds', 0)} seed(s)"
-        lines.append(f"  {seeds}; {v.get('why', '')}  ")
+        lines.append(f"- **{v['status'].upper()}** — {w.claim_text(v, lang)}  ")
+        lines.append(f"  {w.evaluations(v, lang)}; {w.why(v, lang)}  ")
         for p in v.get("parts", []):
-            name = f"{p['name']}: " if p.get("name") else ""
-            nums = ", ".join(f"{k}={_fmt(x)}" for k, x in p.get("numbers", {}).items())
-            lines.append(f"  {name}margin {fmt_margin(p)} — rule: {p['rule']}"
-                         + (f"; numbers: {nums}" if nums else "") + "  ")
+            name = w.part_name(v, p, lang)
+            lines.append(f"  {name + ': ' if name else ''}{w.measured_text(p, lang)}; "
+                         f"{w.margin_text(p, lang)} — {w.part_rule(v, p, lang)}  ")
         lines[-1] = lines[-1].rstrip()
     return "\n".join(lines) + "\n"
-
-
-def _fmt(x: Any) -> str:
-    if isinstance(x, float):
-        return f"{x:.4g}"
-    return str(x)

@@ -1,0 +1,44 @@
+"""The claims in Spanish: every claim, part name and rule has Spanish words in the catalogue, the
+catalogue's English is the claims' own, and a Spanish rule states the same thresholds."""
+
+from __future__ import annotations
+
+import re
+import runpy
+from pathlib import Path
+
+from attnlab.i18n import catalogue, check_complete
+from attnlab.lab.claim_words import claim_text, part_name, part_rule
+
+ROOT = Path(__file__).resolve().parents[1]
+english = runpy.run_path(str(ROOT / "scripts" / "claims_catalogue.py"))["english"]
+
+
+def _numbers(text: str) -> list[str]:
+    """The numbers a text states, thousands separators dropped (124,439,808 = 124 439 808)."""
+    text = re.sub(r"(?<=\d)[,\u202f ](?=\d{3}\b)", "", text)
+    return sorted(re.findall(r"\d+(?:\.\d+)?(?:e-?\d+)?", text))
+
+
+def test_the_catalogue_is_the_claims_own_english_with_spanish_beside_it():
+    entries = catalogue("claims")
+    assert {k: v["en"] for k, v in entries.items()} == english(), \
+        "claims changed: run scripts/claims_catalogue.py and give the new Spanish"
+    assert not [k for k, v in entries.items() if not v["es"] or v["es"] == v["en"] and
+                not k.endswith("/name")]
+    assert check_complete() == []
+
+
+def test_a_spanish_rule_states_the_same_thresholds():
+    for key, entry in catalogue("claims").items():
+        if key.endswith("/rule"):
+            assert _numbers(entry["es"]) == _numbers(entry["en"]), key
+
+
+def test_verdicts_read_in_spanish():
+    v = {"id": "recurrence.rnn_falls_to_chance", "text": "The RNN's agreement accuracy falls "
+         "toward chance as d grows.", "parts": [{"name": "falls", "rule": "x"}]}
+    assert claim_text(v, "es").startswith("El acierto de la RNN")
+    assert part_name(v, v["parts"][0], "es") == "cae"
+    assert part_rule(v, v["parts"][0], "es") == "acierto(menor d) − acierto(mayor d) ≥ 0.1"
+    assert claim_text(v, "en") == v["text"]
