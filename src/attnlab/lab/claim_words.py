@@ -6,7 +6,7 @@ decides nothing. The claims' Spanish words are the catalogue ``attnlab/i18n/clai
 (key: the claim id, and ``<id>/<part name>/rule`` / ``/name`` for its parts); the labels of
 the measured numbers come with the verdict (``attnlab.lab.quantities``).
 
-- ``measured_text(part, lang)``: ``held-out perplexity, row 5 ÷ row 4: 0.93``;
+- ``measured_text(part, lang)``: ``perplexity, row 5 ÷ row 4: 0.93``;
 - ``margin_text(part, lang)``: ``short of its threshold by 0.029 ± 0.011 (perplexity
   ratio)``; a margin of zero spread says so; an exact count says the counts agree;
 - ``claim_text``, ``part_name``, ``part_rule``, ``evaluations`` (``5 seeds`` /
@@ -105,7 +105,7 @@ def _item(key: str, value: Any, figure: dict[str, Any] | None, lang: str) -> str
     label = figure["en"] if lang == "en" else figure["es"]
     unit = figure["unit"] if lang == "en" else figure.get("unit_es") or figure["unit"]
     text = number(value, lang, figure.get("kind", "value"), figure.get("scale", 1.0))
-    return f"{label} {text}" + (f" {unit}" if unit else "")
+    return f"{label}: {text}" + (f" {unit}" if unit else "")
 
 
 def measured_text(part: dict[str, Any], lang: str = "en") -> str:
