@@ -156,6 +156,13 @@ class _Child:
         """True while the child runs; its exit code is kept (the process stays unreaped)."""
         if self.code is not None:
             return False
+        if not hasattr(os, "waitid"):  # macOS: reaped here, so the group is killed by number
+            with contextlib.suppress(ChildProcessError):
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+                if pid == 0:
+                    return True
+                self.code = os.waitstatus_to_exitcode(status)
+            return False
         try:
             info = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
         except ChildProcessError:
