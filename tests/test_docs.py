@@ -1,5 +1,5 @@
 """The newcomer's path: the README's two commands, its commands table against `attnlab --help`,
-and every relative link (and anchor) in README.md and docs/*.md."""
+and every relative link (and anchor) in README.md, CONTRIBUTING.md and docs/ (docs/es/ too)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from attnlab.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+PAGES = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").rglob("*.md"))]
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 FENCE = re.compile(r"^```.*?^```", re.S | re.M)
 
@@ -29,17 +29,47 @@ def help_commands(capsys) -> set[str]:
     return {m.group(1) for m in re.finditer(r"^ {4}([a-z][\w-]*)\b", block, re.M)}
 
 
-def test_the_two_commands_are_kept_exactly():
+MAIN_JOB = "bash scripts/setup.sh && .venv/bin/attnlab reproduce --profile quick --out report"
+TEST_COMMAND = "bash scripts/setup.sh && .venv/bin/python -m pytest"
+
+
+def test_the_two_commands_open_the_readme():
+    """The main job and the test command, in the README's first lines, in the words a user
+    types on their own machine (no folder only CI's machines have)."""
+    first = "\n".join(readme().splitlines()[:15])
+    for line in (MAIN_JOB, TEST_COMMAND):
+        assert f"\n{line}\n" in first
+
+
+def test_ci_runs_exactly_the_readmes_test_command():
+    """.ci/run names CI's corpus folder for its own machines, then runs the README's test
+    command as written, as its last line."""
+    lines = [ln for ln in (ROOT / ".ci" / "run").read_text().splitlines()
+             if ln.strip() and not ln.startswith("#")]  # fmt: skip
+    assert lines[-1] == TEST_COMMAND
+    assert 'export ATTNLAB_DATA="${ATTNLAB_DATA:-../shared/data}"' in lines[:-1]
+
+
+def test_the_readme_opens_with_a_users_path():
+    """Requirements, the light install, five minutes, then the quick profile with its
+    generated time, in that order, before the experiments."""
     text = readme()
-    for line in ("bash scripts/setup.sh && ATTNLAB_DATA=../shared/data .venv/bin/attnlab "
-                 "reproduce --profile quick --out report",
-                 "bash scripts/setup.sh && ATTNLAB_DATA=../shared/data .venv/bin/python -m pytest"):
-        assert f"\n{line}\n" in text
+    order = ["## Requirements", "## Install", "## Five minutes", "## The quick profile",
+             "<!-- results:summary:begin -->", "## The experiments"]  # fmt: skip
+    at = [text.index(h) for h in order]
+    assert at == sorted(at)
+    install = text.split("## Install", 1)[1].split("\n## ", 1)[0]
+    assert ".venv/bin/pip install .\n" in install and "setup.sh" not in install
+    five = text.split("## Five minutes", 1)[1].split("\n## ", 1)[0]
+    for cmd in ("attnlab verify", "attnlab lab start 1", "attnlab reproduce --profile micro"):
+        assert cmd in five
+    assert "Python 3.11" in text and "requires-python = \">=3.11\"" in (
+        ROOT / "pyproject.toml").read_text()  # fmt: skip
 
 
 def test_the_readme_is_short():
     # the front door: what, install, quick start, results in short; detail lives in docs/
-    assert len(readme().splitlines()) <= 210
+    assert len(readme().splitlines()) <= 215
 
 
 def test_the_commands_table_matches_attnlab_help(capsys):
@@ -79,7 +109,7 @@ def relative_links(page: Path) -> list[str]:
     return [t for t in LINK.findall(text) if not re.match(r"[a-z][a-z+.-]*:", t)]
 
 
-@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_relative_link_resolves(page):
     broken = []
     for target in relative_links(page):
