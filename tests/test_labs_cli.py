@@ -191,15 +191,18 @@ def test_a_time_limit_outside_1_to_600_seconds_is_one_line_exit_2(tmp_path, caps
     assert "--time-limit" in err and "from 1 to 600, got" in err, err
 
 
-def test_the_time_limit_range_and_default_are_stated_in_the_help(capsys):
-    from attnlab.cli.lab import DEFAULT_TIME_LIMIT
-    from attnlab.labs.sandbox import TIME_LIMIT
+def test_the_time_limit_and_the_checkers_limits_are_stated_in_the_help(capsys):
+    from attnlab.cli.lab import DEFAULT_TIME_LIMIT, LIMITS
+    from attnlab.labs import sandbox
 
-    assert DEFAULT_TIME_LIMIT == TIME_LIMIT
+    assert DEFAULT_TIME_LIMIT == sandbox.TIME_LIMIT
+    assert LIMITS == {"memory": sandbox.MEMORY_LIMIT, "processes": sandbox.PROCESS_LIMIT,
+                      "file": sandbox.FILE_LIMIT}, "the help states other limits than are set"
     with pytest.raises(SystemExit):
         main(["lab", "check", "--help"])
     out = " ".join(capsys.readouterr().out.split())
-    assert f"1 to 600 (default {TIME_LIMIT:g})" in out
+    assert f"1 to 600 (default {sandbox.TIME_LIMIT:g})" in out
+    assert "2 GiB of memory, 16 processes" in out and "files up to 64 MiB" in out
 
 
 def test_start_onto_a_file_or_a_folder_that_cannot_be_written_is_one_line(tmp_path, capsys,

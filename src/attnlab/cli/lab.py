@@ -25,7 +25,10 @@ from pathlib import Path
 from attnlab.errors import DataError, UsageError, WriteError
 
 TIME_LIMIT = (1.0, 600.0)  # seconds, both included: the range of --time-limit
-DEFAULT_TIME_LIMIT = 20.0  # attnlab.labs.sandbox.TIME_LIMIT (a test keeps them equal)
+# The checker's limits as attnlab.labs.sandbox sets them (a test keeps them equal), stated in
+# the help without importing the checker into every command.
+DEFAULT_TIME_LIMIT = 20.0  # sandbox.TIME_LIMIT
+LIMITS = {"memory": 2 << 30, "processes": 16, "file": 64 << 20}  # sandbox.*_LIMIT, bytes
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -57,6 +60,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     start.add_argument("folder", metavar="DIR", type=Path, help=say("folder"))
     start.set_defaults(func=run_start)
     check = action("check", "lang_check")
+    check.description = say("check_description", seconds=f"{DEFAULT_TIME_LIMIT:g}",
+                            memory=_bytes(LIMITS["memory"]), processes=LIMITS["processes"],
+                            file=_bytes(LIMITS["file"]))
     check.add_argument("exercise", metavar="N", help=say("exercise"))
     check.add_argument("file", metavar="FILE", type=Path, help=say("file"))
     low, high = TIME_LIMIT
@@ -87,6 +93,14 @@ def _formatter(usage: str) -> type[argparse.HelpFormatter]:
             return super().add_usage(usage_, actions, groups, usage if prefix is None else prefix)
 
     return Formatter
+
+
+def _bytes(n: int) -> str:
+    """2147483648 -> "2 GiB", 67108864 -> "64 MiB"."""
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:g} {unit}"
+    return f"{n} B"
 
 
 def _seconds(value: str) -> float:
