@@ -67,6 +67,21 @@ def test_the_readme_opens_with_a_users_path():
         ROOT / "pyproject.toml").read_text()  # fmt: skip
 
 
+def test_every_extra_the_pages_name_exists_and_the_default_is_light():
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"]
+    named = set()
+    for page in (ROOT / "README.md", ROOT / "docs" / "es" / "README.md"):
+        named |= set(re.findall(r"'\.\[([a-z,]+)\]'", page.read_text(encoding="utf-8")))
+    assert {"hf", "cluster", "test"} <= named and named <= set(extras)
+    default = " ".join(project["dependencies"])
+    for heavy in ("ray", "playwright", "transformers", "pytest"):  # labs and explorer need none
+        assert heavy not in default
+    assert "transformers" in " ".join(extras["test"])  # the suite still gets what it needs
+
+
 def test_the_readme_is_short():
     # the front door: what, install, quick start, results in short; detail lives in docs/
     assert len(readme().splitlines()) <= 215
