@@ -87,10 +87,13 @@ def forked(fn: object, name: str, req: int, ans: int, limits: dict, protect: lis
 
 def serve(names: dict, req: int, ans: int, state: dict) -> None:
     """Answer each call the parent sends with the raw output, until the parent closes."""
+    import numpy as np
+
     while (call := _read(req)) is not None:
         number, name, args, kwargs = call
         try:
-            out = names[name](*args, **kwargs)
+            with np.errstate(all="ignore"):  # as the checker always ran it: no warnings
+                out = names[name](*args, **kwargs)
         except BaseException as err:  # noqa: BLE001 - KeyboardInterrupt and SystemExit too
             _write(ans, {"id": number, "kind": "raised", **_described(err)}, b"", state)
             continue
