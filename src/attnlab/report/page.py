@@ -38,7 +38,7 @@ pre { background: #f1f2f4; padding: .6rem; overflow-x: auto; max-width: 100%; }
 img { max-width: 100%; height: auto; border: 1px solid #dde; display: block; }
 p.caption, p.caption em { color: #555; font-size: 13.5px; margin-top: .3rem; }
 table.claims { display: table; width: 100%; table-layout: fixed; }
-table.claims th:nth-child(1) { width: 2.6em; } table.claims th:nth-child(2) { width: 30%; }
+table.claims th:nth-child(1) { width: 2.6em; } table.claims th:nth-child(2) { width: 33%; }
 table.claims th:nth-child(3) { width: 10.5em; } table.claims th:nth-child(7) { width: 5.5em; }
 table.claims td { overflow-wrap: anywhere; }
 .missing { color: #a33; }
