@@ -42,3 +42,18 @@ def test_verdicts_read_in_spanish():
     assert part_name(v, v["parts"][0], "es") == "cae"
     assert part_rule(v, v["parts"][0], "es") == "acierto(menor d) − acierto(mayor d) ≥ 0.1"
     assert claim_text(v, "en") == v["text"]
+
+
+def test_quick_changes_say_what_and_why_in_both_languages_without_a_lab_diary():
+    from attnlab.lab import registry
+    from attnlab.lab.claim_words import quick_changes
+
+    for name in registry.EXPERIMENTS:
+        en = registry.load(name).quick_changes
+        assert quick_changes(name, "en") == en, "i18n/quick_changes.json lags the module"
+        es = quick_changes(name, "es")
+        assert es and es != en, name
+        for text in (en, es):
+            assert len(re.findall(r"[.;:](?:\s|$)", text)) <= 4, (name, text)  # a sentence or two
+            assert not re.search(r"spec|measured|medid|gave|×\d|\d+\.\d+ /", text, re.I), text
+        assert not re.search(r"\d\.\d{3}\b|\d,\d", es), es  # no dot or comma thousands

@@ -109,7 +109,9 @@ PROFILES = {
     "quick": Settings(),
     "micro": Settings(d_model=16, steps=4, batch_size=8, seeds=1),
 }
-QUICK_CHANGES = "Nothing: the model is small and trains in seconds, so quick is full."
+QUICK_CHANGES = (  # also in i18n/quick_changes.json, beside its Spanish
+    "Nothing: the model is small and trains in seconds, so quick is full."
+)
 
 
 def model_config(s: Settings, vocab_size: int) -> ModelConfig:

@@ -77,7 +77,9 @@ PROFILES = {
     "quick": Settings(),
     "micro": Settings(steps=20, batch_size=16, n_eta=500, n_held=64, seeds=1),
 }
-QUICK_CHANGES = "4,000 Adam steps instead of 20,000, and three seeds instead of five."
+QUICK_CHANGES = (  # also in i18n/quick_changes.json, beside its Spanish
+    "4,000 Adam steps instead of 20,000, and three seeds instead of five."
+)
 
 
 def tasks(s: Settings, count: int, gen: torch.Generator, other: bool = False

@@ -96,8 +96,10 @@ PROFILES = {
     "micro": Settings(d_model=16, steps=8, snapshots=2, batch_size=4, n_train=200, n_held=16,
                       shakespeare=None, seeds=1),
 }
-QUICK_CHANGES = ("Three seeds instead of five, and the ladder's quick two-block Tiny "
-                 "Shakespeare run instead of its full one; the induction models are the same.")
+QUICK_CHANGES = (  # also in i18n/quick_changes.json, beside its Spanish
+    "Three seeds instead of five, and the ladder's quick two-block Tiny Shakespeare run "
+    "instead of its full one; the induction models are the same."
+)
 
 
 def model_config(s: Settings, n_layer: int) -> ModelConfig:

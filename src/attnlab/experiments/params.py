@@ -61,9 +61,8 @@ PROFILES = {
     "quick": Settings(),
     "micro": Settings(compare_hf=False),
 }
-QUICK_CHANGES = (
-    "Nothing: counting parameters is analytic and takes seconds, so quick is the same as full "
-    "(micro, for tests, leaves out the Hugging Face count)."
+QUICK_CHANGES = (  # also in i18n/quick_changes.json, beside its Spanish
+    "Nothing: counting parameters takes seconds, so quick is the same as full."
 )
 
 

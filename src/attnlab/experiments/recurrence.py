@@ -90,11 +90,12 @@ PROFILES = {
                       agree_steps=3, agree_batch=4, sizes=(8, 16), tokens_per_step=16,
                       rounds=1, seeds=1),
 }
-QUICK_CHANGES = (
-    "The language models train at the ladder's quick settings (400 steps of batch 4) instead "
-    "of its full ones; the reach is averaged over 32 held-out windows instead of 64; the "
-    "agreement models get 600 updates instead of 1,500 on 3,000 training sentences instead "
-    "of 6,000; a timed step holds 1,024 tokens instead of 2,048, over 4 rounds instead of 5."
+QUICK_CHANGES = (  # also in i18n/quick_changes.json, beside its Spanish
+    "The language models train at the ladder's quick settings (400 steps of batch 4) "
+    "instead of its full ones, and the reach is averaged over 32 held-out windows instead "
+    "of 64. The agreement models get 600 updates instead of 1,500 on 3,000 sentences "
+    "instead of 6,000; a timed step holds 1,024 tokens instead of 2,048, over 4 rounds "
+    "instead of 5."
 )
 
 

@@ -164,3 +164,12 @@ def why(verdict: dict[str, Any], lang: str = "en") -> str:
     if premise.get("held") is not True and premise.get("why"):
         return premise["why"] if lang == "en" else premise.get("why_es") or premise["why"]
     return verdict.get("why", "")
+
+
+def quick_changes(name: str, lang: str = "en", recorded: str = "") -> str:
+    """What the quick profile of experiment ``name`` changes, in ``lang`` (the catalogue's
+    words, else the ``recorded`` text of its envelope)."""
+    entry = catalogue("quick_changes").get(name)
+    if isinstance(entry, dict) and entry.get(lang):
+        return entry[lang]
+    return recorded
