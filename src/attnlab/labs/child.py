@@ -37,7 +37,7 @@ PATH_EVENTS = {  # event -> how many of its first arguments are paths
     "os.chmod": 1, "os.chown": 1, "os.utime": 1, "os.link": 2, "os.symlink": 2, "os.rename": 2,
     "os.replace": 2, "shutil.copyfile": 2, "shutil.copytree": 2}
 CLONE_NEWUSER, CLONE_NEWPID, PR_SET_PDEATHSIG = 0x10000000, 0x20000000, 1
-MAX_NODES, MAX_DEPTH, MAX_TEXT = 100_000, 32, 10_000
+MAX_NODES, MAX_DEPTH, MAX_TEXT, MAX_BLOB = 100_000, 32, 10_000, 60 << 20  # the frame's bound
 
 
 def main(argv: list[str]) -> int:
@@ -243,6 +243,8 @@ def _encoded(x: object, blob: bytearray, nodes: list[int], depth: int) -> object
         if a.dtype.kind not in "biufc":
             a = a.astype(np.float64)  # an object array of numbers; else: not describable
         at = len(blob)
+        if at + a.nbytes > MAX_BLOB:
+            raise ValueError("too big")
         blob += np.ascontiguousarray(a).tobytes()
         return {"t": "array", "dtype": a.dtype.str, "shape": list(a.shape), "at": at,
                 "n": len(blob) - at, "scalar": isinstance(x, np.generic)}

@@ -48,6 +48,9 @@ class Opaque:
 
     __slots__ = ()
 
+    def __reduce__(self) -> tuple:  # passed back to the child (a cache, say): a plain string
+        return (str, (f"<{type(self).__name__} object>",))
+
 
 def send(fd: int, message: Any, deadline: float, alive: Callable[[], bool]) -> None:
     """Write ``message`` (pickled) as one frame to ``fd`` before ``deadline``."""
