@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
 import socket
+import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from fault_tools import SETTINGS, cli, finished_run, one_line_error, tree_hash
@@ -251,3 +254,112 @@ def test_the_estimate_text_lists_skipped_experiments_beside_the_timed_ones():
     assert done.text().splitlines()[:2] == [
         "estimate (quick): nothing to train, every other planned run has finished",
         "  skipped norm: no corpus"]
+
+
+# -- Ray's own log line stays out of the terminal unless -v --------------------------------
+
+class FakeRay:
+    """What ``connect`` asks of Ray; its core, starting, writes its line to descriptor 2."""
+
+    LINE = (b"[2026-12-02 10:22:24,220 I 19470 19470] logging.cc:303: Set ray log level from "
+            b"environment variable RAY_BACKEND_LOG_LEVEL to 3\n")
+
+    def is_initialized(self) -> bool:
+        return False
+
+    def init(self, **kwargs) -> None:  # noqa: ANN003
+        os.write(2, self.LINE)
+
+
+def test_ray_core_lines_stay_out_of_the_terminal_unless_verbose(monkeypatch, capfd):
+    import logging
+
+    import attnlab.lab.cluster as cluster
+
+    monkeypatch.setattr(cluster, "import_ray", FakeRay)
+    monkeypatch.setattr(cluster, "probe", lambda *args, **kwargs: None)  # no server to probe
+    monkeypatch.delenv("RAY_BACKEND_LOG_LEVEL", raising=False)
+    root = logging.getLogger()
+    before = root.level
+    try:
+        root.setLevel(logging.INFO)
+        cluster.connect("127.0.0.1:6379")
+        assert "Set ray log level" not in capfd.readouterr().err
+        assert os.environ["RAY_BACKEND_LOG_LEVEL"] == "fatal"
+        monkeypatch.delenv("RAY_BACKEND_LOG_LEVEL")
+        root.setLevel(logging.DEBUG)  # -v: Ray's lines as they come
+        cluster.connect("127.0.0.1:6379")
+        assert "Set ray log level" in capfd.readouterr().err
+        assert "RAY_BACKEND_LOG_LEVEL" not in os.environ
+    finally:
+        root.setLevel(before)
+
+
+def test_quiet_stderr_restores_the_descriptor_after_an_error(capfd):
+    from attnlab.lab.cluster import quiet_stderr
+
+    with pytest.raises(RuntimeError), quiet_stderr():
+        os.write(2, b"hidden\n")
+        raise RuntimeError("could not join")
+    os.write(2, b"seen\n")
+    assert capfd.readouterr().err == "seen\n"
+
+
+# -- without transformers: one line naming the extra; verify runs what needs nothing -------
+
+@pytest.fixture
+def no_transformers(monkeypatch):
+    monkeypatch.setitem(sys.modules, "transformers", None)  # `import transformers` fails
+
+
+def test_a_hugging_face_folder_without_transformers_names_the_extra(tmp_path, no_transformers):
+    folder = tmp_path / "gpt2-tiny"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"model_type": "gpt2"}')
+    want = ("attnlab: error: reading a Hugging Face folder needs transformers, which is not "
+            "installed here: pip install 'attnlab[hf]'")
+    assert one_line_error(cli("heads", folder)) == want
+    assert one_line_error(cli("explore", "--hf-model", folder, "--out", tmp_path / "x.html")) \
+        == want
+    import tomllib
+
+    from attnlab.cli.main import __file__ as main_file
+
+    pyproject = Path(main_file).parents[3] / "pyproject.toml"
+    if pyproject.is_file():  # a checkout: the extra named is one pyproject.toml defines
+        extras = tomllib.loads(pyproject.read_text())["project"]["optional-dependencies"]
+        assert any(dep.startswith("transformers") for dep in extras["hf"])
+
+
+def test_verify_without_transformers_skips_in_words_and_runs_the_rest(no_transformers):
+    code, out, err = cli("verify", "--device", "cpu")
+    assert code == 0, err
+    lines = out.strip().splitlines()
+    skip = " SKIP (needs transformers: pip install 'attnlab[hf]')"
+    assert [line for line in lines if "SKIP" in line] == [
+        "ours vs Hugging Face GPT2LMHeadModel logits".ljust(62) + " " + "-".rjust(11) + " "
+        + "-".rjust(8) + " " + skip,
+        "GPT-2 small params: formula vs Hugging Face's count".ljust(62) + " " + "-".rjust(11)
+        + " " + "-".rjust(8) + " " + skip]
+    assert "check_" not in out  # no function names
+    ran = [line for line in lines if line.endswith("  ok")]
+    assert any(line.startswith("GPT-2 small params: formula 124,439,808 vs ours 124,439,808")
+               for line in ran)
+    assert lines[-1] == (f"{len(ran)} checks passed, 2 skipped (needs transformers: "
+                         "pip install 'attnlab[hf]')")
+
+
+# -- output into a closed pipe ends quietly ------------------------------------------------
+
+@pytest.mark.parametrize("argv", [["params"], ["params", "--preset", "gpt2-small"],
+                                  ["train", "--list-configs"]])
+def test_output_into_a_closed_pipe_ends_quietly(argv):
+    """`attnlab params | head -1`: the reader has gone; no traceback, no line, exit 141."""
+    read, write = os.pipe()
+    os.close(read)  # the reader has gone before attnlab writes a byte
+    try:
+        done = subprocess.run([sys.executable, "-m", "attnlab.cli.main", *argv], stdout=write,
+                              stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(write)
+    assert done.returncode == 141 and done.stderr == "", done.stderr

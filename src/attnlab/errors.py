@@ -11,6 +11,9 @@ that expect a ``ValueError`` for bad input keep working.
 
 from __future__ import annotations
 
+import importlib
+from types import ModuleType
+
 
 class AttnlabError(Exception):
     """A failure the user can act on: reported as one line, exit code 2."""
@@ -48,3 +51,24 @@ def one_line(err: BaseException) -> str:
     """
     text = str(err).strip()
     return f"{type(err).__name__}: {first_line(err)}" if text else type(err).__name__
+
+
+def install_hint(extra: str) -> str:
+    """How to install one of attnlab's extras (pyproject.toml's optional dependencies).
+
+    >>> install_hint("hf")
+    "pip install 'attnlab[hf]'"
+    """
+    return f"pip install 'attnlab[{extra}]'"
+
+
+def require(package: str, extra: str, purpose: str) -> ModuleType:
+    """``package`` imported, or a one-line ``UsageError`` naming the extra that installs it:
+    ``reading a Hugging Face folder needs transformers, which is not installed here: pip
+    install 'attnlab[hf]'``."""
+    try:
+        return importlib.import_module(package)
+    except ImportError as err:
+        found = "not installed here" if package in str(err) else f"broken here ({first_line(err)})"
+        raise UsageError(f"{purpose} needs {package}, which is {found}: "
+                         f"{install_hint(extra)}") from None

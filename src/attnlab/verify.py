@@ -144,6 +144,16 @@ def check_kv_cache(t: int = 24) -> Check:
     return Check("KV-cache decoding vs full forward", _maxdiff(full, torch.cat(steps, 1)), 1e-5)
 
 
+def needs(package: str, extra: str, title: str) -> Callable[[Callable], Callable]:
+    """Mark a check that needs an optional package (installed by ``extra``): without it,
+    ``attnlab verify`` prints the check's row as ``title`` and SKIP, saying what to install."""
+    def mark(fn: Callable) -> Callable:
+        fn.needs, fn.title = (package, extra), title  # type: ignore[attr-defined]
+        return fn
+
+    return mark
+
+
 def _small_gpt2_config():  # noqa: ANN202 - transformers type
     from transformers import GPT2Config
 
@@ -152,6 +162,7 @@ def _small_gpt2_config():  # noqa: ANN202 - transformers type
                       bos_token_id=0, eos_token_id=0)
 
 
+@needs("transformers", "hf", "ours vs Hugging Face GPT2LMHeadModel logits")
 @torch.no_grad()
 def check_hf_gpt2(t: int = 40) -> Check:
     """Our model with GPT-2's settings and HF weights vs ``GPT2LMHeadModel`` logits."""
@@ -178,19 +189,26 @@ def check_memeff(t: int = 130) -> Check:
 
 
 def check_gpt2_params() -> list[Check]:
-    """12d² + 13d per block + V·d + n_ctx·d + 2d == our count == HF's count."""
-    from transformers import GPT2Config, GPT2LMHeadModel
-
+    """12d² + 13d per block + V·d + n_ctx·d + 2d == our count == GPT-2 small's 124,439,808
+    (no transformers needed)."""
     formula = gpt2_formula(768, 12, 50257, 1024)
     ours = LanguageModel(gpt2_config()).num_parameters()
-    with torch.device("meta"):  # count shapes without allocating 500 MB
-        hf = sum(p.numel() for p in GPT2LMHeadModel(GPT2Config()).parameters())
     return [
         Check(f"GPT-2 small params: formula {formula:,} vs ours {ours:,}", abs(formula - ours), 0),
-        Check(f"GPT-2 small params: formula {formula:,} vs HF {hf:,}", abs(formula - hf), 0),
         Check(f"GPT-2 small params: formula = 124,439,808 ({formula:,})",
               abs(formula - 124_439_808), 0),
     ]
+
+
+@needs("transformers", "hf", "GPT-2 small params: formula vs Hugging Face's count")
+def check_hf_gpt2_params() -> Check:
+    """The same formula == ``GPT2LMHeadModel(GPT2Config())``'s count."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    formula = gpt2_formula(768, 12, 50257, 1024)
+    with torch.device("meta"):  # count shapes without allocating 500 MB
+        hf = sum(p.numel() for p in GPT2LMHeadModel(GPT2Config()).parameters())
+    return Check(f"GPT-2 small params: formula {formula:,} vs HF {hf:,}", abs(formula - hf), 0)
 
 
 CHECKS: list[Callable[[], Check | list[Check]]] = [
@@ -201,8 +219,9 @@ CHECKS: list[Callable[[], Check | list[Check]]] = [
     check_means,
     check_kv_cache,
     check_memeff,
-    check_hf_gpt2,
     check_gpt2_params,
+    check_hf_gpt2,
+    check_hf_gpt2_params,
 ]
 
 

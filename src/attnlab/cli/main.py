@@ -16,7 +16,9 @@ traceback of either. Exit codes:
      internal error (a bug);
 - 2  bad input: an argument, a config, a damaged or missing file, a file that
      could not be written;
-- 130 interrupted (Ctrl-C, SIGTERM); finished work is kept.
+- 130 interrupted (Ctrl-C, SIGTERM); finished work is kept;
+- 141 the reader of the output went away (``attnlab params | head -1``): the
+     command ends quietly, as a process stopped by SIGPIPE does, with no error line.
 
 Called as the program (``argv`` None: the ``attnlab`` script, ``python -m
 attnlab.cli.main``), ``main`` also applies the process-wide settings of
@@ -31,6 +33,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import signal
 import sys
 import traceback
@@ -63,7 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="attnlab",
         description="A laboratory for attention and the transformer block. Exit codes: 0 "
         "done; 1 a failed outcome (a check failed, a run diverged) or an internal error; "
-        "2 bad input, a damaged file or a failed write; 130 interrupted.",
+        "2 bad input, a damaged file or a failed write; 130 interrupted; 141 the output's "
+        "reader went away (| head).",
     )
     parser.add_argument("--version", action="version", version=f"attnlab {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true",
@@ -89,7 +93,11 @@ def main(argv: list[str] | None = None) -> int:
         stream=sys.stderr,
     )
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # a reader gone (`| head`) is found here, not at the exit
+        return code
+    except BrokenPipeError:
+        return _reader_gone()
     except KeyboardInterrupt as err:
         msg = str(err) or "interrupted (finished work is kept; run the same command to resume)"
         print(f"attnlab: {msg}", file=sys.stderr)
@@ -100,6 +108,16 @@ def main(argv: list[str] | None = None) -> int:
         line = f"{type(err).__name__}: {first_line(err)}"
         hint = "" if args.verbose else " (run with -v for the traceback)"
         return _report(err, args.verbose, "internal error", 1, line + hint)
+
+
+def _reader_gone() -> int:
+    """Exit 141, quietly: stdout's reader stopped reading. Stdout is pointed at nothing
+    first, as the interpreter flushes it again at exit (and would say so)."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is no file (a caller's buffer): nothing to flush
+        pass
+    return 141
 
 
 def _interrupt(signum: int, frame: object) -> None:

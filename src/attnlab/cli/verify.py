@@ -1,10 +1,12 @@
 """``attnlab verify``: the equivalence checks (docs/model.md), one row each.
 
-A check whose optional dependency is missing (``transformers`` for the
-Hugging Face GPT-2 rows) is skipped, with the reason on its row and in the
-summary: the last line says "all checks passed" only when every check ran and
-passed. Exit codes: 0 when no check failed (the summary says how many were
-skipped, and why), 1 when a check failed. ``--device`` chooses where the checks
+A check whose optional dependency is missing (``transformers``, the ``hf``
+extra, for the two Hugging Face GPT-2 rows) is skipped, its row named in words
+with what to install, and counted in the summary: the last line says "all
+checks passed" only when every check ran and passed. Every other check runs
+(the GPT-2 parameter formula against attnlab's count needs nothing optional).
+Exit codes: 0 when no check failed (the summary says how many were skipped,
+and why), 1 when a check failed. ``--device`` chooses where the checks
 run (``auto``: CUDA when present).
 """
 
@@ -33,10 +35,14 @@ def summary(passed: int, failed: int, skipped: list[tuple[str, str]]) -> str:
 
     >>> summary(12, 0, [])
     'all checks passed (12)'
-    >>> summary(10, 0, [("check_hf_gpt2", "No module named 'transformers'")])
-    "10 checks passed, 1 skipped (check_hf_gpt2: No module named 'transformers')"
+    >>> summary(10, 0, [("HF logits", "needs transformers"), ("HF count", "needs transformers")])
+    '10 checks passed, 2 skipped (needs transformers)'
     """
-    skips = "; ".join(f"{name}: {why}" for name, why in skipped)
+    reasons: dict[str, list[str]] = {}
+    for name, why in skipped:
+        reasons.setdefault(why, []).append(name)
+    skips = "; ".join(f"{names[0]}: {why}" if len(names) == 1 else why  # rows name them
+                      for why, names in reasons.items())
     if failed:
         tail = f", {len(skipped)} skipped ({skips})" if skipped else ""
         return f"{failed} check(s) FAILED, {passed} passed{tail}"
@@ -48,7 +54,7 @@ def summary(passed: int, failed: int, skipped: list[tuple[str, str]]) -> str:
 def run(args: argparse.Namespace) -> int:
     import torch
 
-    from attnlab.errors import UsageError, first_line
+    from attnlab.errors import UsageError, first_line, install_hint
     from attnlab.train.runtime import resolve_device
     from attnlab.verify import CHECKS
 
@@ -67,9 +73,11 @@ def run(args: argparse.Namespace) -> int:
             with torch.device(device):  # every tensor and module the check makes
                 out = fn()
         except ImportError as err:  # an optional dependency (transformers) is missing
-            reason = first_line(err)
-            skipped.append((fn.__name__, reason))
-            print(f"{fn.__name__:<{width}} {'-':>11} {'-':>8}  SKIP ({reason})")
+            title = getattr(fn, "title", None) or fn.__name__
+            package, extra = getattr(fn, "needs", (None, None))
+            reason = f"needs {package}: {install_hint(extra)}" if package else first_line(err)
+            skipped.append((title, reason))
+            print(f"{title:<{width}} {'-':>11} {'-':>8}  SKIP ({reason})")
             continue
         for row in out if isinstance(out, list) else [out]:
             failed += not row.ok

@@ -21,15 +21,20 @@ and the estimate's stand-in for a cluster of N workers (``sized``).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import re
 import socket
-from collections.abc import Mapping
+import sys
+import tempfile
+from collections.abc import Iterator, Mapping
 from types import ModuleType
 from typing import Any
 
 from attnlab.errors import AttnlabError, UsageError, first_line
+
+log = logging.getLogger(__name__)
 
 CLUSTERS = ("local", "ray")  # the executors a command can choose
 INSTALL = "pip install 'ray>=2.60' (from a clone: pip install -e '.[cluster]')"
@@ -167,7 +172,8 @@ def connect(address: str) -> ModuleType:
     An address is probed first (``probe``), each step with a deadline of seconds:
     Ray's own client retries an unreachable address, or one that accepts and never
     answers, for minutes before it gives up. Ray's own log lines stay out of the
-    terminal unless ``-v`` (debug logging) asks for them.
+    terminal unless ``-v`` (debug logging) asks for them: its Python logging at ERROR, its
+    core's at fatal, and what that core writes while it starts (``quiet_stderr``).
     """
     hint = ("start one (`ray start --head` on one machine, `ray start --address=HEAD:6379` on "
             "the others) or point --address / RAY_ADDRESS at it")
@@ -192,12 +198,38 @@ def connect(address: str) -> ModuleType:
         if port is not None:
             probe(host, port, target, hint)
     try:
-        ray.init(address=target, log_to_driver=False,
-                 logging_level=logging.DEBUG if verbose else logging.ERROR)
+        with quiet_stderr(not verbose):  # its core announces the log level it was given
+            ray.init(address=target, log_to_driver=False,
+                     logging_level=logging.DEBUG if verbose else logging.ERROR)
     except (ConnectionError, TimeoutError, RuntimeError) as err:
         raise UsageError(f"could not join the Ray cluster at {target}: {first_line(err)}") \
             from None
     return ray
+
+
+@contextlib.contextmanager
+def quiet_stderr(quiet: bool = True) -> Iterator[None]:
+    """While Ray's core starts, the process's standard error (file descriptor 2) goes to a
+    temporary file, logged at debug level afterwards: its C++ writes there directly, past
+    Python's logging ("Set ray log level from environment variable RAY_BACKEND_LOG_LEVEL
+    to 3", which setting the level prints). ``quiet`` False (``-v``): left as it is."""
+    if not quiet:
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as caught:
+        os.dup2(caught.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            caught.seek(0)
+            text = caught.read().decode("utf-8", "replace").strip()
+            if text:
+                log.debug("Ray, while connecting: %s", text)
 
 
 def probe(host: str, port: int, target: str, hint: str = "",

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from attnlab.errors import DataError, UsageError, first_line
+from attnlab.errors import DataError, UsageError, first_line, require
 from attnlab.explorer.sources.build import (
     a_model,
     family_name,
@@ -237,10 +237,7 @@ def _check_folder(folder: Path) -> Any:
     if not (folder / "config.json").is_file():
         raise DataError(f"{folder} holds no config.json: not a Hugging Face model folder "
                         "(write one with save_pretrained)")  # fmt: skip
-    try:
-        import transformers
-    except ImportError as err:  # pragma: no cover - transformers is a test extra
-        raise UsageError("reading a Hugging Face folder needs `pip install transformers`") from err
+    transformers = require("transformers", "hf", "reading a Hugging Face folder")
     try:
         config = transformers.AutoConfig.from_pretrained(folder, local_files_only=True)
     except (OSError, ValueError, KeyError) as err:
@@ -269,7 +266,9 @@ def load_hf(folder: str | Path, device: torch.device | None = None) -> HFModel:
     resolved ``auto`` device); a folder that cannot be shown is a DataError saying why.
 
     transformers' progress bars stay off and its warnings (about the folder's own config,
-    say) are gathered into one logged line (``quiet_transformers``)."""
+    say) are gathered into one logged line (``quiet_transformers``). Without transformers
+    (the ``hf`` extra), a ``UsageError`` saying how to install it."""
+    require("transformers", "hf", "reading a Hugging Face folder")
     with quiet_transformers(str(folder)):
         return _load_hf(Path(folder), device)
 
