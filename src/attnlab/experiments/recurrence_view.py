@@ -130,21 +130,27 @@ def figure(record: dict[str, Any]) -> Figure:
     reach = record["reach"]
     k = np.arange(1, reach["window"])
     trained = {m: np.mean(reach[m]["trained"], axis=0) for m in MODELS}
+    init = {m: np.mean(reach[m]["init"], axis=0) for m in MODELS}
     for i, m in enumerate(MODELS):
         reach_ax.plot(k, trained[m], color=f"C{i}", label=f"{SHORT[m]} trained")
-        reach_ax.plot(k, np.mean(reach[m]["init"], axis=0), color=f"C{i}", ls=":",
-                      label=f"{SHORT[m]} init")
+        reach_ax.plot(k, init[m], color=f"C{i}", ls=":", label=f"{SHORT[m]} init")
     reach_ax.set_yscale("log")
     shown = np.concatenate([v[np.isfinite(v) & (v > 0)] for v in trained.values()])
+    title = "gradient reach (held-out mean; semi-log)"
     if shown.size:  # clip to the trained curves: an untrained RNN's 1e-40 would squeeze them
-        reach_ax.set_ylim(shown.min() / 3, shown.max() * 3)
+        low = shown.min() / 3
+        reach_ax.set_ylim(low, shown.max() * 3)
+        cut = [m for m in MODELS if np.nanmin(init[m]) < low]
+        if cut:  # say which curve leaves the axis, and how far it goes
+            title += "\n" + "below the axis: " + ", ".join(
+                f"{SHORT[m]} init (to {np.nanmin(init[m]):.0e})" for m in cut)
     reach_ax.set_xlabel("k (positions back)")
-    reach_ax.set_ylabel("‖∂ℓ_T / ∂x_(T−k)‖ (log; axis clipped to the trained curves)")
-    reach_ax.set_title("gradient reach (held-out mean)")
+    reach_ax.set_ylabel("‖∂ℓ_T / ∂x_(T−k)‖ (log scale)")
+    reach_ax.set_title(title, fontsize=10)
     reach_ax.legend(fontsize=8)
     ag = record["agreement"]
     d = np.asarray(ag["distances"], dtype=float)
-    step = 0.08 * (np.min(np.diff(d)) if d.size > 1 else 1.0)  # side by side, each visible
+    step = 0.05 * (np.min(np.diff(d)) if d.size > 1 else 1.0)  # side by side, each visible
     for i, m in enumerate(MODELS):
         stats = [mean_std([a[j] for a in ag[m]["acc"]]) for j in range(len(ag["distances"]))]
         acc_ax.errorbar(d + (i - (len(MODELS) - 1) / 2) * step, [s[0] for s in stats],
