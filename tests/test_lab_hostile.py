@@ -154,6 +154,20 @@ HOSTILE = {  # name -> (the body of softmax(x, axis=-1), outcome of the file, of
         while True:
             pass
     """, TIME, TIME),
+    "opens_other_processes_memory": ("""
+        for entry in os.listdir("/proc"):
+            if entry.isdigit() and entry != os.readlink("/proc/self"):
+                try:
+                    open(f"/proc/{entry}/mem", "rb").close()
+                except OSError:
+                    continue
+                # it could write the checker's memory: say so with a right answer
+                x = np.asarray(x, dtype=float)
+                top = np.max(x, axis=axis, keepdims=True)
+                e = np.exp(x - np.where(np.isfinite(top), top, 0.0))
+                total = np.sum(e, axis=axis, keepdims=True)
+                return e / np.where(total > 0.0, total, 1.0)
+    """, FAILED, FAILED),
     "loads_libc": ("""
         import ctypes
         ctypes.CDLL(None).kill(os.getppid(), signal.SIGSTOP)

@@ -15,7 +15,8 @@ function's raw output in the frame that :mod:`attnlab.labs.wire` reads::
 Before the learner's code runs, :func:`contain` puts this process in a PID namespace of its
 own where Linux allows (its processes die with it and cannot see the checker), sets resource
 limits, sends the standard streams to /dev/null and adds an audit hook that refuses attnlab's
-modules and files, new processes, signals to other processes and loading native libraries.
+modules and files, new processes, signals to other processes, the /proc files of other
+processes (their memory) and loading native libraries.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import sys
 import types
 
 REFUSED_REFERENCE = "attnlab's reference is not available inside the check"
-REFUSED_PROCESS = "the checked code may not start processes or signal other processes"
+REFUSED_PROCESS = "the checked code may not start, signal or look into other processes"
 REFUSED_NATIVE = "the checked code may not load native libraries"
 PROCESS_EVENTS = frozenset({"os.fork", "os.forkpty", "os.exec", "os.posix_spawn", "os.spawn",
                             "os.system", "subprocess.Popen", "os.startfile", "pty.spawn"})
@@ -195,6 +196,10 @@ def _guard(protect: list[str]) -> dict:
     state = {"reference": False}
     roots = [os.path.realpath(p) for p in protect]
     me = os.getpid()
+    try:
+        own = os.readlink("/proc/self")  # this process's number where /proc is mounted
+    except OSError:
+        own = ""
 
     def under(arg: object) -> bool:
         if isinstance(arg, int) or arg is None:
@@ -204,6 +209,15 @@ def _guard(protect: list[str]) -> dict:
         except (TypeError, ValueError):
             return False
         return any(path == root or path.startswith(root + os.sep) for root in roots)
+
+    def other_process(arg: object) -> bool:  # /proc/N/... of another process: its memory, say
+        if not isinstance(arg, str | bytes | os.PathLike):
+            return False
+        try:
+            parts = os.path.realpath(os.fsdecode(arg)).split(os.sep)
+        except (TypeError, ValueError):
+            return False
+        return len(parts) > 2 and parts[1] == "proc" and parts[2].isdigit() and parts[2] != own
 
     def hook(event: str, args: tuple) -> None:
         if event == "import":
@@ -221,6 +235,8 @@ def _guard(protect: list[str]) -> dict:
         elif event in PATH_EVENTS and any(under(a) for a in args[:PATH_EVENTS[event]]):
             state["reference"] = True
             raise PermissionError(REFUSED_REFERENCE)
+        elif event == "open" and args and other_process(args[0]):
+            raise PermissionError(REFUSED_PROCESS)
 
     sys.addaudithook(hook)
     return state
