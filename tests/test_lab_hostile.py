@@ -10,7 +10,9 @@ import os
 import struct
 import textwrap
 import time
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 from attnlab.cli.main import main
@@ -167,6 +169,10 @@ HOSTILE = {  # name -> (the body of softmax(x, axis=-1), outcome of the file, of
                 e = np.exp(x - np.where(np.isfinite(top), top, 0.0))
                 total = np.sum(e, axis=axis, keepdims=True)
                 return e / np.where(total > 0.0, total, 1.0)
+    """, FAILED, FAILED),
+    "changes_numpy_for_later_checks": ("""
+        with open(os.path.dirname(np.__file__) + "/_attnlab_was_here.py", "w") as planted:
+            planted.write("")
     """, FAILED, FAILED),
     "loads_libc": ("""
         import ctypes
@@ -383,3 +389,16 @@ def test_a_forged_answer_is_read_within_bounds():
     finally:
         os.close(read)
         os.close(write)
+
+
+def test_the_checked_code_cannot_change_the_installation_that_checks_it(tmp_path, reaper):
+    planted = Path(np.__file__).parent / "_attnlab_was_here.py"
+    namespace: dict = {}
+    path = hostile_file(tmp_path, "changes_numpy_for_later_checks")
+    exec(path.read_text(), namespace)  # noqa: S102 - defines only
+    try:
+        for source in (path, namespace["softmax"]):
+            result = isolated(get("softmax"), source, "en")
+            assert not result.passed and not planted.exists(), str(result)
+    finally:
+        planted.unlink(missing_ok=True)

@@ -31,6 +31,7 @@ import types
 REFUSED_REFERENCE = "attnlab's reference is not available inside the check"
 REFUSED_PROCESS = "the checked code may not start, signal or look into other processes"
 REFUSED_NATIVE = "the checked code may not load native libraries"
+REFUSED_WRITE = "the checked code may not change the Python installation that checks it"
 PROCESS_EVENTS = frozenset({"os.fork", "os.forkpty", "os.exec", "os.posix_spawn", "os.spawn",
                             "os.system", "subprocess.Popen", "os.startfile", "pty.spawn"})
 PATH_EVENTS = {  # event -> how many of its first arguments are paths
@@ -192,32 +193,20 @@ def _address_space() -> int:
 
 
 def _guard(protect: list[str]) -> dict:
-    """The audit hook, which cannot be removed: attnlab stays out of reach of the checked code."""
+    """The audit hook, which cannot be removed: attnlab stays out of reach of the checked code,
+    and so do other processes and the Python installation that checks it."""
+    import numpy
+
     state = {"reference": False}
     roots = [os.path.realpath(p) for p in protect]
+    installed = [os.path.realpath(p) for p in {sys.prefix, sys.base_prefix, sys.exec_prefix,
+                                                 os.path.dirname(os.path.dirname(numpy.__file__))}]
     me = os.getpid()
     try:
         own = os.readlink("/proc/self")  # this process's number where /proc is mounted
     except OSError:
         own = ""
-
-    def under(arg: object) -> bool:
-        if isinstance(arg, int) or arg is None:
-            return False
-        try:
-            path = os.path.realpath(os.fsdecode(arg))
-        except (TypeError, ValueError):
-            return False
-        return any(path == root or path.startswith(root + os.sep) for root in roots)
-
-    def other_process(arg: object) -> bool:  # /proc/N/... of another process: its memory, say
-        if not isinstance(arg, str | bytes | os.PathLike):
-            return False
-        try:
-            parts = os.path.realpath(os.fsdecode(arg)).split(os.sep)
-        except (TypeError, ValueError):
-            return False
-        return len(parts) > 2 and parts[1] == "proc" and parts[2].isdigit() and parts[2] != own
+    writing = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
     def hook(event: str, args: tuple) -> None:
         if event == "import":
@@ -232,14 +221,40 @@ def _guard(protect: list[str]) -> dict:
             raise PermissionError(REFUSED_PROCESS)
         elif event.startswith("ctypes.dl"):
             raise PermissionError(REFUSED_NATIVE)
-        elif event in PATH_EVENTS and any(under(a) for a in args[:PATH_EVENTS[event]]):
-            state["reference"] = True
-            raise PermissionError(REFUSED_REFERENCE)
-        elif event == "open" and args and other_process(args[0]):
-            raise PermissionError(REFUSED_PROCESS)
+        elif event in PATH_EVENTS:
+            paths = [p for p in map(_resolved, args[:PATH_EVENTS[event]]) if p]
+            if any(_inside(p, roots) for p in paths):
+                state["reference"] = True
+                raise PermissionError(REFUSED_REFERENCE)
+            if event == "open":
+                parts = paths[0].split(os.sep) if paths else []
+                if len(parts) > 2 and parts[1] == "proc" and parts[2].isdigit() \
+                        and parts[2] != own:  # another process's files: its memory, say
+                    raise PermissionError(REFUSED_PROCESS)
+                flags = args[2] if len(args) > 2 and type(args[2]) is int else 0
+                changes = flags & writing or (isinstance(args[1], str) and
+                                              any(c in args[1] for c in "wax+"))
+            else:
+                changes = event not in ("os.listdir", "os.scandir")
+            if changes and any(_inside(p, installed) for p in paths):
+                raise PermissionError(REFUSED_WRITE)
 
     sys.addaudithook(hook)
     return state
+
+
+def _resolved(arg: object) -> str:
+    """A path argument as a real path; "" for a file descriptor or what is not a path."""
+    if not isinstance(arg, str | bytes | os.PathLike):
+        return ""
+    try:
+        return os.path.realpath(os.fsdecode(arg))
+    except (TypeError, ValueError):
+        return ""
+
+
+def _inside(path: str, roots: list[str]) -> bool:
+    return any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
 
 
 def _encoded(x: object, blob: bytearray, nodes: list[int], depth: int) -> object:

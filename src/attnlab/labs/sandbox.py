@@ -115,7 +115,7 @@ class _Child:
         req_r, req_w = os.pipe()
         ans_r, ans_w = os.pipe()
         popen = subprocess.Popen(  # noqa: S603 - our own interpreter and script
-            [sys.executable, "-I", "-S", str(CHILD), str(req_r), str(ans_w)],
+            [sys.executable, "-I", "-S", "-B", str(CHILD), str(req_r), str(ans_w)],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             pass_fds=(req_r, ans_w), start_new_session=True, env=_ENV)
         os.close(req_r)
