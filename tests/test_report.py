@@ -119,7 +119,7 @@ def test_report_markdown(tmp_path):
     row = next(line for line in md.splitlines() if "| alpha helps |" in line)
     measured = {v["id"]: claim_figures(v)["measured"] for v in verdicts}  # the claims' words
     assert row.startswith(f"| [1](#exp-1) | alpha helps | **HELD** | {measured['alpha.one']} | – |")
-    assert row.endswith(" | 3 |") and "a < b" not in row  # the rule is in the section
+    assert row.endswith(" | 3 seeds |") and "a < b" not in row  # the rule is in the section
     assert f"| [2](#exp-2) | beta hurts | **NOT HELD** | {measured['beta.two']} | – |" in md
     assert "| [1. The alpha experiment](#exp-1) | 1 | · | · | · |" in md  # the contents
     assert "**[2. The beta experiment](#exp-2).** This run: 0 of its 1 claims held. Not held: " \
@@ -128,7 +128,7 @@ def test_report_markdown(tmp_path):
     assert "12.5 alpha" in md and "12.5 beta" in md  # both tables
     assert "![The alpha experiment](alpha/figure.png)" in md
     assert "**What quick changes:** beta: fewer steps" in md
-    assert "- **NOT HELD** — beta hurts" in md and f"measured: {measured['beta.two']}" in md
+    assert "- **NOT HELD** — beta hurts" in md and f"  {measured['beta.two']}; " in md
     assert "rule: c > 3" in md
     assert "`gamma` **skipped**: corpus unavailable: no file" in md
     assert "analysis: 1m15s" in md and "steps=300, width=64" in md

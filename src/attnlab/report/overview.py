@@ -16,12 +16,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from attnlab.lab.claims import fmt_margin
+from attnlab.lab import claim_words as words
 from attnlab.report.claim_figures import claim_figures
 from attnlab.report.page import anchor
 from attnlab.report.words import claim_text, counted, has, t, title, verdict
 
-SHORT = 100  # characters of a claim's text in the summary table: two lines of its column
+SHORT = 90  # characters of a claim's text in the summary table: two lines of its column
 SHOWN = ("held", "not held", "inconclusive")
 
 
@@ -93,30 +93,27 @@ def paragraphs(envelopes: dict[str, dict], verdicts: list[dict], lang: str) -> l
     return lines
 
 
-def _margin(v: dict[str, Any]) -> str:
+def _margin(v: dict[str, Any], lang: str) -> str:
     parts = v.get("parts", [])
     if len(parts) == 1:
-        return fmt_margin(parts[0])
-    return "; ".join(f"{p['name']}: {fmt_margin(p)}" for p in parts) or "–"
-
-
-def _seeds(v: dict[str, Any], lang: str) -> str:
-    return t("seeds.one_evaluation", lang) if not v.get("trained", True) else \
-        str(v.get("seeds", 0))
+        return words.margin_text(parts[0], lang)
+    return "; ".join(f"{words.part_name(v, p, lang)}: {words.margin_text(p, lang)}"
+                     for p in parts) or "–"
 
 
 def claim_table(verdicts: list[dict], envelopes: dict[str, dict], lang: str) -> str:
     """Markdown: the claim summary (see the module docstring) and its note."""
     numbers = {name: i for i, name in enumerate(envelopes, 1)}
     head = [t(f"claims.col.{k}", lang) for k in ("n", "claim", "verdict", "measured",
-                                                   "chapter", "margin", "seeds")]
+                                                   "chapter", "margin", "decided")]
     rows = ["| " + " | ".join(head) + " |", "|---:|---|---|---|---|---|---:|"]
     for v in verdicts:
-        figures = claim_figures(v)
+        figures = claim_figures(v, lang)
         n = numbers.get(owner(v))
         where = f"[{n}](#{anchor(n)})" if n else owner(v)
         cells = [where, short(claim_text(v, lang)), f"**{verdict(v['status'], lang)}**",
-                 figures["measured"], figures["chapter"], _margin(v), _seeds(v, lang)]
+                 figures["measured"], figures["chapter"], _margin(v, lang),
+                 words.evaluations(v, lang)]
         rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join([*rows, "", t("claims.note", lang)])
 
@@ -155,17 +152,15 @@ def claims_list(verdicts: list[dict], lang: str) -> str:
     """Markdown: one item per claim, in full, with its reason, rule and margin per part."""
     lines = []
     for v in verdicts:
-        seeds = t("seeds.one_evaluation_long", lang) if not v.get("trained", True) else \
-            t("seeds.count", lang, n=v.get("seeds", 0))
         lines += [f"- **{verdict(v['status'], lang)}** — {claim_text(v, lang)}  ",
-                  f"  {seeds}; {why(v.get('why', ''), lang)}  "]
-        figures = claim_figures(v)["measured"]
+                  f"  {words.evaluations(v, lang)}; {why(words.why(v, lang), lang)}  "]
         for p in v.get("parts", []):
-            name = f"{p['name']}: " if p.get("name") else ""
-            lines.append(f"  {name}{t('claims.margin', lang)} {fmt_margin(p)} — "
-                         f"{t('claims.rule', lang)} {p['rule']}  ")
-        if figures != "–":
-            lines.append(f"  {t('claims.col.measured', lang)}: {figures}  ")
+            name = words.part_name(v, p, lang)
+            measured = words.measured_text(p, lang)
+            lines.append(f"  {name + ': ' if name else ''}"
+                         + (f"{measured}; " if measured != "–" else "")
+                         + f"{words.margin_text(p, lang)} — {t('claims.rule', lang)} "
+                         f"{words.part_rule(v, p, lang)}  ")
         lines[-1] = lines[-1].rstrip()
     return "\n".join(lines) + "\n"
 

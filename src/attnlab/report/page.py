@@ -38,8 +38,9 @@ pre { background: #f1f2f4; padding: .6rem; overflow-x: auto; max-width: 100%; }
 img { max-width: 100%; height: auto; border: 1px solid #dde; display: block; }
 p.caption, p.caption em { color: #555; font-size: 13.5px; margin-top: .3rem; }
 table.claims { display: table; width: 100%; table-layout: fixed; }
-table.claims th:nth-child(1) { width: 2.6em; } table.claims th:nth-child(2) { width: 33%; }
-table.claims th:nth-child(3) { width: 10.5em; } table.claims th:nth-child(7) { width: 5.5em; }
+table.claims th:nth-child(1) { width: 2.6em; } table.claims th:nth-child(2) { width: 28%; }
+table.claims th:nth-child(3) { width: 9em; } table.claims th:nth-child(4) { width: 27%; }
+table.claims th:nth-child(6) { width: 16%; } table.claims th:nth-child(7) { width: 5.5em; }
 table.claims td { overflow-wrap: anywhere; }
 .missing { color: #a33; }
 .held { color: #1a7f37; } .not-held { color: #c62828; } .inconclusive { color: #5b5f97; }

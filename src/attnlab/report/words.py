@@ -16,7 +16,7 @@ import math
 import re
 from typing import Any
 
-from attnlab.i18n import catalogue, domains, resolve_lang
+from attnlab.i18n import catalogue, resolve_lang
 from attnlab.i18n import text as _text
 
 THIN = "\u202f"  # the narrow no-break space that groups thousands in Spanish
@@ -61,15 +61,10 @@ def numbers(text: str, lang: str) -> str:
 
 
 def claim_text(verdict_: dict[str, Any], lang: str) -> str:
-    """The claim in the reader's language: the claims' own Spanish words where the claims'
-    catalogue holds them, else the text the verdict carries."""
-    if lang != "en" and "claims" in domains():
-        entry = catalogue("claims").get(verdict_.get("id", ""))
-        if isinstance(entry, dict) and entry.get(lang):
-            return entry[lang]
-        if isinstance(entry, dict) and isinstance(entry.get("text"), dict):
-            return entry["text"].get(lang) or verdict_.get("text", "")
-    return verdict_.get("text", "")
+    """The claim in the reader's language (the claims' own words, ``attnlab.lab.claim_words``)."""
+    from attnlab.lab.claim_words import claim_text as words
+
+    return words(verdict_, lang)
 
 
 def title(name: str, envelope: dict[str, Any], lang: str) -> str:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from attnlab.files import staged
+from attnlab.lab.claim_words import quick_changes
 from attnlab.lab.claims import MIN_SEEDS, STATUSES, Z
 from attnlab.lab.seeds import rule_text
 from attnlab.report import fidelity as chapter_fidelity
@@ -107,8 +108,9 @@ def _experiment_section(
                     settings=_settings_text(envelope.get("settings"))), ""]
         if envelope.get("extra_round"):  # did the extra-seed round run, and why (not)
             lines += [f"**{t('section.seeds', lang)}** {envelope['extra_round']['text']}.", ""]
-        if at == "quick" and envelope.get("quick_changes"):
-            lines += [f"**{t('section.quick_changes', lang)}** {envelope['quick_changes']}", ""]
+        changes = quick_changes(name, lang, envelope.get("quick_changes") or "")
+        if at == "quick" and changes:
+            lines += [f"**{t('section.quick_changes', lang)}** {changes}", ""]
         lines += [_table_text(name, envelope, folder).rstrip(), ""]
         figure = figure_path(name, envelope, folder, out_dir, lang)
         if figure is None:
