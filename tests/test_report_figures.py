@@ -78,3 +78,14 @@ def test_a_figure_drawn_in_spanish_has_no_english_label_left():
                "time per token against T", "chance", "RNN trained", "attention"}
     assert not texts & english, texts & english
     assert any(t.startswith("alcance del gradiente") and "bajo el eje" in t for t in texts)
+
+
+def test_named_ticks_are_named_again_in_spanish():
+    from matplotlib.figure import Figure
+
+    fig = Figure()
+    ax = fig.subplots()
+    ax.bar([0, 1, 2], [1, 2, 3])
+    ax.set_xticks([0, 1, 2], ["mean", "one block", "the"])  # "the": a token, left as it is
+    translate(fig, "es")
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["media", "un bloque", "the"]

@@ -277,7 +277,7 @@ def figure(record: dict[str, Any]) -> Figure:
     probe = record["probe"]
     heads = record["heads"][0]
     names = [f"b{h['block']}h{h['head']}" for h in heads]
-    fig = Figure(figsize=(12, 0.45 * len(names) + 2))
+    fig = Figure(figsize=(11, 0.45 * len(names) + 2))
     left, right = fig.subplots(1, 2, width_ratios=(1.3, 1))
     image = left.imshow(np.asarray(probe["rows"]), vmin=0, vmax=1, cmap="viridis",
                         aspect="auto")

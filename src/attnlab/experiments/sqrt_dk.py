@@ -294,7 +294,7 @@ def figure(record: dict) -> Figure:
     """Var(q·k) vs d; frozen fraction vs d (random rows, and trained heads); gap vs d_k."""
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(14, 4.2))
+    fig = Figure(figsize=(11.5, 4))
     axes = fig.subplots(1, 3)
     d = [r["d"] for r in record["variance"]]
     ax = axes[0]

@@ -66,9 +66,10 @@ def figure(record: dict[str, Any]) -> Figure:
 
     probe = record.get("attention") or {}
     n_block = len(probe.get("blocks", []))
-    fig = Figure(figsize=(5 + 6 * n_block, 4))
-    axes = fig.subplots(1, 1 + n_block, squeeze=False)
-    ax = axes[0, 0]
+    # accuracy on top, one panel per block below it: 11 inches wide, legible at a page's width
+    fig = Figure(figsize=(11, 7.2 if n_block else 3.8))
+    grid = fig.add_gridspec(2 if n_block else 1, max(n_block, 1))
+    ax = fig.add_subplot(grid[0, :])
     width = 0.8 / len(record["variants"])
     for i, (variant, v) in enumerate(record["variants"].items()):
         stats = [mean_std(v["models"][k]["forced"]) for k in MODELS]
@@ -83,13 +84,13 @@ def figure(record: dict[str, Any]) -> Figure:
     if "{adj}" in tokens:
         tokens[tokens.index("{adj}")] = "tired/wet"
     for b, blk in enumerate(probe.get("blocks", [])):
-        ax = axes[0, 1 + b]
+        ax = fig.add_subplot(grid[1, b])
         x = np.arange(len(tokens))
         for j, adj in enumerate(PROBE_ADJECTIVES):
             ax.bar(x + (j - 0.5) * 0.4, blk[adj], 0.4, label=f"… too {adj} …")
         ax.set_xticks(x, tokens, rotation=60, fontsize=8)
         ax.set_ylim(0, 1)
-        ax.set_title(f"block {b + 1}: attention of the last `the` (mean of heads)")
+        ax.set_title(f"block {b + 1}: attention of the last `the`\n(mean of heads)", fontsize=10)
         ax.legend(fontsize=8)
     fig.tight_layout()
     return fig

@@ -50,12 +50,20 @@ def translated(text: str, lang: str) -> str:
 def translate(fig: Any, lang: str) -> Any:
     """``fig`` with every text it shows in ``lang`` (``translated``); returns ``fig``."""
     from matplotlib.text import Text
+    from matplotlib.ticker import FixedLocator
 
-    if lang != "en":
-        for artist in fig.findobj(Text):
-            words = artist.get_text()
-            if words:
-                artist.set_text(translated(words, lang))
+    if lang == "en":
+        return fig
+    for artist in fig.findobj(Text):
+        words = artist.get_text()
+        if words:
+            artist.set_text(translated(words, lang))
+    for ax in fig.axes:  # named ticks are drawn again from their formatter: name them again
+        for axis in (ax.xaxis, ax.yaxis):
+            if isinstance(axis.get_major_locator(), FixedLocator):
+                labels = [t.get_text() for t in axis.get_ticklabels()]
+                if any(labels):
+                    axis.set_ticks(axis.get_ticklocs(), [translated(x, lang) for x in labels])
     return fig
 
 
