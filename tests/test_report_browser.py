@@ -4,7 +4,7 @@ width, the claim table fits, a wide table scrolls inside its own box).
 
 Needs /usr/bin/chromium and the ``playwright`` Python package (no browser download:
 the system Chromium is used). Saves screenshots to ``test-artifacts/report.png`` and
-``test-artifacts/report-top-{1280,800}.png`` (the first screen).
+``test-artifacts/report-top-{en,es}-{1280,800}.png`` (the first screen).
 """
 
 from __future__ import annotations
@@ -96,8 +96,8 @@ LONG = ("On a machine of few cores, the weak case for the parallelism argument, 
         "step is a matrix multiply, the LSTM's is T small steps in a row.")
 
 
-@pytest.fixture
-def wide_report(tmp_path: Path) -> Path:
+@pytest.fixture(params=["en", "es"])
+def wide_report(tmp_path: Path, request) -> Path:
     """Figures at 1,200 px (15 × 4.5 inches at 80 dpi), a claim of 300 characters among
     twelve, a table of fourteen columns."""
     envelopes = {}
@@ -119,7 +119,7 @@ def wide_report(tmp_path: Path) -> Path:
                  "experiment": ("first", "second")[i % 2], "parts": [part]} for i in range(12)]
     meta = {"profile": "quick", "seeds": 3, "wall_s": 600.0,
             "machine": {"processor": "Test CPU", "CPU count": 2, "device": "cpu"}}
-    return write_report(envelopes, verdicts, tmp_path, meta)["html"]
+    return write_report(envelopes, verdicts, tmp_path, meta, lang=request.param)["html"]
 
 
 def test_report_fits_a_laptop_screen_at_1280_and_800(wide_report: Path):
@@ -143,10 +143,12 @@ def test_report_fits_a_laptop_screen_at_1280_and_800(wide_report: Path):
                 if width == 1280:  # the claim text in one or two lines, the long one cut
                     assert max(got["claim_lines"]) <= 2, got["claim_lines"]
                     assert got["wide_tables"] >= 2  # the 14-column tables scroll in their box
-                assert page.locator("h2").first.text_content() == "Contents"
+                lang = page.locator("html").get_attribute("lang")
+                assert page.locator("h2").first.text_content() == \
+                    {"en": "Contents", "es": "Índice"}[lang]
                 assert page.locator("#exp-2").count() == 1  # the contents link to the sections
                 ARTIFACTS.mkdir(exist_ok=True)
-                shot = ARTIFACTS / f"report-top-{width}.png"
+                shot = ARTIFACTS / f"report-top-{lang}-{width}.png"
                 page.screenshot(path=str(shot))  # the first screen, as a reader meets it
                 assert shot.stat().st_size > 0
                 page.close()
