@@ -74,8 +74,8 @@ def test_heads_checks_the_context_before_drawing_the_probe(finished, monkeypatch
 
     monkeypatch.setattr(scores, "repeated_probe", drawn)
     line = one_line_error(cli("heads", finished[0], "--half", "9"))  # the context is 16
-    assert line == ("attnlab: error: --half: the probe of 9 tokens repeated once is longer "
-                    "than the model's context of 16; use at most 8")
+    assert line == ("attnlab: error: --half: the probe of 9 tokens repeated once (18) exceeds "
+                    "the model's context of 16; use at most 8")
     monkeypatch.undo()
     code, out, err = cli("heads", finished[0], "--half", "8", "--rows", "2")
     assert code == 0 and "2 probe rows of 8 random tokens" in out, err

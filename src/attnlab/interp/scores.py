@@ -107,8 +107,8 @@ def head_scores(model: Any, *, vocab_size: int | None = None, half: int | None =
     if m < 2:
         raise ValueError(f"the probe needs at least 2 tokens before the repeat, got {m}")
     if context is not None and 2 * m > context:  # before drawing rows of that length
-        raise ValueError(f"the probe of {m:,} tokens repeated once is longer than the model's "
-                         f"context of {context:,}; use at most {context // 2:,}")
+        raise ValueError(f"the probe of {m:,} tokens repeated once ({2 * m:,}) exceeds the "
+                         f"model's context of {context:,}; use at most {context // 2:,}")
     probe = repeated_probe(vocab_size or vocab, m, n=rows, seed=seed)  # (n, 2·m)
     device = next(model.parameters()).device
     was_training = model.training
