@@ -26,8 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from attnlab.report.chapter import BUDGETS, BY_KEY, ChapterFigure
+from attnlab.report.chapter import BY_KEY, ChapterFigure
+from attnlab.report.words import budget as words_budget
 from attnlab.report.words import t as say
+from attnlab.report.words import translated
 
 Measured = dict[str, float]  # chapter key -> measured figure (seed mean)
 WITHIN = (0.02, 0.05)  # the fidelity summary's two bands
@@ -187,6 +189,11 @@ def _num(x: float) -> str:
     return f"{x:.4g}" if abs(x) < 10 else f"{x:.2f}"
 
 
+def _signed(x: float) -> str:
+    """A difference with its sign, as ``_num`` writes the number: ``+92.29``, ``-16,240``."""
+    return ("+" if x >= 0 else "-") + _num(abs(x))
+
+
 def table(comparisons: list[Comparison], profile: str | None, lang: str = "en") -> str:
     """Markdown: figure, measured, chapter (derived ones starred), difference; the notes.
     The figures' labels are the chapter's words in English; the rest is in ``lang``."""
@@ -200,12 +207,14 @@ def table(comparisons: list[Comparison], profile: str | None, lang: str = "en") 
         if c.figure.derived:
             derived.append(c.figure)
             star = f" (†{len(derived)})"  # a footnote mark, numbered in order
-        rows.append(f"| {c.figure.label.replace('|', '/')} | {_num(c.measured)} | "
-                    f"{_num(c.figure.value)}{star} | {c.difference:+.4g} "
+        label = translated(c.figure.label, lang, "cw.", 3)
+        rows.append(f"| {label.replace('|', '/')} | {_num(c.measured)} | "
+                    f"{_num(c.figure.value)}{star} | {_signed(c.difference)} "
                     f"({c.relative:+.1%}) |")
-    budget = BUDGETS.get(comparisons[0].figure.experiment) or say("beside.its_settings", lang)
+    budget = words_budget(comparisons[0].figure.experiment, lang) or \
+        say("beside.its_settings", lang)
     lines = [say("beside.heading", lang, budget=budget), "", *rows, ""]
-    lines += [say("beside.derived", lang, i=i, how=f.derived) + "  "
+    lines += [say("beside.derived", lang, i=i, how=translated(f.derived, lang, "cw.", 3)) + "  "
               for i, f in enumerate(derived, 1)]
     if derived:
         lines += [""]

@@ -14,37 +14,19 @@ from __future__ import annotations
 
 import logging
 import os
-import re
-from functools import cache
 from pathlib import Path
 from typing import Any
 
-from attnlab.i18n import catalogue
+from attnlab.report import words
 from attnlab.report.words import has, t
 
 log = logging.getLogger(__name__)
 
 
-@cache
-def phrases(lang: str) -> tuple[tuple[str, str], ...]:
-    """(English, ``lang``) pairs of the figures' words, the longest first."""
-    pairs = [(e["en"], e[lang]) for k, e in catalogue("report").items() if k.startswith("fig.")]
-    return tuple(sorted(pairs, key=lambda p: -len(p[0])))
-
-
 def translated(text: str, lang: str) -> str:
-    """``text`` in ``lang``: whole when the catalogue has it, else phrase by phrase."""
-    if lang == "en" or not text.strip():
-        return text
-    pairs = phrases(lang)
-    whole = dict(pairs)
-    if text in whole:
-        return whole[text]
-    for en, other in pairs:  # a phrase as whole words; short ones only as a whole label
-        if len(en) >= 4 and en in text:
-            text = re.sub(rf"(?<!\w){re.escape(en)}(?!\w)", other.replace("\\", "\\\\"),
-                          text)
-    return text
+    """``text``, a figure's words, in ``lang`` (``words.translated`` over the ``fig.``
+    entries)."""
+    return words.translated(text, lang, "fig.")
 
 
 def translate(fig: Any, lang: str) -> Any:
@@ -105,4 +87,4 @@ def relative(path: Path, out_dir: Path) -> str:
     return Path(os.path.relpath(path, out_dir)).as_posix()
 
 
-__all__ = ["caption", "figure_path", "phrases", "relative", "translate", "translated"]
+__all__ = ["caption", "figure_path", "relative", "translate", "translated"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import cache
 from typing import Any
 
 from attnlab.i18n import catalogue, resolve_lang
@@ -67,6 +68,39 @@ def claim_text(verdict_: dict[str, Any], lang: str) -> str:
     return words(verdict_, lang)
 
 
+@cache
+def phrases(lang: str, prefix: str) -> tuple[tuple[str, str], ...]:
+    """(English, ``lang``) pairs of the catalogue's ``prefix`` entries, the longest first."""
+    pairs = [(e["en"], e[lang]) for k, e in catalogue("report").items() if k.startswith(prefix)]
+    return tuple(sorted(pairs, key=lambda p: -len(p[0])))
+
+
+def translated(text: str, lang: str, prefix: str, shortest: int = 4) -> str:
+    """``text`` in ``lang``: whole when the ``prefix`` entries have it, else phrase by phrase,
+    each as whole words (a phrase under ``shortest`` characters only as the whole text: in a
+    figure "the" is a token of the data too)."""
+    if lang == "en" or not text.strip():
+        return text
+    pairs = phrases(lang, prefix)
+    whole = dict(pairs)
+    if text in whole:
+        return whole[text]
+    for en, other in pairs:
+        if len(en) >= shortest and en in text:
+            text = re.sub(rf"(?<!\w){re.escape(en)}(?!\w)", other.replace("\\", "\\\\"),
+                          text)
+    return text
+
+
+def budget(name: str, lang: str) -> str:
+    """The chapter's budget for experiment ``name`` in ``lang`` ("" when none is written)."""
+    from attnlab.report.chapter import BUDGETS
+
+    if lang != "en" and has(f"budget.{name}"):
+        return t(f"budget.{name}", lang)
+    return BUDGETS.get(name, "")
+
+
 def title(name: str, envelope: dict[str, Any], lang: str) -> str:
     """An experiment's title in ``lang`` (the catalogue's, else the one it recorded)."""
     if lang != "en" and has(f"title.{name}"):
@@ -74,5 +108,5 @@ def title(name: str, envelope: dict[str, Any], lang: str) -> str:
     return envelope.get("title") or name
 
 
-__all__ = ["claim_text", "counted", "duration", "has", "numbers", "resolve_lang", "t", "title",
-           "verdict"]
+__all__ = ["budget", "claim_text", "counted", "duration", "has", "numbers", "phrases",
+           "resolve_lang", "t", "title", "translated", "verdict"]

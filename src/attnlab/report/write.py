@@ -40,7 +40,16 @@ from attnlab.report.claim_figures import claim_figures
 from attnlab.report.figures import caption, figure_path, relative
 from attnlab.report.glance import glance, with_processor
 from attnlab.report.page import CSS, data_uri, to_html, to_page
-from attnlab.report.words import claim_text, duration, has, numbers, resolve_lang, t, title
+from attnlab.report.words import (
+    budget,
+    claim_text,
+    duration,
+    has,
+    numbers,
+    resolve_lang,
+    t,
+    title,
+)
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +137,7 @@ def _experiment_section(
         short = [v for v in verdicts if v["status"] in ("not held", "inconclusive")]
         if short and at != "full" and name in BUDGETS:
             note = t("section.budget", lang, n=len(short), total=len(verdicts), profile=at,
-                     budget=BUDGETS[name])
+                     budget=budget(name, lang))
             lines += [f"*{note}*", ""]
     return lines
 
