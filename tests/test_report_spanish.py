@@ -12,6 +12,7 @@ import pytest
 from test_report import make_png
 
 from attnlab.i18n import catalogue
+from attnlab.lab.seeds import skipped_note
 from attnlab.report import write_report
 from attnlab.report.figures import translate, translated
 
@@ -48,6 +49,7 @@ def _report(tmp_path: Path, lang: str) -> str:
                  "record": {"grad_norms": {"pre": [[0.05, 0.06]] * 3,
                                            "post": [[0.1, 0.16]] * 3}},
                  "wall_s": 3.5, "train_s": 480.0, "runs": 12, "reused": True,
+                 "extra_round": skipped_note(3, 2),
                  "code_revision": {"commit": "abc", "dirty": False}},
         "params": {"name": "params", "title": "Where the parameters are", "status": "skipped",
                    "reason": "report only"},
@@ -66,7 +68,7 @@ def _report(tmp_path: Path, lang: str) -> str:
         {"id": "params.x", "text": "A skipped claim.", "rule": "r", "status": "skipped",
          "why": "no record of params", "parts": [], "experiment": "params"},
     ]
-    meta = {"profile": "quick", "seeds": 3, "wall_s": 500.0, "extra_seeds": 2,
+    meta = {"profile": "quick", "seeds": "the profile's", "wall_s": 500.0, "extra_seeds": 2,
             "machine": {"processor": "Test CPU", "CPU count": 2, "device": "cpu",
                         "platform": "elsewhere"},
             "phases_s": {"train": 480.0, "analyse": 4.0}, "versions": {"torch": "2.x"},
@@ -87,6 +89,8 @@ def test_the_spanish_page_holds_no_english_interface_string(tmp_path):
     assert '<html lang="es">' in spanish and "NO CONCLUYENTE" in spanish
     assert "<strong class=\"held\">MANTENIDA</strong>" in spanish
     assert "Test CPU, 2 núcleos, CPU" in spanish and "Test CPU, 2 cores, CPU" in english
+    assert "no training claim was inconclusive on 3 seeds" in english
+    assert "ninguna afirmación de entrenamiento quedó no concluyente" in spanish
     assert "gradient norm at initialisation, pre-norm, block 1" in english  # the chapter's
     assert "norma del gradiente al inicializar, pre-norm, bloque 1" in spanish  # figures
     for number in ("0.0498", "8m00s", "1.03"):  # the same figures in both languages

@@ -116,7 +116,8 @@ def _experiment_section(
                     seeds=envelope.get("seeds") or "–",
                     settings=_settings_text(envelope.get("settings"))), ""]
         if envelope.get("extra_round"):  # did the extra-seed round run, and why (not)
-            lines += [f"**{t('section.seeds', lang)}** {envelope['extra_round']['text']}.", ""]
+            lines += [f"**{t('section.seeds', lang)}** "
+                      f"{round_text(envelope['extra_round'], lang)}.", ""]
         changes = quick_changes(name, lang, envelope.get("quick_changes") or "")
         if at == "quick" and changes:
             lines += [f"**{t('section.quick_changes', lang)}** {changes}", ""]
@@ -140,6 +141,25 @@ def _experiment_section(
                      budget=budget(name, lang))
             lines += [f"*{note}*", ""]
     return lines
+
+
+def round_text(note: dict[str, Any], lang: str) -> str:
+    """An experiment's extra-seed round (``attnlab.lab.seeds``), ran or not and why, in
+    ``lang``: the note's own text in English, else said again from its fields."""
+    if lang == "en" or "seeds_before" not in note:
+        return note.get("text", "")
+    before, extra = note["seeds_before"], note.get("extra_seeds", 0)
+    if note.get("ran"):
+        seeds = t("round.range", lang, first=before, last=before + extra - 1)
+        return t("round.ran", lang, seeds=seeds, because=", ".join(note.get("because", [])),
+                 before=before)
+    if before < MIN_SEEDS:
+        return t("round.few", lang, n=before, need=MIN_SEEDS)
+    if extra == 0:
+        return t("round.off", lang)
+    if note.get("unmoved"):
+        return t("round.unmoved", lang, which="; ".join(note["unmoved"]))
+    return t("round.none", lang, n=before)
 
 
 def all_comparisons(envelopes: dict[str, dict]) -> list[chapter_fidelity.Comparison]:
@@ -198,7 +218,10 @@ def compose(
     extra = "" if meta.get("extra_seeds") is None else \
         t("settings.extra", lang, n=meta["extra_seeds"])
     corpus = meta.get("corpus_status", meta.get("corpus") or t("settings.corpus_default", lang))
-    lines += [t("settings.line", lang, profile=profile, seeds=meta.get("seeds", "–"),
+    seeds = meta.get("seeds", "–")
+    if seeds == "the profile's":  # what collect_meta records when --seeds is not given
+        seeds = t("settings.profile_seeds", lang)
+    lines += [t("settings.line", lang, profile=profile, seeds=seeds,
                 extra=extra, corpus=corpus), ""]
     lines += settings_table(envelopes, lang)
     for i, (name, envelope) in enumerate(envelopes.items(), 1):
