@@ -31,8 +31,8 @@ one line, rather than resumed in bf16 on a GPU.
 
 Divergence. A NaN or infinite loss, or a finite one whose mean over the last
 50 steps exceeds 3·ln V (``attnlab.train.divergence`` says why that bound),
-stops the run before the update that would have used it; at the end, a last loss or a
-perplexity that is not finite or past the same bound does too: ``TrainingDiverged``
+stops the run before the update that would have used it; so does, at the end and
+whatever the window, a last loss or perplexity not finite or past it: ``TrainingDiverged``
 names the step and ``diverged.json`` records it. ``eval`` and ``generate`` of
 such a run say that it diverged; ``train`` again says so at once (delete
 ``diverged.json`` to try again).
@@ -43,15 +43,12 @@ passed, so a hard kill loses at most about a minute whatever ``ckpt_every``
 is; under DDP only the step schedule (ranks must agree). A due checkpoint is
 written after the next forward pass, once the loss of its weights is known:
 only if it is within the bound, so the checkpoint a diverged run keeps is a
-good one (one on Ctrl-C is written at once). The final checkpoint is written
-once the end-of-run evaluation has measured its weights, and only if the last
-loss and the perplexities are finite and within the bound: a run that blew up
-in its last steps, before 50 of them could pass the bound, ends as diverged
-too (``LossGuard.final_reason``). None
-of this changes the result: a resumed run is bitwise the same wherever it was
-cut. Ctrl-C or SIGTERM does not cut a step in half: the loop finishes the
-update, writes a checkpoint and stops with ``TrainingInterrupted`` (a second
-Ctrl-C stops at once).
+good one (one on Ctrl-C is written at once; the final one once the end-of-run
+evaluation has measured it within the bound). None of this changes the result:
+a resumed run is bitwise the same wherever it was cut. Ctrl-C or SIGTERM does
+not cut a step in half: the loop finishes the update, writes a checkpoint and
+stops with ``TrainingInterrupted`` (a second Ctrl-C stops at once; at the last
+step the run just finishes).
 
 Kept weights. After each step of ``train.keep_steps`` the weights alone are also written
 to ``<run>/kept/`` (``attnlab.train.kept``): snapshots of one trajectory for measuring.
