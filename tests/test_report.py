@@ -125,6 +125,9 @@ def test_report_markdown(tmp_path):
     assert "**[2. The beta experiment](#exp-2).** This run: 0 of its 1 claims held. Not held: " \
         "«beta hurts»." in md
     assert "| alpha | finished | – | 1m15s | 1m15s | `steps=300, width=64` |" in md
+    verdicts[1] |= {"status": "inconclusive", "premise": {"held": False, "why": "nothing to fall"}}
+    again = write_report(envelopes, verdicts, tmp_path, meta)["markdown"].read_text()
+    assert "Inconclusive: «beta hurts» (could not be tested: nothing to fall)." in again
     assert "12.5 alpha" in md and "12.5 beta" in md  # both tables
     assert "![The alpha experiment](alpha/figure.png)" in md
     assert "**What quick changes:** beta: fewer steps" in md

@@ -65,6 +65,14 @@ def contents(envelopes: dict[str, dict], verdicts: list[dict], lang: str) -> lis
     return [f"## {t('contents.heading', lang)}", "", *rows, ""]
 
 
+def _premise(v: dict[str, Any], lang: str) -> str:
+    """`` (its premise failed: reason)`` for a verdict that could not be tested, else ""."""
+    premise = v.get("premise") or {}
+    if premise.get("held") is False:
+        return " " + t("run.premise", lang, why=words.why(v, lang))
+    return ""
+
+
 def _run_shows(name: str, env: dict, own: list[dict], lang: str) -> str:
     status = env.get("status", "ok")
     if status != "ok":
@@ -74,7 +82,8 @@ def _run_shows(name: str, env: dict, own: list[dict], lang: str) -> str:
     c = tally(own)
     text = t("run.counts", lang, held=c["held"], total=len(own))
     for s in ("not held", "inconclusive"):
-        which = [f"«{short(claim_text(v, lang), 70)}»" for v in own if v["status"] == s]
+        which = [f"«{short(claim_text(v, lang), 70)}»{_premise(v, lang)}" for v in own
+                 if v["status"] == s]
         if which:
             text += " " + t(f"run.which.{s}", lang, claims="; ".join(which))
     return text
