@@ -100,7 +100,7 @@ def test_agreement_runs_by_name_and_its_claims_print(dirs):
                            "--extra-seeds", "0", "--jobs", "1", *dirs])
     assert code == 0
     assert "majority-form baseline" in out and "rank by subject weight" in out
-    assert "Some head puts most of its weight" in out and "3 seed(s)" in out
+    assert "Some head puts most of its weight" in out and "3 seeds" in out
     assert "training 3 of 3" not in err  # one experiment: no suite line
     code, out, _ = call(["reproduce", "--profile", "micro", "--seeds", "3", "--only",
                          "agreement", *dirs])
@@ -180,7 +180,7 @@ def test_extra_seeds_through_run_and_reproduce(monkeypatch, tmp_path, trained_ha
     assert code == 0 and len(calls) == 5
     assert "Seeds: 5; extra round: seeds 3-4 added because wobbly.coin was inconclusive on " \
         "3 seeds" in out
-    assert out.count("5 seed(s)") == 2  # both claims decided again on all five
+    assert out.count("5 seeds") == 2  # both claims decided again on all five
     assert "extra seeds: training 2 of 5 runs on this process; inconclusive on the planned " \
         "seeds: wobbly: wobbly.coin" in err
     code, out, err = call(["run", "steady", "--extra-seeds", "0", *where])
