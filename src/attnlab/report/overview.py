@@ -73,19 +73,34 @@ def _premise(v: dict[str, Any], lang: str) -> str:
     return ""
 
 
+LISTED = 3  # claims named per outcome in a paragraph; the rest are counted
+
+
+def _named(v: dict[str, Any], lang: str) -> str:
+    return f"«{short(claim_text(v, lang), 70).rstrip('.')}»{_premise(v, lang)}"
+
+
 def _run_shows(name: str, env: dict, own: list[dict], lang: str) -> str:
+    """What this run shows for one experiment: the counts, the claims not held, and those
+    inconclusive when few (or when their premise failed), each named by its first words."""
     status = env.get("status", "ok")
     if status != "ok":
         return t(f"run.{status}", lang, reason=env.get("reason", ""))
     if not own:
         return t("run.no_claims", lang)
     c = tally(own)
-    text = t("run.counts", lang, held=c["held"], total=len(own))
+    text = t("run.counts", lang, total=len(own), held=c["held"], not_held=c["not held"],
+             inconclusive=c["inconclusive"])
     for s in ("not held", "inconclusive"):
-        which = [f"«{short(claim_text(v, lang), 70)}»{_premise(v, lang)}" for v in own
-                 if v["status"] == s]
-        if which:
-            text += " " + t(f"run.which.{s}", lang, claims="; ".join(which))
+        these = [v for v in own if v["status"] == s]
+        if s == "inconclusive" and len(these) > LISTED:  # many: only those that could not be
+            these = [v for v in these if (v.get("premise") or {}).get("held") is False]
+        if not these:
+            continue
+        named = "; ".join(_named(v, lang) for v in these[:LISTED])
+        if len(these) > LISTED:
+            named += " " + t("run.more", lang, n=len(these) - LISTED)
+        text += " " + t(f"run.which.{s}", lang, claims=named)
     return text
 
 
