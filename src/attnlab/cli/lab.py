@@ -1,9 +1,12 @@
-"""``attnlab lab``: the exercises on the command line (list, start, check, hint, solution).
+"""``attnlab lab``: the exercises on the command line (list, start, check, hint, solution,
+grade).
 
 ``lab check N FILE`` exits 0 when every case passes, 1 when one fails (or the function is not
 written yet), 2 when the file cannot be imported, lacks the function or runs past the time
-limit: each of those is one line. Every sentence comes from the ``labs`` catalogue, and so does
-the ``--help`` of ``lab`` and its actions.
+limit: each of those is one line. ``lab grade FOLDER`` checks a class (one folder per learner)
+and writes a sheet (``attnlab.labs.grade``); it exits 0 once the sheet is written, whatever the
+learners' results. Every sentence comes from the ``labs`` catalogue, and so does the ``--help``
+of ``lab`` and its actions.
 
 The language travels with the exercise. ``lab start --lang es`` writes a stub whose first line
 is ``# attnlab-lang: es``; ``lab check`` answers in the language of that line, and ``lab hint``
@@ -25,6 +28,7 @@ from pathlib import Path
 from attnlab.errors import DataError, UsageError, WriteError
 
 TIME_LIMIT = (1.0, 600.0)  # seconds, both included: the range of --time-limit
+JOBS = (1, 16)  # learners checked at a time by lab grade, both included
 # The checker's limits as attnlab.labs.sandbox sets them (a test keeps them equal), stated in
 # the help without importing the checker into every command.
 DEFAULT_TIME_LIMIT = 20.0  # sandbox.TIME_LIMIT
@@ -77,6 +81,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     solution = action("solution")
     solution.add_argument("exercise", metavar="N", help=say("exercise"))
     solution.set_defaults(func=run_solution)
+    grade = action("grade", "lang_grade")
+    grade.description = say("grade_description", seconds=f"{DEFAULT_TIME_LIMIT:g}",
+                            memory=_bytes(LIMITS["memory"]), processes=LIMITS["processes"],
+                            file=_bytes(LIMITS["file"]))
+    grade.add_argument("folder", metavar="FOLDER", type=Path, help=say("class_folder"))
+    grade.add_argument("--out", type=Path, default=None, metavar="SHEET_DIR", help=say("out"))
+    grade.add_argument("--time-limit", type=_seconds, default=None, metavar="S",
+                       help=say("time_limit", low=f"{low:g}", high=f"{high:g}",
+                                default=f"{DEFAULT_TIME_LIMIT:g}"))
+    grade.add_argument("--jobs", type=_jobs, default=1, metavar="N",
+                       help=say("jobs", low=JOBS[0], high=JOBS[1]))
+    grade.set_defaults(func=run_grade)
 
 
 def _localise(parser: argparse.ArgumentParser, say: Callable[..., str]) -> None:
@@ -117,6 +133,18 @@ def _seconds(value: str) -> float:
         raise argparse.ArgumentTypeError(text("labs", "cli.time_limit", None, low=f"{low:g}",
                                               high=f"{high:g}", value=shown))
     return seconds
+
+
+def _jobs(value: str) -> int:
+    """argparse ``type=`` of ``--jobs``: a whole number in ``JOBS``."""
+    from attnlab.i18n import text
+
+    low, high = JOBS
+    if not (value.strip().isdigit() and low <= int(value) <= high):
+        shown = value if len(value) <= 30 else value[:27] + "..."
+        raise argparse.ArgumentTypeError(text("labs", "cli.jobs", None, low=low, high=high,
+                                              value=shown))
+    return int(value)
 
 
 def _exercise(key: str, lang: str):
@@ -233,4 +261,29 @@ def run_solution(args: argparse.Namespace) -> int:
 
     lang = _lang_here(args)
     _out(solution_file(_exercise(args.exercise, lang), lang))
+    return 0
+
+
+def run_grade(args: argparse.Namespace) -> int:
+    from attnlab.i18n import resolve_lang, text
+    from attnlab.labs import grade
+
+    lang = resolve_lang(args.lang)
+    out = args.out if args.out is not None else args.folder
+    grade.learners(args.folder, args.out, lang)  # bad input named before the output is made
+    grade.writable(out, lang)
+
+    def progress(done: int, total: int, learner: str, marks: dict) -> None:
+        checked = [m for m in marks.values() if m.status != "missing"]
+        print(text("labs", "grade.progress", lang, done=done, total=total,
+                   learner=grade.printable(learner), checked=len(checked),
+                   passed=sum(m.status == "passed" for m in checked)), file=sys.stderr)
+
+    sheet = grade.grade(args.folder, lang, args.time_limit or DEFAULT_TIME_LIMIT, args.jobs,
+                        args.out, progress)
+    markdown, csv = grade.write(sheet, out)
+    passed, checked = grade.summary(sheet)
+    _out(text("labs", "grade.done", lang, learners=len(sheet.learners),
+              exercises=len(sheet.exercises), passed=passed, checked=checked,
+              markdown=markdown, csv=csv) + "\n")
     return 0

@@ -1,0 +1,289 @@
+"""A teacher's sheet: every exercise file of a class checked in the sandbox, in one table.
+
+A class folder holds one sub-folder per learner; in each, ``<name>.py`` for a known exercise
+(``masks.py`` for exercise 4) is that learner's answer. :func:`grade` checks every such file
+with :func:`attnlab.labs.sandbox.isolated` (a file that hangs ends at the time limit, one that
+crashes or does not import is recorded as unusable, and grading goes on) and returns a
+:class:`Sheet`; :func:`write` writes it as ``sheet.md`` and ``sheet.csv`` together::
+
+    sheet = grade("class-3b", lang="es", time_limit=10)
+    write(sheet, "class-3b")
+
+The sheet holds learner × exercise (status, passed cases of the total, the mistakes the
+checker named), each exercise's counts, and the class's most common named mistakes with who
+made them. Learner folder names are data: escaped in the Markdown, and a CSV cell that starts
+with ``=``, ``+``, ``-`` or ``@`` (a spreadsheet formula) is prefixed with ``'``.
+
+Left out: scores, weights and partial credit (the checker says what is wrong, not how much),
+and any isolation beyond the sandbox's: it is not a container (docs/labs.md says what to run a
+grading inside).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import re
+import tempfile
+import unicodedata
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from attnlab.errors import DataError, WriteError
+from attnlab.i18n import resolve_lang, text
+from attnlab.labs import EXERCISES
+from attnlab.labs.core import Exercise
+from attnlab.labs.sandbox import TIME_LIMIT, isolated
+
+FILES = ("sheet.md", "sheet.csv")  # what write() puts in its folder
+STATUSES = ("passed", "failed", "not_implemented", "time", "unusable", "missing")
+_MARKDOWN = re.compile(r"([\\`*_\[\]<>#!|~&])")  # what Markdown may read as syntax in a cell
+_FORMULA = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet reads a cell starting so as a formula
+
+
+@dataclass(frozen=True)
+class Mark:
+    """One learner's result on one exercise."""
+
+    status: str  # one of STATUSES
+    passed: int = 0  # cases passed
+    total: int = 0  # cases of the exercise
+    mistakes: tuple[str, ...] = ()  # catalogue keys of the named mistakes
+    note: str = ""  # why a file could not be checked (one line)
+
+
+@dataclass(frozen=True)
+class Sheet:
+    """A class's marks: ``marks[learner][exercise name]``; learners and exercises in order."""
+
+    folder: str  # the class folder's own name (not its path)
+    learners: tuple[str, ...]
+    exercises: tuple[Exercise, ...]  # those some learner has a file for, in the labs' order
+    marks: dict[str, dict[str, Mark]]
+    lang: str
+    time_limit: float
+
+    def count(self, ex: Exercise, status: str) -> int:
+        return sum(self.marks[who][ex.name].status == status for who in self.learners)
+
+    def common(self) -> list[tuple[Exercise, str, list[str]]]:
+        """Every named mistake with the learners who made it, the most common first."""
+        who: dict[tuple[int, str], list[str]] = {}
+        for learner in self.learners:
+            for i, ex in enumerate(self.exercises):
+                for key in self.marks[learner][ex.name].mistakes:
+                    who.setdefault((i, key), []).append(learner)
+        ranked = sorted(who.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        return [(self.exercises[i], key, names) for (i, key), names in ranked]
+
+
+def learners(folder: str | Path, skip: Path | None = None, lang: str | None = None) -> list[Path]:
+    """The learner folders of ``folder`` by name (hidden ones and ``skip`` left out); a
+    :class:`DataError` when ``folder`` is not a folder or holds none."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        key = "grade.not_a_folder" if folder.exists() else "grade.no_folder"
+        raise DataError(text("labs", key, lang, folder=folder))
+    try:
+        found = sorted((Path(e.path) for e in os.scandir(folder)
+                        if e.is_dir() and not e.name.startswith(".")), key=lambda p: p.name)
+    except OSError as err:
+        raise DataError(text("labs", "grade.unreadable", lang, folder=folder,
+                             reason=err.strerror or err)) from None
+    if skip is not None:
+        found = [p for p in found if p.resolve() != skip.resolve()]
+    if not found:
+        raise DataError(text("labs", "grade.no_learners", lang, folder=folder))
+    return found
+
+
+def grade(folder: str | Path, lang: str | None = None, time_limit: float = TIME_LIMIT,
+          jobs: int = 1, skip: Path | None = None,
+          progress: Callable[[int, int, str, dict[str, Mark]], None] | None = None) -> Sheet:
+    """Check every exercise file of every learner folder of ``folder`` in the sandbox.
+
+    ``jobs`` learners are checked at a time; ``progress(done, total, learner, marks)`` is
+    called after each learner, in order. Nothing a learner's file does stops the grading.
+    """
+    lang = resolve_lang(lang)
+    folders = learners(folder, skip, lang)
+    found = {p.name: _files(p) for p in folders}
+    present = {name for files in found.values() for name in files}
+    exercises = tuple(ex for ex in EXERCISES if ex.name in present)
+    totals = {ex.name: len(ex.cases()) for ex in exercises}
+
+    def one(path: Path) -> dict[str, Mark]:
+        files = found[path.name]
+        return {ex.name: _mark(ex, files[ex.name], f"{path.name}/{ex.name}.py", lang,
+                               time_limit, totals[ex.name])
+                if ex.name in files else Mark("missing", total=totals[ex.name])
+                for ex in exercises}
+
+    marks: dict[str, dict[str, Mark]] = {}
+    with ThreadPoolExecutor(max(1, jobs)) as pool:  # each check is a child process of its own
+        for done, (path, row) in enumerate(zip(folders, pool.map(one, folders), strict=True), 1):
+            marks[path.name] = row
+            if progress is not None:
+                progress(done, len(folders), path.name, row)
+    return Sheet(Path(folder).resolve().name, tuple(p.name for p in folders), exercises, marks,
+                 lang, time_limit)
+
+
+def _files(learner: Path) -> dict[str, Path]:
+    """The learner's exercise files: exercise name -> path (an unreadable folder has none)."""
+    names = {ex.name for ex in EXERCISES}
+    try:
+        return {e.name[:-3]: Path(e.path) for e in os.scandir(learner)
+                if e.name.endswith(".py") and e.name[:-3] in names and e.is_file()}
+    except OSError:
+        return {}
+
+
+def _mark(ex: Exercise, path: Path, shown: str, lang: str, time_limit: float,
+          total: int) -> Mark:
+    result = isolated(ex, path, lang, time_limit)
+    if result.status == "unusable":
+        timed_out = text("labs", "unusable.time", lang, seconds=f"{time_limit:g}")
+        status = "time" if result.headline == timed_out else "unusable"
+        return Mark(status, 0, total, note=result.headline.replace(str(path), shown))
+    passed = sum(line.passed for line in result.lines)
+    status = result.status.replace(" ", "_")  # "not implemented" -> not_implemented
+    return Mark(status, passed, total, result.mistakes)
+
+
+def writable(out: str | Path, lang: str | None = None) -> Path:
+    """``out``, made if missing, once a file could be written there; else :class:`WriteError`
+    (checked before grading, so a class is not checked for nothing)."""
+    out = Path(out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as err:
+        raise WriteError(text("labs", "cli.cannot_write", lang, folder=out,
+                              reason=err.strerror or err)) from None
+    return out
+
+
+def write(sheet: Sheet, out: str | Path) -> list[Path]:
+    """Write ``sheet.md`` and ``sheet.csv`` into ``out``, both or neither; their paths."""
+    from attnlab.files import staged
+
+    out = writable(out, sheet.lang)
+    try:
+        with staged(out) as stage:
+            paths = [stage.write_text(FILES[0], markdown(sheet)),
+                     stage.write_text(FILES[1], csv_text(sheet))]
+    except OSError as err:  # WriteError too: the folder went away, a full disk
+        reason = getattr(err.__cause__ or err, "strerror", None) or str(err)
+        raise WriteError(text("labs", "cli.cannot_write", sheet.lang, folder=out,
+                              reason=reason)) from None
+    return paths
+
+
+def markdown(sheet: Sheet) -> str:
+    """The sheet as Markdown: marks, counts per exercise, common mistakes, unusable files."""
+    lang = sheet.lang
+
+    def say(key: str, **fields: object) -> str:
+        return text("labs", f"grade.{key}", lang, **fields)
+
+    heads = [f"{ex.number} {ex.name}" for ex in sheet.exercises]
+    out = [f"# {say('title')}", "",
+           say("intro", folder=_md(sheet.folder), learners=len(sheet.learners),
+               exercises=len(sheet.exercises), seconds=f"{sheet.time_limit:g}"), "",
+           f"## {say('marks')}", "", _row([say("learner"), *heads]), _rule(1 + len(heads))]
+    for who in sheet.learners:
+        out.append(_row([_md(who), *(_cell(sheet.marks[who][ex.name], say)
+                                     for ex in sheet.exercises)]))
+    columns = [say("exercise"), *(say(f"status.{s}") for s in STATUSES)]
+    out += ["", f"## {say('per_exercise')}", "", _row(columns), _rule(len(columns))]
+    for ex, head in zip(sheet.exercises, heads, strict=True):
+        out.append(_row([head, *(str(sheet.count(ex, s)) for s in STATUSES)]))
+    out += ["", f"## {say('common')}", ""]
+    common = sheet.common()
+    if common:
+        columns = [say("mistake"), say("count"), say("message"), say("learners")]
+        out += [_row(columns), _rule(len(columns))]
+        for ex, key, names in common:
+            out.append(_row([f"{ex.number} {ex.name}: `{_short(key)}`", str(len(names)),
+                             _md(text("labs", key, lang)), ", ".join(map(_md, names))]))
+    else:
+        out.append(say("no_mistakes"))
+    notes = [(who, ex, sheet.marks[who][ex.name]) for who in sheet.learners
+             for ex in sheet.exercises if sheet.marks[who][ex.name].note]
+    if notes:
+        out += ["", f"## {say('notes')}", ""]
+        out += [f"- {_md(who)}, {ex.number} {ex.name}: {_md(m.note)}" for who, ex, m in notes]
+    return "\n".join(out) + "\n"
+
+
+def csv_text(sheet: Sheet) -> str:
+    """The sheet as CSV, one row per learner and exercise (a learner with no file: ``missing``)."""
+    lang = sheet.lang
+
+    def say(key: str) -> str:
+        return text("labs", f"grade.{key}", lang)
+
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow([say(k) for k in ("learner", "number", "exercise", "status", "passed",
+                                      "total", "mistakes", "messages", "note")])
+    for who in sheet.learners:
+        for ex in sheet.exercises:
+            m = sheet.marks[who][ex.name]
+            passed = "" if m.status == "missing" else m.passed
+            writer.writerow([_cell_csv(who), ex.number, ex.name, say(f"status.{m.status}"),
+                             passed, m.total, " ".join(_short(k) for k in m.mistakes),
+                             _cell_csv(" | ".join(text("labs", k, lang) for k in m.mistakes)),
+                             _cell_csv(m.note)])
+    return buffer.getvalue()
+
+
+def summary(sheet: Sheet) -> tuple[int, int]:
+    """(files that passed, files checked): a learner's missing file is not counted."""
+    marks = [m for row in sheet.marks.values() for m in row.values()]
+    return sum(m.status == "passed" for m in marks), sum(m.status != "missing" for m in marks)
+
+
+def _cell(m: Mark, say: Callable[..., str]) -> str:
+    if m.status == "missing":
+        return "—"
+    shown = say(f"status.{m.status}")
+    if m.status in ("passed", "failed"):
+        shown += f" {m.passed}/{m.total}"
+    if m.mistakes:
+        shown += ": " + ", ".join(f"`{_short(k)}`" for k in m.mistakes)
+    return shown
+
+
+def _short(key: str) -> str:
+    """``masks.mistake.diagonal_hidden`` -> ``diagonal_hidden``."""
+    return key.rsplit(".", 1)[-1]
+
+
+def printable(name: str) -> str:
+    """One printable line: undecodable bytes and control characters as ``?``."""
+    name = name.encode("utf-8", "replace").decode("utf-8")
+    return "".join("?" if unicodedata.category(c)[0] == "C" else c for c in name)
+
+
+def _md(s: str) -> str:
+    """``s`` as literal text in a Markdown table cell."""
+    return _MARKDOWN.sub(r"\\\1", printable(s))
+
+
+def _cell_csv(s: str) -> str:
+    s = printable(s)
+    return "'" + s if s.startswith(_FORMULA) else s
+
+
+def _row(cells: list[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def _rule(n: int) -> str:
+    return "|" + "---|" * n
