@@ -267,7 +267,7 @@ def figure(record: dict) -> Figure:
     ax.set_xticks(x, labels)
     xlabel = "ladder row (7 is a side row: row 5's head without residual)"
     if pair:
-        xlabel += f"; 9*, 10*: on {pair['train_tokens']:,} training tokens"
+        xlabel += f"\n9*, 10*: on {pair['train_tokens']:,} training tokens"
     ax.set_xlabel(xlabel)
     ax.set_ylabel("perplexity (log scale)")
     ax.set_title("The ladder: perplexity per row")

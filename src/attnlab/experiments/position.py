@@ -230,10 +230,13 @@ def figure(record: dict) -> Figure:
     s = record["settings"]
     fig = Figure(figsize=(7, 4.5))
     ax = fig.subplots()
-    for r in record["rows"]:
+    rows = record["rows"]
+    for i, r in enumerate(rows):
         stats = [mean_std(r["ppl"][str(n)]) for n in s["eval_lengths"]]
-        ax.errorbar(s["eval_lengths"], [m for m, _ in stats], yerr=[sd for _, sd in stats],
-                    marker="o", capsize=3, label=r["scheme"])
+        dodge = 2 ** (0.025 * (i - (len(rows) - 1) / 2))  # side by side: overlaps stay visible
+        ax.errorbar([n * dodge for n in s["eval_lengths"]], [m for m, _ in stats],
+                    yerr=[sd for _, sd in stats], marker="o", capsize=3, label=r["scheme"],
+                    alpha=0.85)
     ax.axvline(s["n_ctx"], color="k", ls=":", lw=1, label="trained length")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")

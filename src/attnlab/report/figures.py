@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from attnlab.report import words
-from attnlab.report.words import has, t
+from attnlab.report.words import has, numbers, t
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ def translate(fig: Any, lang: str) -> Any:
     for artist in fig.findobj(Text):
         words = artist.get_text()
         if words:
-            artist.set_text(translated(words, lang))
+            artist.set_text(numbers(translated(words, lang), lang))
     for ax in fig.axes:  # named ticks are drawn again from their formatter: name them again
         for axis in (ax.xaxis, ax.yaxis):
             if isinstance(axis.get_major_locator(), FixedLocator):
