@@ -21,7 +21,7 @@ from attnlab.report.claim_figures import claim_figures
 from attnlab.report.page import anchor
 from attnlab.report.words import claim_text, counted, has, t, title, verdict
 
-SHORT = 90  # characters of a claim's text in the summary table: two lines of its column
+SHORT = 84  # characters of a claim's text in the summary table: two lines of its column
 SHOWN = ("held", "not held", "inconclusive")
 
 

@@ -38,10 +38,11 @@ pre { background: #f1f2f4; padding: .6rem; overflow-x: auto; max-width: 100%; }
 img { max-width: 100%; height: auto; border: 1px solid #dde; display: block; }
 p.caption, p.caption em { color: #555; font-size: 13.5px; margin-top: .3rem; }
 table.claims { display: table; width: 100%; table-layout: fixed; }
-table.claims th:nth-child(1) { width: 2.6em; } table.claims th:nth-child(2) { width: 28%; }
-table.claims th:nth-child(3) { width: 9em; } table.claims th:nth-child(4) { width: 27%; }
-table.claims th:nth-child(6) { width: 16%; } table.claims th:nth-child(7) { width: 5.5em; }
-table.claims td { overflow-wrap: anywhere; }
+table.claims th:nth-child(1) { width: 2.5em; } table.claims th:nth-child(2) { width: 28%; }
+table.claims th:nth-child(3) { width: 8.5em; } table.claims th:nth-child(4) { width: 20%; }
+table.claims th:nth-child(5) { width: 10%; } table.claims th:nth-child(6) { width: 12%; }
+table.claims th:nth-child(7) { width: 5.5em; }
+table.claims td { overflow-wrap: break-word; }
 .missing { color: #a33; }
 .held { color: #1a7f37; } .not-held { color: #c62828; } .inconclusive { color: #5b5f97; }
 .skipped { color: #8a6d00; } .failed, .error { color: #c62828; }
