@@ -197,8 +197,24 @@ def reaper():
     check left behind is found among this process's descendants however it was re-parented."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    # Processes this one had before the check (multiprocessing's resource tracker, started by
+    # an earlier test of the suite) are not the check's: only new ones are survivors.
+    _BEFORE.clear()
+    _BEFORE.update(_descendants(_table()))
     yield
     libc.prctl(36, 0, 0, 0, 0)
+
+
+_BEFORE: set[int] = set()
+
+
+def _descendants(table: dict[int, tuple[int, str, str]]) -> set[int]:
+    mine, found = {os.getpid()}, True
+    while found:
+        found = {p for p, (ppid, _, _) in table.items() if ppid in mine and p not in mine}
+        mine |= found
+    mine.discard(os.getpid())
+    return mine
 
 
 def survivors(wait: float = 1.0) -> list[str]:
@@ -215,7 +231,7 @@ def survivors(wait: float = 1.0) -> list[str]:
         for pid in [p for p in mine if table[p][1] == "Z"]:
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, os.WNOHANG)
-        alive = [f"{p} {table[p][2]}" for p in mine if table[p][1] != "Z"]
+        alive = [f"{p} {table[p][2]}" for p in mine if table[p][1] != "Z" and p not in _BEFORE]
         alive += [f"{p} {cmd}" for p, (_, state, cmd) in table.items()
                   if str(CHILD) in cmd and state != "Z" and p not in mine]
         if not alive or time.monotonic() > until:
