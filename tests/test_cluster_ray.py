@@ -8,6 +8,7 @@ the rerun resumes; the preflight refuses a node that cannot see ``--work``.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import logging
@@ -142,6 +143,11 @@ def test_a_node_lost_mid_run_costs_only_time(cluster, tmp_path, reference, caplo
             return
         node_id = info["node"].split("(")[1].rstrip(")")
         node = next(n for n in cluster.worker_nodes if n.node_id.startswith(node_id))
+        # A lost machine takes its processes with it. Removing a local node kills its raylet,
+        # but its worker can live on for seconds and, on a fast processor, finish the run
+        # before it notices; so the trainer goes first, then its node.
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(info["pid"], signal.SIGKILL)
         cluster.remove_node(node, allow_graceful=False)  # a hard kill, mid-run
         killed.append(node_id)
 
