@@ -95,16 +95,12 @@ class RayExecutor:
         return max(1, min(n_pending, total))
 
     def resolve_run(self, cfg: Any) -> Any:
-        """``cfg`` with device and precision resolved for the *cluster* (``auto``: CUDA when
+        """``cfg`` with device, precision and kernel resolved for the *cluster* (``auto``: CUDA when
         it has GPUs), not for the driver, which may have none."""
-        import torch
+        from attnlab.train.runtime import resolve_on
 
-        from attnlab.train.runtime import resolve_precision
-
-        device = cluster_device(cfg.train.device, {"GPU": self.device_type == "cuda"})
-        precision = resolve_precision(cfg.train.precision, torch.device(device))
-        return cfg.replace(train=dataclasses.replace(cfg.train, device=device,
-                                                     precision=precision))
+        return resolve_on(cfg, cluster_device(cfg.train.device,
+                                              {"GPU": self.device_type == "cuda"}))
 
     def where(self) -> dict[str, Any]:
         """What the report says about where the runs of this command trained."""

@@ -17,8 +17,9 @@ Three kernels compute the same function:
            returns no weights);
 ``memeff`` attnlab's tiled online-softmax attention (``attnlab.nn.memeff``),
            which never holds the (i, j) matrix (returns no weights).
-``auto`` (the model's default) picks the fastest correct kernel: ``sdpa``, on the
-CPU and on CUDA alike (measured in ``benchmarks/train_throughput.py``).
+``auto`` (the model's default) picks the fastest correct kernel for the device and
+precision (``KERNEL_TABLE``, measured by ``benchmarks/kernels.py``); a resolved run
+config names the kernel it picked.
 Left out: attention-weight dropout in the fused kernels is PyTorch's own.
 """
 
@@ -54,16 +55,34 @@ def causal_mask(n_query: int, n_key: int, device: torch.device | None = None) ->
 Kernel = Callable[..., tuple[Tensor, Tensor | None]]  # (q, k, v, *, options) -> (out, weights)
 
 
-def resolve_backend(backend: str) -> str:
-    """The kernel ``backend`` names: ``auto`` is ``sdpa``; the others are themselves.
+# The kernel ``auto`` stands for, per (device type, precision): a statement, whose evidence
+# is ``benchmarks/kernels.py`` (its table, per processor, in docs/benchmarks.md). A run's
+# config records the kernel this table gave it (``attnlab.train.runtime.resolve_run``), so
+# its hash says what it used. On a CPU with AMX, sdpa is the fastest in fp32 at every shape
+# measured (1.2-2.2x naive); under bf16 autocast naive is (1.03-1.3x sdpa) at all but the
+# 12-block width-32 stack. CUDA's entries are PyTorch's fused kernel, not yet measured
+# against the others.
+KERNEL_TABLE: dict[tuple[str, str], str] = {
+    ("cpu", "fp32"): "sdpa",
+    ("cpu", "bf16"): "naive",
+    ("cuda", "fp32"): "sdpa",
+    ("cuda", "bf16"): "sdpa",
+}
 
-    >>> resolve_backend("auto"), resolve_backend("naive")
-    ('sdpa', 'naive')
+
+def resolve_backend(backend: str, device: str | None = None, precision: str = "fp32") -> str:
+    """The kernel ``backend`` names: ``auto`` is ``KERNEL_TABLE``'s kernel for ``device``
+    and ``precision`` (``sdpa`` where the device is not known); the others are themselves.
+
+    >>> resolve_backend("auto"), resolve_backend("naive"), resolve_backend("auto", "cpu")
+    ('sdpa', 'naive', 'sdpa')
     """
     if backend not in BACKENDS:
         raise ValueError(f"unknown attention backend {backend!r}; choose one of: "
                          f"{', '.join(BACKENDS)}")
-    return "sdpa" if backend == "auto" else backend
+    if backend != "auto":
+        return backend
+    return KERNEL_TABLE.get((device or "cpu", precision), "sdpa")
 
 
 def kernel(backend: str) -> Kernel:

@@ -23,6 +23,7 @@ import torch
 
 from attnlab.data.perplexity import perplexity, train_eval_slice
 from attnlab.errors import DataError, UsageError
+from attnlab.nn.attention import resolve_backend
 from attnlab.nn.model import LanguageModel
 from attnlab.train.checkpoint import check_finite, find_checkpoint, load_checkpoint
 from attnlab.train.config import RunConfig
@@ -74,19 +75,39 @@ def resolve_precision(precision: str, device: torch.device) -> str:
 
 
 def resolve_run(cfg: RunConfig) -> RunConfig:
-    """``cfg`` with ``train.device`` and ``train.precision`` resolved on this machine.
+    """``cfg`` with ``train.device``, ``train.precision`` and ``model.backend`` resolved
+    on this machine.
 
-    ``auto`` becomes what the run will really use (``cuda``/``cpu``, ``bf16``/``fp32``),
-    so the run hash, and with it the run directory, names the device and precision:
-    a run started in fp32 on the CPU is never resumed in bf16 on a GPU.
+    ``auto`` becomes what the run will really use (``cuda``/``cpu``, ``bf16``/``fp32``,
+    the attention kernel ``KERNEL_TABLE`` gives that device and precision), so the run
+    hash, and with it the run directory, names the device, precision and kernel: a run
+    started in fp32 on the CPU is never resumed in bf16 on a GPU.
 
     >>> resolve_run(RunConfig()).train.precision in ("fp32", "bf16")
     True
     """
-    device = resolve_device(cfg.train.device)
-    precision = resolve_precision(cfg.train.precision, device)
-    train = dataclasses.replace(cfg.train, device=device.type, precision=precision)
-    return cfg.replace(train=train)
+    return resolve_on(cfg, resolve_device(cfg.train.device).type)
+
+
+def resolve_on(cfg: RunConfig, device: str) -> RunConfig:
+    """``cfg`` on the device type ``device`` (``cpu``/``cuda``, already resolved, perhaps
+    for another machine: a cluster's), with its precision and attention kernel resolved."""
+    precision = resolve_precision(cfg.train.precision, torch.device(device))
+    train = dataclasses.replace(cfg.train, device=device, precision=precision)
+    model = cfg.model.replace(backend=resolve_backend(cfg.model.backend, device, precision))
+    return cfg.replace(model=model, train=train)
+
+
+# What bf16 autocast costs on a CPU without bf16 units (docs/benchmarks.md).
+BF16_SLOWDOWN = "about 0.06x fp32's speed at width 128, measured on an AVX2-only AMD EPYC"
+
+
+def check_precision(precision: str, device: str) -> None:
+    """A bf16 run asked for on a CPU without bf16 units is one ``UsageError`` line: there
+    autocast converts around fp32 arithmetic and trains many times slower."""
+    if precision == "bf16" and device == "cpu" and cpu_has_bf16() is False:
+        raise UsageError(f"--precision bf16: this CPU has no bf16 units (AVX512-BF16, AMX), "
+                         f"where bf16 trains at {BF16_SLOWDOWN}; use --precision fp32")
 
 
 def cpu_has_bf16(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool | None:
