@@ -401,6 +401,7 @@ def reproduce(
                         wall_s=time.perf_counter() - start, workers=workers, phases=phases,
                         extra_seeds=extra_seeds, extra_round=grown(envelopes))
     meta["machine"].update(getattr(runner.executor, "where", dict)())  # a cluster's nodes
+    meta["machine"]["precision"] = runner.precision_used()
     paths = write_report(envelopes, verdicts, out_dir, meta, lang=lang)
     failed = [n for n, e in envelopes.items() if status_of(e) == "failed"]
     skipped = [n for n, e in envelopes.items() if status_of(e) == "skipped"]

@@ -103,6 +103,9 @@ def add_common(p: argparse.ArgumentParser, profiles: list[str]) -> None:
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
                    help="where runs train and analyses measure (default auto: CUDA when "
                    "present)")
+    p.add_argument("--precision", choices=["auto", "fp32", "bf16"], default="auto",
+                   help="arithmetic of training (default auto: bf16 autocast on CUDA, fp32 on "
+                   "the CPU); bf16 on a CPU needs bf16 units (AVX512-BF16 or AMX)")
     add_cluster_options(p)  # --cluster ray and its options (attnlab.lab.cluster)
     from attnlab.cli.confirm import add_yes
 
@@ -166,12 +169,24 @@ def build_runner(args: argparse.Namespace, progress: Any = None) -> Any:
     from attnlab.lab.executors import LocalPool
     from attnlab.lab.runner import Runner
 
+    precision = getattr(args, "precision", "auto")
     cluster = cluster_executor(args)  # --cluster ray: runs on the Ray cluster
     if cluster is not None:
-        return Runner(Path(args.work), args.device, args.corpus, cluster, progress)
+        return Runner(Path(args.work), args.device, args.corpus, cluster, progress, precision)
+    if not getattr(args, "report_only", False):  # a report trains nothing
+        check_local_precision(precision, args.device)
     workers = resolve_jobs(args.jobs, args.device)
     return Runner(Path(args.work), args.device, args.corpus, LocalPool(workers, args.device),
-                  progress)
+                  progress, precision)
+
+
+def check_local_precision(precision: str, device: str) -> None:
+    """``--precision bf16`` training on this machine's CPU: refused in one line where the
+    CPU has no bf16 units (``attnlab.train.runtime.check_precision``)."""
+    from attnlab.train.runtime import check_precision, resolve_device, resolve_precision
+
+    kind = resolve_device(device)
+    check_precision(resolve_precision(precision, kind), kind.type)
 
 
 def out_dir(args: argparse.Namespace) -> Path:

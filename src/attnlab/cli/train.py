@@ -54,6 +54,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="CPU threads for training (default 1, the count every path of "
                    "`attnlab run` and `reproduce` uses, so the same config gives the same "
                    "weights; another count changes their last bits; 1 to 256); ignored on CUDA")
+    p.add_argument("--precision", choices=["auto", "fp32", "bf16"], default=None,
+                   help="same as --set train.precision=...: bf16 autocast on a CPU needs bf16 "
+                   "units (AVX512-BF16 or AMX); default: the config's (auto: bf16 on CUDA, "
+                   "fp32 on the CPU)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the result record as JSON")
     p.set_defaults(func=run)
@@ -67,7 +71,12 @@ def run(args: argparse.Namespace) -> int:
     from attnlab.train.memory import check_step_memory
     from attnlab.train.progress import ProgressPrinter
     from attnlab.train.rundir import RESULT, check_same_config
-    from attnlab.train.runtime import CPU_THREADS, resolve_run, training_threads
+    from attnlab.train.runtime import (
+        CPU_THREADS,
+        check_precision,
+        resolve_run,
+        training_threads,
+    )
     from attnlab.train.trainer import TrainingDiverged, train
 
     if args.list_configs:
@@ -80,8 +89,11 @@ def run(args: argparse.Namespace) -> int:
     overrides = list(args.overrides)
     if args.corpus is not None:
         overrides.append(f"data.corpus={args.corpus}")
+    if args.precision is not None:
+        overrides.append(f"train.precision={args.precision}")
     config = configs.resolve(args.config)  # a file, or an example config's name (tiny)
     cfg = resolve_run(load_run_config(config, overrides))  # the hash names device, precision
+    check_precision(cfg.train.precision, cfg.train.device)  # bf16 without bf16 units: one line
     run_dir = Path(args.run_dir) if args.run_dir else Path("runs") / run_hash(cfg)
     if run_dir.exists() and not run_dir.is_dir():
         raise UsageError(f"--run-dir {run_dir} is a file; name a directory")

@@ -88,6 +88,7 @@ class Runner:
     corpus: str | None = None  # data.corpus of every corpus run (None: the spec's search order)
     executor: Executor = field(default_factory=LocalPool)  # where pending runs train side by side
     progress: Progress | None = None  # receives the trainer's progress dicts (+ "run": label)
+    precision: str = "auto"  # train.precision of every run that leaves it auto: auto | fp32 | bf16
 
     def __post_init__(self) -> None:
         self.work = Path(self.work)
@@ -96,17 +97,24 @@ class Runner:
     # -- keys -----------------------------------------------------------------
 
     def resolve(self, spec: RunSpec) -> RunSpec:
-        """``spec`` with this runner's device and corpus where the spec leaves them open
-        ("auto", None), then device and precision resolved."""
+        """``spec`` with this runner's device, precision and corpus where the spec leaves
+        them open ("auto", None), then device, precision and kernel resolved."""
         from attnlab.train.runtime import resolve_run
 
         cfg = spec.config
         device = self.device if cfg.train.device == "auto" else cfg.train.device
-        train = dataclasses.replace(cfg.train, device=device)
+        precision = self.precision if cfg.train.precision == "auto" else cfg.train.precision
+        train = dataclasses.replace(cfg.train, device=device, precision=precision)
         data = cfg.data if spec.data is not None else \
             dataclasses.replace(cfg.data, corpus=cfg.data.corpus or self.corpus)
         resolve = getattr(self.executor, "resolve_run", resolve_run)  # a cluster's devices
         return dataclasses.replace(spec, config=resolve(cfg.replace(train=train, data=data)))
+
+    def precision_used(self) -> str:
+        """The precision runs that leave it open train in (``fp32``/``bf16``), for the report."""
+        from attnlab.train.config import RunConfig
+
+        return self.resolve(RunSpec("precision", RunConfig(), data=())).config.train.precision
 
     def resolve_all(self, specs: list[RunSpec]) -> list[RunSpec]:
         """Every spec resolved; labels must be unique."""

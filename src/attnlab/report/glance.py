@@ -55,10 +55,13 @@ def seeds_text(envelopes: dict[str, dict]) -> str:
 
 
 def machine_text(machine: dict[str, Any], lang: str = "en") -> str:
-    """The processor, its cores and where runs trained: ``AMD EPYC, 2 cores, CPU``.
+    """The processor, its cores, where runs trained and in what arithmetic:
+    ``AMD EPYC, 2 cores, CPU, bf16`` (fp32, the usual, is not said).
 
     >>> machine_text({"processor": "AMD EPYC", "CPU count": 2, "device": "cpu"})
     'AMD EPYC, 2 cores, CPU'
+    >>> machine_text({"processor": "Xeon", "device": "cpu", "precision": "bf16"})
+    'Xeon, CPU, bf16'
     """
     cores = machine.get("CPU count")
     device = str(machine.get("device") or "")
@@ -67,7 +70,8 @@ def machine_text(machine: dict[str, Any], lang: str = "en") -> str:
     elif device.startswith("cuda"):
         device = "CUDA" + device[4:]
     parts = [str(machine.get("processor") or "").strip("–"),
-             t("glance.cores", lang, n=cores) if cores else "", device]
+             t("glance.cores", lang, n=cores) if cores else "", device,
+             "bf16" if machine.get("precision") == "bf16" else ""]
     return ", ".join(p for p in parts if p)
 
 
