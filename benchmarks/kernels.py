@@ -15,7 +15,8 @@ its evidence).
 On a CPU without bf16 units bf16 autocast converts around fp32 arithmetic and a
 bf16 step takes many times an fp32 one: ``--precisions fp32`` skips it.
 
-    python benchmarks/kernels.py [--rounds 6] [--threads 2] [--configs chapter-1 quick-a]
+    python benchmarks/kernels.py [--rounds 6] [--threads 2] [--configs chapter-1 quick-64]
+                                 [--shape 16,2,1,8,4] [--precisions fp32]
 """
 
 from __future__ import annotations
@@ -92,7 +93,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--precisions", nargs="+", choices=("fp32", "bf16"),
                         default=["fp32", "bf16"])
-    parser.add_argument("--configs", nargs="+", choices=tuple(CONFIGS), default=list(CONFIGS))
+    parser.add_argument("--configs", nargs="*", choices=tuple(CONFIGS), default=None,
+                        help="named configurations (default: all, or none with --shape)")
+    parser.add_argument("--shape", action="append", default=[], metavar="W,H,L,T,B",
+                        help="one more configuration: width, heads, blocks, context, batch")
     parser.add_argument("--rounds", type=int, default=6, help="interleaved rounds per side")
     parser.add_argument("--round-steps", type=int, default=2, help="training steps per round")
     parser.add_argument("--threads", type=int, default=2, help="torch intra-op threads")
@@ -100,6 +104,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--random-data", action="store_true", help="random tokens (smoke tests)")
     parser.add_argument("--corpus", default=None, help="text file (default: Tiny Shakespeare)")
     args = parser.parse_args(argv)
+    shapes = {name: CONFIGS[name] for name in
+              (args.configs if args.configs is not None else [] if args.shape else CONFIGS)}
+    for text in args.shape:
+        try:
+            width, heads, blocks, context, batch = (int(x) for x in text.split(","))
+        except ValueError:
+            parser.error(f"--shape {text}: give five whole numbers W,H,L,T,B")
+        shapes[f"shape {text}"] = (width, heads, blocks, context, batch)
     if args.device == "cuda" and not torch.cuda.is_available():
         parser.error("--device cuda: torch sees no CUDA device here")
     torch.set_num_threads(args.threads)
@@ -108,8 +120,8 @@ def main(argv: list[str] | None = None) -> int:
     data = random_tokens(args.vocab) if args.random_data else load_token_data(args.corpus)
     print(processor())
     print(f"rounds: {args.rounds} of {args.round_steps} steps per contender, interleaved")
-    chosen = {name: measure(name, config(CONFIGS[name], args.vocab, args.device), data, args)
-              for name in args.configs}
+    chosen = {name: measure(name, config(shape, args.vocab, args.device), data, args)
+              for name, shape in shapes.items()}
     print("\n| configuration | " + " | ".join(f"fastest in {p}" for p in args.precisions) + " |")
     print("|---|" + "---|" * len(args.precisions))
     for name, best in chosen.items():

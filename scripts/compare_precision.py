@@ -36,8 +36,9 @@ def load(folder: str) -> dict[str, Any]:
         data = json.loads(path.read_text(encoding="utf-8"))
         return {"meta": data["meta"], "claims": {c["id"]: c for c in data["claims"]}}
     except (OSError, ValueError, KeyError, TypeError) as err:
-        raise SystemExit(f"compare_precision: {path} is not a report's results.json ({err}); "
-                         "give two `attnlab reproduce` output folders") from None
+        print(f"compare_precision: {path} is not a report's results.json ({err}); give two "
+              "`attnlab reproduce` output folders", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 def precision_of(meta: dict[str, Any]) -> str:
