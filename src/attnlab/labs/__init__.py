@@ -1,8 +1,9 @@
 """Labs a learner does: exercises whose checker says what is wrong, in English and Spanish.
 
 The exercises come in the curriculum's order (softmax, the mean as attention, attention,
-masks, multi-head attention) and then the chapter's (√d_k, sinusoids, RoPE, the backward, a
-KV cache). In a notebook::
+masks, multi-head attention), then the chapter's (√d_k, sinusoids, RoPE, the backward, a KV
+cache), then the curriculum's two exit questions (backpropagation through time in an RNN
+against attention's one step; an induction head set by hand). In a notebook::
 
     from attnlab.labs import check
     check("masks", causal_mask)             # or check(4, causal_mask, lang="es")
@@ -24,11 +25,14 @@ from attnlab.labs.core import Exercise, Fn, Result
 from attnlab.labs.ex_attention import EXERCISES as _ATTENTION
 from attnlab.labs.ex_gradients import EXERCISES as _GRADIENTS
 from attnlab.labs.ex_heads import EXERCISES as _HEADS
+from attnlab.labs.ex_induction import EXERCISES as _INDUCTION
 from attnlab.labs.ex_positions import EXERCISES as _POSITIONS
+from attnlab.labs.ex_recurrence import EXERCISES as _RECURRENCE
 from attnlab.labs.ex_softmax import EXERCISES as _SOFTMAX
 from attnlab.labs.sandbox import TIME_LIMIT, isolated
 
-EXERCISES: tuple[Exercise, ...] = _SOFTMAX + _ATTENTION + _HEADS + _POSITIONS + _GRADIENTS
+EXERCISES: tuple[Exercise, ...] = (_SOFTMAX + _ATTENTION + _HEADS + _POSITIONS + _GRADIENTS
+                                   + _RECURRENCE + _INDUCTION)
 
 
 def get(name_or_number: str | int, lang: str | None = None) -> Exercise:

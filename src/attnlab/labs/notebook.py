@@ -25,6 +25,7 @@ GROUPS = {  # the lab notebooks of notebooks/labs/: file stem -> (title key, exe
     "01_softmax_to_masks": ("nb.group.curriculum", (1, 2, 3, 4)),
     "02_heads_and_scale": ("nb.group.heads", (5, 6)),
     "03_positions_gradients_cache": ("nb.group.chapter", (7, 8, 9, 10)),
+    "04_recurrence_and_induction": ("nb.group.course", (11, 12)),
 }
 FOLDERS = {"en": "", "es": "es"}  # the group notebooks of a language: notebooks/labs/<folder>/
 MARKER = "# attnlab-lang: {lang}"  # a stub's first line: the language its checks answer in

@@ -113,3 +113,39 @@ def decode_step(q_new, k_new, v_new, cache_k, cache_v):
     e = np.exp(scores - scores.max(axis=-1, keepdims=True))
     weights = e / e.sum(axis=-1, keepdims=True)
     return weights @ cache_v, cache_k, cache_v  # (1, d_v), (t + 1, d), (t + 1, d_v)
+
+
+def rnn_backward(w_h, w_x, x, dout):
+    t_len = x.shape[0]
+    h, prev = np.zeros((t_len, w_h.shape[0])), np.zeros(w_h.shape[0])
+    for t in range(t_len):  # the forward: each state waits for the one before
+        prev = h[t] = np.tanh(prev @ w_h.T + x[t] @ w_x.T)
+    dh = np.zeros_like(h)  # (T, d): dh[t] = ∂loss/∂h_t
+    dh[-1] = dout
+    for t in range(t_len - 1, 0, -1):  # back through h_t = tanh(h_{t-1} W_hᵀ + x_t W_xᵀ)
+        dh[t - 1] = (dh[t] * (1.0 - h[t] ** 2)) @ w_h
+    k = np.arange(t_len)  # steps back from the last state
+    slope = np.polyfit(k, np.log(np.linalg.norm(dh[::-1], axis=1)), 1)[0]
+    return dh, float(np.exp(slope)), (t_len, 1)  # an RNN's T steps against attention's one
+
+
+def induction_weights(n_vocab, n_ctx):
+    v, n = n_vocab, n_ctx
+    tok, pos, prev, out = (slice(0, v), slice(v, v + n), slice(v + n, 2 * v + n),
+                           slice(2 * v + n, 3 * v + n))  # the residual stream's four slots
+    d = 3 * v + n
+    w = {"E": np.zeros((v, d)), "P": np.zeros((n, d)), "U": np.zeros((d, v))}
+    w["E"][:, tok], w["P"][:, pos] = np.eye(v), np.eye(n)
+    w["Q1"], w["K1"] = np.zeros((d, n)), np.zeros((d, n))
+    w["Q1"][pos] = 20.0 * np.sqrt(n) * np.eye(n)  # query: my position p
+    w["K1"][pos] = np.eye(n, k=1)  # key: position j shows up as j + 1, so it matches p = j + 1
+    w["V1"], w["O1"] = np.zeros((d, v)), np.zeros((v, d))
+    w["V1"][tok], w["O1"][:, prev] = np.eye(v), np.eye(v)  # copy the previous token to "prev"
+    w["Q2"], w["K2"] = np.zeros((d, v)), np.zeros((d, v))
+    w["Q2"][tok] = 20.0 * np.sqrt(v) * np.eye(v)  # query: my token
+    w["K2"][prev] = np.eye(v)  # key: the token before position j
+    w["K2"][v] = -2.0  # position 0 saw only itself in block 1: never match it
+    w["V2"], w["O2"] = np.zeros((d, v)), np.zeros((v, d))
+    w["V2"][tok], w["O2"][:, out] = np.eye(v), np.eye(v)  # copy that token to "out"
+    w["U"][out] = 10.0 * np.eye(v)  # read "out" as the next token's logits
+    return w
