@@ -28,6 +28,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,7 @@ from attnlab.labs import wire
 from attnlab.labs.core import Exercise, Fn, Raised, Result, run_exercise
 
 TIME_LIMIT = 20.0  # seconds for a whole check; every exercise's checker takes well under one
+SESSION_LIMIT = 1800.0  # seconds of a whole session (CPU time too): a lab training run is ~1 min
 MEMORY_LIMIT = 2 << 30  # bytes of address space for the checked code (a fork: on top of its own)
 PROCESS_LIMIT = 16  # processes of the child's user, where the system enforces it (not as root)
 FILE_LIMIT = 64 << 20  # bytes of any file the checked code writes
@@ -68,7 +70,7 @@ def isolated(ex: Exercise, source: Fn | str | Path, lang: str | None = None,
     try:
         loaded = child.receive(0, deadline)
         if loaded["kind"] != "ready":
-            return _unusable(ex, _load_failure(loaded, source, ex, lang))
+            return _unusable(ex, _load_failure(loaded, source, ex.function, lang))
         return run_exercise(ex, _Proxy(child, ex.function, deadline), lang)
     except wire.Stopped as stop:
         return _unusable(ex, _why(stop.why, child, lang, seconds))
@@ -76,24 +78,78 @@ def isolated(ex: Exercise, source: Fn | str | Path, lang: str | None = None,
         child.end()
 
 
-class _Proxy:
-    """What the cases call in place of the learner's function."""
+@contextlib.contextmanager
+def session(path: str | Path, function: str, lang: str | None = None,
+            seconds: float = SESSION_LIMIT, call_seconds: float = TIME_LIMIT) -> Iterator[Fn]:
+    """The learner's file at ``path`` loaded once in a contained child (as :func:`isolated`
+    loads it), and a proxy of its ``function`` for as many calls as the caller makes::
 
-    def __init__(self, child: _Child, name: str, deadline: float) -> None:
+        with session("my-labs/attention.py", "attention") as attention:
+            out, weights = attention(q, k, v, mask)   # runs in the child; arrays come back
+
+    The child lives until the block ends, for at most ``seconds`` (wall and CPU time), each
+    call for at most ``call_seconds``. A file that cannot be loaded, and a call that runs past
+    its limit or ends the child, raise :class:`Unusable` with the one line to show; an error
+    the learner's function raises comes back as :class:`attnlab.labs.core.Raised` (its type's
+    name and first line), ``NotImplementedError`` as itself. Where ``fork`` does not exist
+    (Windows) the file is imported here, without limits or protection."""
+    path = Path(path)
+    if not hasattr(os, "fork"):
+        yield load_function(path, function, lang)
+        return
+    try:
+        code = path.read_bytes()
+    except OSError:
+        raise Unusable(text("labs", "unusable.no_file", lang, path=path)) from None
+    deadline = time.monotonic() + seconds
+    child = _Child.spawned(path, code, function, seconds, deadline)
+    try:
+        try:
+            loaded = child.receive(0, min(deadline, time.monotonic() + call_seconds))
+        except wire.Stopped as stop:
+            raise Unusable(_why(stop.why, child, lang, call_seconds)) from None
+        if loaded["kind"] != "ready":
+            raise Unusable(_load_failure(loaded, path, function, lang))
+        yield _Proxy(child, function, deadline, call_seconds, lang)
+    finally:
+        child.end()
+
+
+class _Proxy:
+    """What the cases call in place of the learner's function. With ``call_seconds`` (a
+    session) each call has a limit of its own, and the end of the child is :class:`Unusable`;
+    without (a check) every call shares the one deadline, and the end is ``wire.Stopped``."""
+
+    def __init__(self, child: _Child, name: str, deadline: float,
+                 call_seconds: float | None = None, lang: str | None = None) -> None:
         self.child, self.name, self.deadline, self.calls = child, name, deadline, 0
+        self.call_seconds, self.lang = call_seconds, lang
+        self.ended = ""  # a session's line once its child stopped answering: every later call's
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.call_seconds is None:
+            return self._call(self.deadline, args, kwargs)
+        if self.ended:
+            raise Unusable(self.ended)
+        try:
+            return self._call(min(self.deadline, time.monotonic() + self.call_seconds), args,
+                              kwargs)
+        except wire.Stopped as stop:
+            self.ended = _why(stop.why, self.child, self.lang, self.call_seconds)
+            raise Unusable(self.ended) from None
+
+    def _call(self, deadline: float, args: tuple, kwargs: dict) -> Any:
         self.calls += 1
-        wire.send(self.child.req, (self.calls, self.name, args, kwargs), self.deadline,
+        wire.send(self.child.req, (self.calls, self.name, args, kwargs), deadline,
                   self.child.alive)
-        answer = self.child.receive(self.calls, self.deadline)
+        answer = self.child.receive(self.calls, deadline)
         if answer["kind"] == "value" and "value" in answer:
             return answer["value"]
         if answer["kind"] != "raised":
             raise wire.Stopped("garbled")
         if answer.get("not_implemented") is True:
             raise NotImplementedError
-        message = (text("labs", "fail.unreadable", None) if answer.get("unreadable") is True
+        message = (text("labs", "fail.unreadable", self.lang) if answer.get("unreadable") is True
                    else wire.clean(answer.get("message")))
         raise Raised(wire.name(answer.get("error")), message)
 
@@ -236,7 +292,7 @@ def _limits(seconds: float, parent: int, on_top: bool) -> dict[str, Any]:
             "processes": PROCESS_LIMIT, "file": FILE_LIMIT, "parent": parent}
 
 
-def _load_failure(loaded: dict[str, Any], path: Any, ex: Exercise, lang: str | None) -> str:
+def _load_failure(loaded: dict[str, Any], path: Any, function: str, lang: str | None) -> str:
     kind = loaded["kind"]
     if kind == "syntax":
         line = loaded.get("line") if type(loaded.get("line")) is int else 0
@@ -248,7 +304,7 @@ def _load_failure(loaded: dict[str, Any], path: Any, ex: Exercise, lang: str | N
         return text("labs", "unusable.import", lang, path=path,
                     error=wire.name(loaded.get("error")), message=message)
     if kind == "no_function":
-        return text("labs", "unusable.no_function", lang, path=path, function=ex.function)
+        return text("labs", "unusable.no_function", lang, path=path, function=function)
     return text("labs", "unusable.garbled", lang)
 
 
