@@ -138,18 +138,17 @@ def _learner(fn: Fn) -> tuple[np.ndarray, ...]:
     return tuple(np.asarray(g) for g in fn(_BQ, _BK, _BV, _BD))
 
 
-def _no_rowsum(fn: Fn) -> bool:
-    s, p, dp, _ = _bwd_parts()
-    return same(_learner(fn)[0], (p * dp) @ _BK * s)
+def _dq_dk(fn: Fn, ds: np.ndarray, s: float) -> bool:
+    """The learner's dq and dk are both what the softmax gradient ``ds`` gives, times ``s``."""
+    dq, dk = _learner(fn)[:2]
+    return same(dq, ds @ _BK * s) and same(dk, ds.T @ _BQ * s)
 
 
 BACKWARD_MISTAKES = (
-    Mistake("backward.mistake.no_rowsum", _no_rowsum),
-    Mistake("backward.mistake.no_scale", lambda fn: same(_learner(fn)[0], _bwd_parts()[3] @ _BK)),
-    Mistake(
-        "backward.mistake.sign",
-        lambda fn: same(_learner(fn)[0], -_bwd_parts()[3] @ _BK * _bwd_parts()[0]),
-    ),
+    Mistake("backward.mistake.no_rowsum",
+            lambda fn: _dq_dk(fn, _bwd_parts()[1] * _bwd_parts()[2], _bwd_parts()[0])),
+    Mistake("backward.mistake.no_scale", lambda fn: _dq_dk(fn, _bwd_parts()[3], 1.0)),
+    Mistake("backward.mistake.sign", lambda fn: _dq_dk(fn, -_bwd_parts()[3], _bwd_parts()[0])),
     Mistake(
         "backward.mistake.dv_transpose", lambda fn: same(_learner(fn)[2], _bwd_parts()[1] @ _BD)
     ),
@@ -266,7 +265,13 @@ CACHE_MISTAKES = (
         "cache.mistake.attends_before_append",
         lambda fn: same(_step(fn)[0], _attend_one(_CQ, _OK, _OV)),
     ),
-    Mistake("cache.mistake.prepends", lambda fn: same(_step(fn)[1], np.concatenate([_CK, _OK]))),
+    Mistake(
+        "cache.mistake.prepends",
+        lambda fn: (
+            same(_step(fn)[1], np.concatenate([_CK, _OK]))
+            and same(_step(fn)[2], np.concatenate([_CV, _OV]))
+        ),
+    ),
     Mistake("cache.mistake.forgets_cache", lambda fn: same(_step(fn)[0], _CV)),
     Mistake(
         "cache.mistake.old_cache",

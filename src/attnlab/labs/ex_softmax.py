@@ -83,6 +83,7 @@ def _softmax_right(fn: Fn, x: np.ndarray, axis: int = -1) -> bool:
     return same(fn(x, axis=axis), ref.softmax(x, axis))
 
 
+_WIDE = np.array([[0.0, 1.0], [1000.0, 1001.0], [-800.0, 0.0]])  # x - x.min() overflows
 _SMALL = np.array([[0.0, 1.0, -2.0, 0.5], [1.5, -1.0, 0.0, 2.0], [0.3, 0.2, 0.1, -0.4]])
 
 
@@ -101,7 +102,7 @@ SOFTMAX_MISTAKES = (
     Mistake(
         "softmax.mistake.nan_hidden_row",
         lambda fn: (
-            _softmax_right(fn, np.array([[0.0, 1.0], [1000.0, 1001.0]]))
+            _softmax_right(fn, _WIDE)  # rows of their own: the maximum is subtracted
             and np.isnan(fn(np.array([-INF, -INF]))).any()
         ),
     ),
