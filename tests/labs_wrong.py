@@ -166,6 +166,16 @@ def mask_fp16(n_query, n_key, dtype=np.float64):
     return (1 - (j <= i).astype(dtype)) * dtype(-1e9)
 
 
+def mask_times_inf(n_query, n_key, dtype=np.float64):
+    i, j = _positions(n_query, n_key)
+    return ((j > i) * -np.inf).astype(dtype)
+
+
+def mask_finite_min(n_query, n_key, dtype=np.float64):
+    i, j = _positions(n_query, n_key)
+    return np.where(j <= i, 0.0, np.finfo(dtype).min).astype(dtype)
+
+
 def mask_boolean(n_query, n_key, dtype=np.float64):
     i, j = _positions(n_query, n_key)
     return j <= i
@@ -215,6 +225,8 @@ WRONG = {
     ("masks", "next_visible"): mask_next,
     ("masks", "minus_1e9"): mask_1e9,
     ("masks", "float16_nan"): mask_fp16,
+    ("masks", "times_inf"): mask_times_inf,
+    ("masks", "finite_min"): mask_finite_min,
     ("masks", "boolean"): mask_boolean,
     ("masks", "ignores_dtype"): mask_dtype,
     ("masks", "no_offset"): mask_no_offset,

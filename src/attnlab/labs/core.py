@@ -12,7 +12,10 @@ each passing or failing with one sentence; then every **mistake probe**: a targe
 which one common mistake shows a symptom of its own (an overflow, a leaked weight, an output
 equal to what ``/ d_k`` would give). A probe that recognises its mistake adds that mistake's
 message. A stub that raises ``NotImplementedError`` ends the check at once with "not
-implemented yet". Every sentence comes from the catalogue, in the learner's language.
+implemented yet". When no probe recognises anything, each failed case's reason gets the
+shape of its difference, where one is true of it (``attnlab.labs.describe``: transposed, a sign
+flipped, a constant factor, a mask's wrong region, ...). Every sentence comes from the
+catalogue, in the learner's language.
 
 Left out: grading, scores and partial credit; the checker says what is wrong, not how much.
 """
@@ -26,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from attnlab.i18n import text
+from attnlab.labs.describe import GENERIC, Describer, describe
 
 Fn = Callable[..., Any]
 
@@ -85,6 +89,7 @@ class Exercise:
     solution: Fn
     cases: Callable[[], list[Case]]  # built on demand (random inputs from a fixed seed)
     mistakes: tuple[Mistake, ...]
+    describers: tuple[Describer, ...] = ()  # its own shapes of difference, tried before GENERIC
 
     def title(self, lang: str | None = None) -> str:
         return text("labs", f"{self.name}.title", lang)
@@ -113,6 +118,7 @@ class Result:
     headline: str = ""  # the one line a command prints
     plot: tuple[Any, Any, str] | None = None  # (got, want, title) of the smallest failure
     lang: str | None = None  # the language it speaks
+    described: tuple[str, ...] = ()  # catalogue keys of the differences described
 
     @property
     def passed(self) -> bool:
@@ -144,8 +150,7 @@ def run_exercise(ex: Exercise, fn: Fn, lang: str | None = None) -> Result:
     function or the sandbox's proxy for it: the verdict is always computed here)."""
     say = _Say(lang)
     fn = _on_copies(fn)
-    lines: list[Line] = []
-    failures: list[tuple[Case, Fail]] = []
+    checked: list[tuple[Case, str, Fail | None]] = []
     for index, case in enumerate(ex.cases()):
         try:
             fail = _guarded(case.run, fn)
@@ -155,14 +160,22 @@ def run_exercise(ex: Exercise, fn: Fn, lang: str | None = None) -> Result:
                               headline=say("result.not_implemented", number=ex.number,
                                            name=ex.name, function=ex.function), lang=lang)
             fail = Fail("fail.not_implemented")
-        sentence = say(f"{ex.name}.case.{case.title}", **case.fields)
+        checked.append((case, say(f"{ex.name}.case.{case.title}", **case.fields), fail))
+    failures = [(case, fail) for case, _, fail in checked if fail is not None]
+    found = tuple(m.key for m in ex.mistakes if failures and _detects(m, fn))
+    lines = [Line(False, say("result.mistake"), say(key)) for key in found]  # first: the news
+    described: list[str] = []
+    for case, sentence, fail in checked:
         if fail is None:
             lines.append(Line(True, sentence))
-        else:
-            lines.append(Line(False, sentence, say(fail.key, **fail.fields), case.shown))
-            failures.append((case, fail))
-    found = tuple(m.key for m in ex.mistakes if failures and _detects(m, fn))
-    lines[:0] = [Line(False, say("result.mistake"), say(key)) for key in found]  # first: the news
+            continue
+        reason = say(fail.key, **fail.fields)
+        shape = None if found or fail.got is None or fail.want is None else describe(
+            ex.describers + GENERIC, fail.got, fail.want)
+        if shape is not None:
+            reason += "; " + say(shape[0], **shape[1])
+            described += [shape[0]] if shape[0] not in described else []
+        lines.append(Line(False, sentence, reason, case.shown))
     if not failures:
         return Result(ex.number, ex.name, "passed", tuple(lines),
                       headline=say("result.passed", number=ex.number, name=ex.name,
@@ -175,7 +188,8 @@ def run_exercise(ex: Exercise, fn: Fn, lang: str | None = None) -> Result:
                                                           **case.fields))
     return Result(ex.number, ex.name, "failed", tuple(lines), found, smallest,
                   say("result.failed", number=ex.number, name=ex.name, failed=len(failures),
-                      cases=len(lines) - len(found), mistakes=len(found)), drawn, lang)
+                      cases=len(lines) - len(found), mistakes=len(found)), drawn, lang,
+                  tuple(described))
 
 
 class _Say:

@@ -14,6 +14,7 @@ from attnlab import reference as ref
 from attnlab.labs import solutions
 from attnlab.labs.compare import close, pair, same
 from attnlab.labs.core import Case, Exercise, Fail, Fn, Mistake
+from attnlab.labs.describe import MASKS
 
 INF = np.inf
 
@@ -342,21 +343,38 @@ def _fp16(fn: Fn) -> np.ndarray:
     return np.asarray(fn(3, 3, np.float16))
 
 
+def _fp64(fn: Fn) -> np.ndarray:
+    return np.asarray(fn(3, 3), dtype=np.float64)
+
+
+def _hidden_hold(fn: Fn, value: float) -> bool:
+    """The float64 mask is right but for its hidden entries, which all hold ``value``."""
+    return same(_fp64(fn), np.where(_keep(3, 3), 0.0, value))
+
+
+def _nan_where_kept(m: np.ndarray) -> bool:
+    """NaN exactly where keys may be seen and -inf where they may not: 0 × -inf and 1 × -inf."""
+    m = np.asarray(m, dtype=np.float64)
+    keep = _keep(3, 3)
+    return m.shape == keep.shape and bool(np.isnan(m[keep]).all() and np.isneginf(m[~keep]).all())
+
+
 MASK_MISTAKES = (
     Mistake("masks.mistake.diagonal_hidden", lambda fn: same(fn(4, 4), _additive(_keep(4, 4, -1)))),
     Mistake("masks.mistake.next_visible", lambda fn: same(fn(4, 4), _additive(_keep(4, 4, 1)))),
     Mistake(
         "masks.mistake.minus_1e9",
-        lambda fn: (
-            not np.isnan(_fp16(fn).astype(np.float64)).any()
-            and same(
-                np.maximum(np.asarray(fn(3, 3), dtype=np.float64), -1e9),
-                np.where(_keep(3, 3), 0.0, -1e9),
-            )
-            and np.isfinite(np.asarray(fn(3, 3), dtype=np.float64)).all()
-        ),
+        lambda fn: not np.isnan(_fp16(fn).astype(np.float64)).any() and _hidden_hold(fn, -1e9),
     ),
-    Mistake("masks.mistake.float16_nan", lambda fn: np.isnan(_fp16(fn).astype(np.float64)).any()),
+    Mistake(
+        "masks.mistake.float16_nan",
+        lambda fn: _nan_where_kept(_fp16(fn)) and _hidden_hold(fn, -1e9),
+    ),
+    Mistake("masks.mistake.times_inf", lambda fn: _nan_where_kept(_fp64(fn))),
+    Mistake(
+        "masks.mistake.finite_min",
+        lambda fn: _hidden_hold(fn, np.finfo(np.float64).min),
+    ),
     Mistake("masks.mistake.boolean", lambda fn: np.asarray(fn(3, 3)).dtype == np.bool_),
     Mistake(
         "masks.mistake.ignores_dtype",
@@ -397,5 +415,6 @@ EXERCISES = (
         solutions.causal_mask,
         _mask_cases,
         MASK_MISTAKES,
+        MASKS,
     ),
 )

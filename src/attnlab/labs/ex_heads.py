@@ -6,6 +6,7 @@ width. Weights use the ``nn.Linear`` layout, ``y = x @ W.T``, as ``attnlab.refer
 
 from __future__ import annotations
 
+import itertools
 import math
 import weakref
 from functools import cache
@@ -16,6 +17,7 @@ from attnlab import reference as ref
 from attnlab.labs import solutions
 from attnlab.labs.compare import close, same
 from attnlab.labs.core import Case, Exercise, Fail, Fn, Mistake
+from attnlab.labs.describe import Describer
 
 # -- 5. multi-head attention -----------------------------------------------------------------
 
@@ -29,8 +31,18 @@ def _mha(x, w_q, w_k, w_v, w_o, h):
 
 
 @cache
-def _mha_cases() -> list[Case]:
+def _random_inputs() -> tuple[tuple[np.ndarray, tuple[np.ndarray, ...], int], ...]:
+    """The random cases' ``(x, (w_q, w_k, w_v, w_o), n_head)``, drawn from seed 5."""
     rng = np.random.default_rng(5)
+    drawn = []
+    for shape, h in (((1, 3, 4), 2), ((2, 5, 8), 4), ((2, 4, 6), 3)):
+        drawn.append((rng.normal(size=shape), _weights(rng, shape[-1]), h))
+    return tuple(drawn)
+
+
+@cache
+def _mha_cases() -> list[Case]:
+    rng = np.random.default_rng(6)
     x = np.array([[[1.0, 0.0], [0.0, 1.0]]])
     eye = np.eye(2)
     w1 = 1.0 / (1.0 + np.exp(-1.0 / np.sqrt(2.0)))  # logistic of the score gap 1/√2
@@ -44,8 +56,8 @@ def _mha_cases() -> list[Case]:
             4,
         )
     ]
-    for shape, h in (((1, 3, 4), 2), ((2, 5, 8), 4), ((2, 4, 6), 3)):
-        xs, ws = rng.normal(size=shape), _weights(rng, shape[-1])
+    for xs, ws, h in _random_inputs():
+        shape = xs.shape
         cases.append(
             Case(
                 "random",
@@ -140,6 +152,56 @@ MHA_MISTAKES = (
         "heads.mistake.scale_d_model",
         lambda fn: same(_run(fn), _merged(_per_head(factor=1 / math.sqrt(6))) @ _W[3].T),
     ),
+)
+
+
+def _split(x: np.ndarray, w: np.ndarray, h: int, straight: bool) -> np.ndarray:
+    b, n, d = x.shape
+    y = x @ w.T  # (b, n, d)
+    if straight:  # reshaped as if the heads came first: heads and positions mixed
+        return y.reshape(b, h, n, d // h)
+    return y.reshape(b, n, h, d // h).transpose(0, 2, 1, 3)  # (b, h, n, d_k)
+
+
+def _head_outputs(x, ws, h, straight=False) -> np.ndarray:
+    q, k, v = (_split(x, w, h, straight) for w in ws[:3])
+    return ref.softmax(q @ k.transpose(0, 1, 3, 2) / math.sqrt(x.shape[-1] // h)) @ v
+
+
+def _heads_of(want: np.ndarray):
+    """The random case whose expected output ``want`` is, as ``(x, ws, h)``; None if none."""
+    return next(((x, ws, h) for x, ws, h in _random_inputs() if same(want, _mha(x, *ws, h))), None)
+
+
+def _heads_order(got: np.ndarray, want: np.ndarray) -> dict | None:
+    """The heads' outputs are right but concatenated in another order."""
+    if (found := _heads_of(want)) is None:
+        return None
+    x, ws, h = found
+    heads = _head_outputs(x, ws, h)  # (b, h, n, d_k)
+    for order in itertools.permutations(range(h)):
+        if list(order) != list(range(h)) and same(got, _merged_as(heads[:, order], x) @ ws[3].T):
+            return {"order": ", ".join(map(str, order)), "last": h - 1}
+    return None
+
+
+def _heads_positions(got: np.ndarray, want: np.ndarray) -> dict | None:
+    """q, k and v were reshaped straight from (b, n, d) to (b, H, n, d_k)."""
+    if (found := _heads_of(want)) is None:
+        return None
+    x, ws, h = found
+    heads = _head_outputs(x, ws, h, straight=True)  # (b, h, n, d_k), positions mixed in
+    merges = (_merged_as(heads, x), heads.reshape(x.shape))  # transposed back, or straight
+    return {"h": h} if any(same(got, m @ ws[3].T) for m in merges) else None
+
+
+def _merged_as(heads: np.ndarray, x: np.ndarray) -> np.ndarray:
+    return heads.transpose(0, 2, 1, 3).reshape(x.shape)  # (b, n, h * d_k)
+
+
+MHA_DESCRIBERS = (
+    Describer("describe.heads_order", _heads_order),
+    Describer("describe.heads_positions", _heads_positions),
 )
 
 
@@ -281,6 +343,7 @@ EXERCISES = (
         solutions.multi_head_attention,
         _mha_cases,
         MHA_MISTAKES,
+        MHA_DESCRIBERS,
     ),
     Exercise(
         6,
