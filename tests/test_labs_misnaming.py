@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import pytest
 from labs_wrong import WRONG as WRONG_FIRST
+from labs_wrong_course import WRONG_COURSE
 from labs_wrong_independent import INDEPENDENT
 from labs_wrong_more import WRONG_MORE
 
 from attnlab.labs import EXERCISES, get
 from attnlab.labs.core import _detects, run_exercise
 
-WRONG = {**WRONG_FIRST, **WRONG_MORE}  # the mutation table: (exercise, mistake) -> function
+WRONG = {**WRONG_FIRST, **WRONG_MORE, **WRONG_COURSE}  # (exercise, mistake) -> wrong function
 
 
 def named(fn) -> set[str]:
