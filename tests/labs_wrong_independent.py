@@ -102,6 +102,12 @@ def mask_square_times_inf(n_query, n_key, dtype=np.float64):
     return (np.triu(np.ones((n_query, n_key)), 1) * -np.inf).astype(dtype)
 
 
+def mask_square_padded(n_query, n_key, dtype=np.float64):
+    square = np.where(np.tril(np.ones((n_query, n_query))) > 0, 0.0, -np.inf)
+    past = np.full((n_query, n_key - n_query), -np.inf)  # the keys before the queries, hidden
+    return np.concatenate([past, square], axis=1).astype(dtype)
+
+
 # -- 5 heads ---------------------------------------------------------------------------------
 
 
@@ -227,6 +233,7 @@ INDEPENDENT = {
     ("masks", "window"): (mask_window, NONE),
     # square, it is a 0/1 matrix times -inf: the NaN that times_inf names is there in fn(3, 3)
     ("masks", "square_times_inf"): (mask_square_times_inf, frozenset({"times_inf"})),
+    ("masks", "square_padded"): (mask_square_padded, NONE),
     ("heads", "split_straight"): (heads_split_straight, NONE),
     ("heads", "reversed"): (heads_reversed, NONE),
     ("heads", "w_o_untransposed"): (heads_w_o_untransposed, NONE),

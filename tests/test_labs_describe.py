@@ -116,6 +116,17 @@ def test_queries_at_the_start_are_named_with_their_counts():
     assert says(MASKS, "mask_at_start", MASK, MASK) is None  # square: no start to sit at
 
 
+def test_only_the_square_part_right_is_named_and_a_near_miss_is_not():
+    want = additive(np.arange(5)[None, :] <= np.arange(2)[:, None] + 3)  # (2, 5), offset 3
+    padded = np.concatenate([np.full((2, 3), -np.inf), MASK[:2, :2]], axis=1)
+    assert says(MASKS, "mask_square_only", padded, want) == {"n_query": 2, "past": 3}
+    assert says(MASKS, "mask_square_only", nudged(padded, (1, 4), -np.inf), want) is None
+    one_past_seen = padded.copy()
+    one_past_seen[0, 0] = 0.0
+    assert says(MASKS, "mask_square_only", one_past_seen, want) is None
+    assert describe(MASKS, padded, want)[0] == "describe.mask_square_only"  # before past_hidden
+
+
 # -- heads ------------------------------------------------------------------------------------
 
 
@@ -153,6 +164,7 @@ def reasons(name, fn, lang):
         ("masks", "triu", "mask_transposed", {}),
         ("masks", "minus_1e4", "mask_finite", {"value": "-10000"}),
         ("masks", "window", "mask_past_hidden", {"count": 1}),
+        ("masks", "square_padded", "mask_square_only", {"n_query": 2, "past": 1}),
         ("softmax", "axis0_default", "other_axis", {"got": 0, "want": 1}),
         ("backward", "dk_scaled_twice", "factor", {"factor": "÷√2"}),  # d_k = 2: ÷√d_k
         ("backward", "dq_unscaled", "factor", {"factor": "×√2"}),

@@ -4,7 +4,10 @@ A :class:`Describer` looks at one failed case's two arrays, the learner's output
 the reference's ``want`` (same shape), and answers with the fields of its catalogue message
 when that message is true of them, else None: the output is the expected one transposed, with
 its sign flipped, times a constant (×2, ÷√3, ...), normalised over the other axis, holding the
-expected rows or entries in another order; for a mask, which region is wrong. The checker adds
+expected rows or entries in another order (``GENERIC``); for a mask, which region is wrong:
+transposed, inverted, the queries at the start, only the square part right, how many future
+keys shown and past keys hidden, or a finite value where -inf belongs (``MASKS``). An exercise
+may bring its own (multi-head attention does: the heads in another order). The checker adds
 the first true one to that case's reason, so every description is a statement about the very
 output it follows.
 
@@ -190,6 +193,20 @@ def _mask_at_start(g: np.ndarray, w: np.ndarray) -> Fields | None:
     return None
 
 
+def _mask_square_only(g: np.ndarray, w: np.ndarray) -> Fields | None:
+    """Right on the square of the last ``n_query`` keys, every earlier key hidden: a square
+    causal mask padded with -inf for the past the queries may all see."""
+    n_query, n_key = w.shape
+    both = _masks(g, w)
+    if both is None or n_query >= n_key:
+        return None
+    mine, want = both
+    past = n_key - n_query
+    if np.array_equal(mine[:, past:], want[:, past:]) and mine[:, :past].all():
+        return {"n_query": n_query, "past": past}
+    return None
+
+
 def _regions(g: np.ndarray, w: np.ndarray) -> tuple[int, int] | None:
     """``(shown, hidden)``: how many entries the mask shows that must be hidden (the future)
     and hides that must be shown (the past and the query's own position)."""
@@ -220,6 +237,7 @@ MASKS = (
     Describer("describe.mask_transposed", _mask_transposed),
     Describer("describe.mask_inverted", _mask_inverted),
     Describer("describe.mask_at_start", _mask_at_start),
+    Describer("describe.mask_square_only", _mask_square_only),
     Describer("describe.mask_future_shown", _future_shown),
     Describer("describe.mask_past_hidden", _past_hidden),
     Describer("describe.mask_both_wrong", _both_wrong),
