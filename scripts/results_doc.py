@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -269,6 +268,18 @@ def _write(path: Path, data: dict[str, Any]) -> None:
     path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
+def publish_sample(report: Path) -> None:
+    """The quick report's page as the sample, with the corpus named by its file alone: the
+    folder it was read from is the machine's, not the reader's."""
+    page = (report / "report.html").read_text(encoding="utf-8")
+    corpus = json.loads((report / "results.json").read_text(encoding="utf-8"))["meta"].get(
+        "corpus_status", "")
+    path = corpus.strip("`")
+    if "/" in path:
+        page = page.replace(path, Path(path).name)
+    SAMPLE.write_text(page, encoding="utf-8")
+
+
 def main(argv: list[str]) -> int:
     if argv == ["--check"]:
         if bad := stale():
@@ -287,7 +298,7 @@ def main(argv: list[str]) -> int:
         _write(FULL, collect_full(Path(options["--full"])))
     if "--estimates" in options:
         _write(ESTIMATES, collect_estimates(Path(options["--estimates"])))
-    shutil.copyfile(report / "report.html", SAMPLE)
+    publish_sample(report)
     files = read_all()
     for page, names in BLOCKS.items():
         text = page.read_text(encoding="utf-8")

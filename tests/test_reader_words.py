@@ -137,10 +137,6 @@ def test_no_rendered_report_speaks_of_how_attnlab_was_built(micro_reports, name,
     assert hits(text, this_machine=False) == []
 
 
-@pytest.mark.xfail(strict=True, reason="docs/results/report.html still shows the corpus path "
-                   "and quick-change texts of the run that made it; it passes once it is "
-                   "regenerated from a fresh quick run (scripts/results_doc.py), and this "
-                   "marker must then go")
 def test_the_published_sample_report_does_not_either():
     text = (ROOT / "docs" / "results" / "report.html").read_text(encoding="utf-8")
     assert hits(text, this_machine=False) == []
