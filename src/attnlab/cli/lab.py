@@ -1,5 +1,9 @@
 """``attnlab lab``: the exercises on the command line (list, start, check, hint, solution,
-grade).
+grade, train).
+
+``lab train DIR`` trains the learner's attention (``attnlab.labs.train``) beside attnlab's:
+exit 0 when they are equal within float error, 1 when they part, 2 when a needed exercise is
+missing or not passing or the learner's code fails in training.
 
 ``lab check N FILE`` exits 0 when every case passes, 1 when one fails (or the function is not
 written yet), 2 when the file cannot be imported, lacks the function or runs past the time
@@ -29,6 +33,9 @@ from attnlab.errors import DataError, UsageError, WriteError
 
 TIME_LIMIT = (1.0, 600.0)  # seconds, both included: the range of --time-limit
 JOBS = (1, 16)  # learners checked at a time by lab grade, both included
+STEPS = (1, 10_000)  # optimiser steps of lab train, both included
+DEFAULT_STEPS = 300  # attnlab.labs.train.Budget.steps (a test keeps them equal)
+PROGRESS_EVERY = 50  # steps between lab train's progress lines
 # The checker's limits as attnlab.labs.sandbox sets them (a test keeps them equal), stated in
 # the help without importing the checker into every command.
 DEFAULT_TIME_LIMIT = 20.0  # sandbox.TIME_LIMIT
@@ -93,6 +100,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     grade.add_argument("--jobs", type=_jobs, default=1, metavar="N",
                        help=say("jobs", low=JOBS[0], high=JOBS[1]))
     grade.set_defaults(func=run_grade)
+    train = action("train", "lang_train")
+    train.description = say("train_description")
+    train.add_argument("folder", metavar="DIR", type=Path, help=say("train_folder"))
+    train.add_argument("--steps", type=_steps, default=DEFAULT_STEPS, metavar="N",
+                       help=say("steps", low=STEPS[0], high=STEPS[1], default=DEFAULT_STEPS))
+    train.add_argument("--seed", type=int, default=0, metavar="S", help=say("seed"))
+    train.add_argument("--corpus", type=Path, default=None, metavar="TEXT", help=say("corpus"))
+    train.add_argument("--out", type=Path, default=None, metavar="PNG_DIR", help=say("out_png"))
+    train.add_argument("--time-limit", type=_seconds, default=None, metavar="S",
+                       help=say("call_limit", low=f"{low:g}", high=f"{high:g}",
+                                default=f"{DEFAULT_TIME_LIMIT:g}"))
+    train.set_defaults(func=run_train)
 
 
 def _localise(parser: argparse.ArgumentParser, say: Callable[..., str]) -> None:
@@ -143,6 +162,18 @@ def _jobs(value: str) -> int:
     if not (value.strip().isdigit() and low <= int(value) <= high):
         shown = value if len(value) <= 30 else value[:27] + "..."
         raise argparse.ArgumentTypeError(text("labs", "cli.jobs", None, low=low, high=high,
+                                              value=shown))
+    return int(value)
+
+
+def _steps(value: str) -> int:
+    """argparse ``type=`` of ``--steps``: a whole number in ``STEPS``."""
+    from attnlab.i18n import text
+
+    low, high = STEPS
+    if not (value.strip().isdigit() and low <= int(value) <= high):
+        shown = value if len(value) <= 30 else value[:27] + "..."
+        raise argparse.ArgumentTypeError(text("labs", "cli.steps", None, low=low, high=high,
                                               value=shown))
     return int(value)
 
@@ -287,3 +318,31 @@ def run_grade(args: argparse.Namespace) -> int:
               exercises=len(sheet.exercises), passed=passed, checked=checked,
               markdown=markdown, csv=csv) + "\n")
     return 0
+
+
+def run_train(args: argparse.Namespace) -> int:
+    from attnlab.i18n import resolve_lang, text
+    from attnlab.labs import grade
+    from attnlab.labs.notebook import file_lang
+    from attnlab.labs.train import train
+
+    lang = args.lang or file_lang(args.folder / "attention.py") or resolve_lang()
+    if not args.folder.is_dir():
+        raise UsageError(text("labs", "train.no_folder", lang, folder=args.folder))
+    out = grade.writable(args.out if args.out is not None else args.folder, lang)
+
+    def progress(step: int, steps: int, yours: float, reference: float) -> None:
+        if step % PROGRESS_EVERY == 0 or step == steps:
+            print(text("labs", "train.progress", lang, step=step, steps=steps,
+                       yours=f"{yours:.4f}", reference=f"{reference:.4f}"), file=sys.stderr)
+
+    report = train(args.folder, lang=lang, time_limit=args.time_limit or DEFAULT_TIME_LIMIT,
+                   progress=progress, corpus=args.corpus, steps=args.steps, seed=args.seed)
+    report.png = out / "train.png"
+    try:
+        report.figure().savefig(report.png, dpi=100)
+    except OSError as err:
+        raise WriteError(text("labs", "cli.cannot_write", lang, folder=out,
+                              reason=err.strerror or err)) from None
+    _out(f"{report}\n")
+    return 0 if report.equal else 1
