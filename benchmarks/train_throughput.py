@@ -75,7 +75,7 @@ from torch import Tensor, nn
 
 from attnlab.cli.process import configure_process
 from attnlab.data.dataset import load_token_data, sample_batch
-from attnlab.nn.attention import attention
+from attnlab.nn.attention import attention, resolve_backend
 from attnlab.nn.config import ModelConfig
 from attnlab.nn.model import LanguageModel, next_token_loss
 from attnlab.train.config import RunConfig, load_run_config
@@ -196,7 +196,9 @@ def attnlab_step(cfg: RunConfig, train_tokens: np.ndarray, precision: str = "fp3
     """One training step as ``attnlab train`` takes it (see the module docstring), on
     ``cfg.train.device``."""
     device = torch.device(cfg.train.device)
-    model = build_model(cfg, device)
+    # the kernel `attnlab train` would use at this device and precision (KERNEL_TABLE)
+    kernel = resolve_backend(cfg.model.backend, device.type, precision)
+    model = build_model(cfg.replace(model=cfg.model.replace(backend=kernel)), device)
     optimizer = make_optimizer(model, cfg.train)
     net = maybe_compile(model, device, enabled=cfg.train.compile)  # eager unless asked for
     sampler = torch.Generator().manual_seed(cfg.train.seed)
