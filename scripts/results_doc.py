@@ -59,7 +59,11 @@ def collect(report: Path) -> dict[str, Any]:
         claims.append({"id": v["id"], "text": v["text"], "status": v["status"],
                        "experiment": v.get("experiment"),
                        "seeds": v.get("seeds", 0) if v.get("trained", True) else None,
-                       "measured": figures["measured"], "chapter": figures["chapter"]})
+                       "measured": figures["measured"], "chapter": figures["chapter"],
+                       # each part's numbers under the claim's own keys (the report's words
+                       # are made from them; tests rebuild the claim's cells from them)
+                       "numbers": {p.get("name", ""): p.get("numbers", {})
+                                   for p in v.get("parts", [])}})
     experiments = []
     for name, env in data["experiments"].items():
         if env.get("status", "ok") != "ok":

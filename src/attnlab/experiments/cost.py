@@ -196,7 +196,7 @@ CLAIMS: list[Claim] = [
 
 FIGURES = {
     "{kind} {what} exponent range": Quantity(
-        "range of the {what} exponent its timing spread allows, {kind}",
+        "range of the exponent of {what} its timing spread allows, {kind}",
         "intervalo del exponente de {what} que permite la dispersión de los tiempos, {kind}",
         kind="range"),
     "{kind} {what} exponent": Quantity("fitted exponent of {what} against n, {kind}",
