@@ -348,7 +348,7 @@ def reproduce(
     call or an earlier one whose envelope was reused), ``extra_round_now`` (the same, in
     this call only) and ``ok``.
     """
-    from attnlab.lab.meta import collect_meta
+    from attnlab.lab.meta import collect_meta, rerendered
     from attnlab.report.write import status_of, write_report
 
     check_args(profile, seeds)
@@ -402,6 +402,8 @@ def reproduce(
                         extra_seeds=extra_seeds, extra_round=grown(envelopes))
     meta["machine"].update(getattr(runner.executor, "where", dict)())  # a cluster's nodes
     meta["machine"]["precision"] = runner.precision_used()
+    if report_only:  # the times to state are the run's that made the records, not this call's
+        meta = rerendered(meta, out_dir)
     paths = write_report(envelopes, verdicts, out_dir, meta, lang=lang)
     failed = [n for n, e in envelopes.items() if status_of(e) == "failed"]
     skipped = [n for n, e in envelopes.items() if status_of(e) == "skipped"]

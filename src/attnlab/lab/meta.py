@@ -1,10 +1,13 @@
-"""How and where a report was made: the machine, the versions, the phases."""
+"""How and where a report was made: the machine, the versions, the phases; and, for a report
+re-rendered from earlier records (``attnlab report``), the run that made them."""
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import time
+from pathlib import Path
 from typing import Any
 
 from attnlab.lab.seeds import EXTRA_SEEDS
@@ -55,3 +58,33 @@ def collect_meta(
         "versions": versions(),
         "code_revision": code_revision(),  # attnlab's own (attnlab.revision)
     }
+
+
+# what a re-render keeps of the run whose records it shows: when and where it trained
+ORIGINAL = ("started_at", "finished_at", "wall_s", "phases_s", "machine", "code_revision")
+OLD_REPORT_ONLY = "not used (report only)"  # the corpus status of an older, unmarked re-render
+
+
+def earlier_run(out_dir: str | Path, profile: str) -> dict[str, Any] | None:
+    """The run whose records are in ``out_dir``, as its ``results.json`` recorded it (the
+    fields of ``ORIGINAL``); an earlier re-render passes on its own original. None when the
+    file is missing, of another profile, or itself a re-render that did not know it."""
+    try:
+        meta = json.loads((Path(out_dir) / "results.json").read_text(encoding="utf-8"))["meta"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(meta, dict) or meta.get("profile") != profile:
+        return None
+    if meta.get("report_only") or meta.get("corpus_status") == OLD_REPORT_ONLY:
+        original = meta.get("original_run")
+        return original if isinstance(original, dict) else None
+    if not isinstance(meta.get("wall_s"), int | float):
+        return None
+    return {k: meta[k] for k in ORIGINAL if k in meta}
+
+
+def rerendered(meta: dict[str, Any], out_dir: str | Path) -> dict[str, Any]:
+    """``meta`` of a report-only call: marked so, without this call's phases (it trained and
+    analysed nothing), with the original run's times beside it (None when not recorded)."""
+    return {**meta, "report_only": True, "phases_s": {},
+            "original_run": earlier_run(out_dir, meta["profile"])}

@@ -32,6 +32,7 @@ from typing import Any
 from attnlab.files import staged
 from attnlab.lab.claim_words import quick_changes
 from attnlab.lab.claims import MIN_SEEDS, STATUSES, Z
+from attnlab.lab.meta import ORIGINAL
 from attnlab.lab.seeds import rule_text
 from attnlab.report import fidelity as chapter_fidelity
 from attnlab.report import overview
@@ -200,8 +201,9 @@ def compose(
     s = summary(envelopes, verdicts)
     profile = meta.get("profile")
     fid = chapter_fidelity.fidelity(all_comparisons(envelopes)) if profile == "full" else None
+    ran = {**meta, **run_times(meta)}  # a re-render shows the original run's time and place
     lines = [f"# {t('title', lang, profile=profile)}", "",
-             *glance(s, envelopes, meta, fid, duration(meta.get("wall_s")), lang)]
+             *glance(s, envelopes, ran, fid, wall_text(meta, envelopes, lang), lang)]
     lines += overview.contents(envelopes, verdicts, lang)
     lines += overview.paragraphs(envelopes, verdicts, lang)
     if verdicts:
@@ -232,7 +234,7 @@ def compose(
     if others:
         lines += [f"## {t('others.heading', lang)}", "", overview.claims_list(others, lang)
                   .rstrip(), ""]
-    lines += _machine_section(meta, lang)
+    lines += _machine_section(meta, lang, wall_text(meta, envelopes, lang))
     return numbers("\n".join(lines).rstrip() + "\n", lang)
 
 
@@ -245,9 +247,34 @@ def claim_table(verdicts: list[dict], *, budgets: bool = False) -> str:
     return overview.claim_table(verdicts, {}, "en")
 
 
-def _machine_section(meta: dict[str, Any], lang: str = "en") -> list[str]:
-    machine = meta.get("machine", {})
-    rev = meta.get("code_revision", {})
+def run_times(meta: dict[str, Any]) -> dict[str, Any]:
+    """The times and machine of the run a report shows: its own, or for a re-render
+    (``meta["report_only"]``) the original run's as recorded ({} when not)."""
+    if not meta.get("report_only"):
+        return {k: meta[k] for k in ORIGINAL if k in meta}
+    return {"started_at": None, "finished_at": None, "phases_s": {},
+            **(meta.get("original_run") or {})}
+
+
+def wall_text(meta: dict[str, Any], envelopes: dict[str, dict], lang: str) -> str:
+    """The wall time a report states. A re-render trained nothing: it gives the original
+    run's wall time and says it re-rendered; where that is not recorded, the experiments'
+    own recorded time summed (never its own few seconds)."""
+    if not meta.get("report_only"):
+        return duration(meta.get("wall_s"))
+    original = meta.get("original_run") or {}
+    at = meta.get("finished_at", "–")
+    if isinstance(original.get("wall_s"), int | float):
+        return t("wall.rerendered", lang, wall=duration(original["wall_s"]), at=at)
+    known = [x for x in map(total_s, envelopes.values()) if x is not None]
+    return t("wall.unknown", lang, work=duration(sum(known)) if known else "–", at=at)
+
+
+def _machine_section(meta: dict[str, Any], lang: str = "en", wall: str | None = None
+                     ) -> list[str]:
+    ran = run_times(meta)
+    machine = ran.get("machine") or meta.get("machine", {})
+    rev = ran.get("code_revision") or meta.get("code_revision", {})
     rows = [f"| {t('machine.col.what', lang)} | {t('machine.col.value', lang)} |", "|---|---|"]
     for key, value in machine.items():
         label = t(f"machine.{key}", lang) if has(f"machine.{key}") else key
@@ -258,13 +285,18 @@ def _machine_section(meta: dict[str, Any], lang: str = "en") -> list[str]:
     commit = f"`{rev['commit']}`{dirty}" if rev.get("commit") else \
         t("machine.installed", lang, version=rev.get("version", "?"))
     rows.append(f"| {t('machine.revision', lang)} | {commit} |")
+    if meta.get("report_only"):  # when, and by which code, the records were re-rendered
+        now = meta.get("code_revision", {}).get("commit") or "?"
+        rows.append(f"| {t('machine.rerendered', lang)} | "
+                    f"{meta.get('finished_at', '–')}, `{now}` |")
     for key in ("started_at", "finished_at"):
-        if key in meta:
-            rows.append(f"| {t(f'machine.{key}', lang)} | {meta[key]} |")
-    for key, value in meta.get("phases_s", {}).items():
+        if ran.get(key):
+            rows.append(f"| {t(f'machine.{key}', lang)} | {ran[key]} |")
+    for key, value in (ran.get("phases_s") or {}).items():
         label = t(f"machine.phase.{key}", lang) if has(f"machine.phase.{key}") else key
         rows.append(f"| {label} | {duration(value)} |")
-    rows.append(f"| {t('glance.wall_time', lang)} | {duration(meta.get('wall_s'))} |")
+    wall = wall if wall is not None else duration(meta.get("wall_s"))
+    rows.append(f"| {t('glance.wall_time', lang)} | {wall} |")
     return [f"## {t('machine.heading', lang)}", "", *rows, ""]
 
 
@@ -316,5 +348,5 @@ def write_report(
 
 
 __all__ = ["CSS", "all_comparisons", "claim_table", "claim_text", "compose", "data_uri",
-           "status_of", "summary", "to_html", "to_page", "total_s", "verdict_rule",
-           "write_report"]
+           "run_times", "status_of", "summary", "to_html", "to_page", "total_s", "verdict_rule",
+           "wall_text", "write_report"]
