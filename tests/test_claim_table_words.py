@@ -124,3 +124,20 @@ def test_the_detector_finds_what_it_should():
     assert not identifiers("perplexity, row 2 ÷ row 1: 2.03; d_k = 256; LayerNorm")
     assert long_floats("range [1.5561299273732834, 1.7]") == ["1.5561299273732834"]
     assert not long_floats("124,439,808 parameters, 0.029 ± 0.011")
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_a_margin_of_no_spread_is_the_value_alone(lang):
+    from attnlab.lab.tables import fmt_ms
+
+    flat = {"mean": 0.5, "se": 0.0, "unit": "fraction", "margins": [0.4, 0.5, 0.6]}
+    text = w.margin_text(flat, lang)
+    assert "±" not in text and "0.0000" not in text
+    assert ("no spread over the seeds" if lang == "en" else "sin dispersión entre semillas"
+            ) in text
+    same = {**flat, "margins": [0.5, 0.5, 0.5]}  # every seed the same: says that instead
+    assert "±" not in w.margin_text(same, lang) and "0.5" in w.margin_text(same, lang)
+    one = {**flat, "margins": [0.5]}  # one evaluation: no seeds to spread over
+    assert w.margin_text(one, lang).count("(") == 1
+    assert "± 0.0058" in w.margin_text({**flat, "se": 0.0058}, lang)
+    assert fmt_ms([1.0, 1.0, 1.0], 4) == "1.0000 ± 0" and fmt_ms([1.0, 1.1]) == "1.05 ± 0.07"

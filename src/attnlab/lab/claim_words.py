@@ -8,7 +8,8 @@ the measured numbers come with the verdict (``attnlab.lab.quantities``).
 
 - ``measured_text(part, lang)``: ``perplexity, row 5 ÷ row 4: 0.93``;
 - ``margin_text(part, lang)``: ``short of its threshold by 0.029 ± 0.011 (perplexity
-  ratio)``; a margin of zero spread says so; an exact count says the counts agree;
+  ratio)``; a margin of zero spread says so (``past its threshold by 0.5 (fraction; no
+  spread over the seeds)``, never ``± 0.0000``); an exact count says the counts agree;
 - ``claim_text``, ``part_name``, ``part_rule``, ``evaluations`` (``5 seeds`` /
   ``4 rounds`` / ``1 evaluation``) and ``why`` (a failed premise's reason).
 """
@@ -49,6 +50,7 @@ WORDS = {
     "short": ("short of its threshold by {m}", "le faltan {m} para su umbral"),
     "at": ("exactly at its threshold", "justo en su umbral"),
     "same": ("{m} on every seed", "{m} en cada semilla"),
+    "flat": ("no spread over the seeds", "sin dispersión entre semillas"),
     "yes": ("yes", "sí"), "no": ("no", "no"),
     "equal": ("the counts agree exactly", "los recuentos coinciden exactamente"),
     "differ": ("the counts differ by {n}", "los recuentos difieren en {n}"),
@@ -137,11 +139,15 @@ def margin_text(part: dict[str, Any], lang: str = "en") -> str:
     m, s = with_se(abs(mean), None if same else se, lang)
     if mean == 0:
         text = _w("at", lang)
-    else:
-        text = _w("past" if mean > 0 else "short", lang, m=f"{m} ± {s}" if s else m)
+    else:  # a standard error of 0 is no spread, not "± 0.0000"
+        text = _w("past" if mean > 0 else "short", lang, m=f"{m} ± {s}" if s not in ("", "0")
+                  else m)
     words = MARGIN_UNITS.get(unit)
-    if words:
-        text += f" ({words[0] if lang == 'en' else words[1]})"
+    said = [words[0] if lang == "en" else words[1]] if words else []
+    if s == "0" and len(margins) > 1:
+        said.append(_w("flat", lang))
+    if said:
+        text += f" ({'; '.join(said)})"
     if same:
         text += "; " + _w("same", lang, m=number(margins[0], lang))
     return text

@@ -20,11 +20,13 @@ def mean_std(values: list[float]) -> tuple[float, float]:
 
 
 def fmt_ms(values: list[float], digits: int = 2) -> str:
-    """'12.34 ± 0.56' for several seeds, '12.34' for one."""
+    """'12.34 ± 0.56' for several seeds, '12.34' for one; a spread that rounds to zero is
+    written 0 ('1.00 ± 0'), as every zero is, not '± 0.00'."""
     mean, std = mean_std(values)
     if len(values) <= 1:
         return f"{mean:.{digits}f}"
-    return f"{mean:.{digits}f} ± {std:.{digits}f}"
+    spread = f"{std:.{digits}f}"
+    return f"{mean:.{digits}f} ± {spread if float(spread) != 0 else '0'}"
 
 
 def settings_dict(settings: Any) -> dict:
