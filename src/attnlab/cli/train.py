@@ -93,11 +93,11 @@ def run(args: argparse.Namespace) -> int:
         overrides.append(f"train.precision={args.precision}")
     config = configs.resolve(args.config)  # a file, or an example config's name (tiny)
     cfg = resolve_run(load_run_config(config, overrides))  # the hash names device, precision
-    check_precision(cfg.train.precision, cfg.train.device)  # bf16 without bf16 units: one line
     run_dir = Path(args.run_dir) if args.run_dir else Path("runs") / run_hash(cfg)
     if run_dir.exists() and not run_dir.is_dir():
         raise UsageError(f"--run-dir {run_dir} is a file; name a directory")
     check_same_config(run_dir, cfg)  # before anything is printed: one line on error
+    check_precision(cfg.train.precision, cfg.train.device)  # bf16 without bf16 units: one line
     check_folder("--run-dir", run_dir)  # a read-only disk: one line, before any work
     main_rank = int(os.environ.get("RANK", "0")) == 0
     # a refused start removes the folder it made (rank 0 made it), instead of leaving a .lock

@@ -119,6 +119,13 @@ def write_run_config(run_dir: Path, cfg: RunConfig) -> None:
     write_text(path, text)
 
 
+def _without_where(config: dict[str, Any]) -> dict[str, Any]:
+    """A config's dict without what the machine resolves: device, precision and kernel."""
+    model = config.get("model") if isinstance(config.get("model"), dict) else {}
+    return {**config, "train": {**config["train"], "device": None, "precision": None},
+            "model": {**model, "backend": None}}
+
+
 def check_same_config(run_dir: Path, cfg: RunConfig) -> None:
     """Refuse to train ``cfg`` in a directory that holds another config's run.
 
@@ -151,8 +158,9 @@ def check_same_config(run_dir: Path, cfg: RunConfig) -> None:
                 "so it cannot tell whether resuming here would change them; delete it or "
                 "choose another --run-dir"
             )
-        same_rest = {**stored, "train": {**theirs, "device": None, "precision": None}} == {
-            **mine, "train": {**mine["train"], "device": None, "precision": None}}
+        # the attention kernel follows from the device and precision (KERNEL_TABLE): left
+        # out here, so that a change of precision is said as such
+        same_rest = _without_where(stored) == _without_where(mine)
         if same_rest and where != (cfg.train.device, cfg.train.precision):
             raise UsageError(
                 f"run directory {run_dir} was trained on {where[0]} in {where[1]}; here it "
