@@ -129,7 +129,7 @@ def test_reproduce_micro_lang_es_from_the_command_line(tmp_path):
     assert cli_main.main(args) == 0
     page = (tmp_path / "o" / "report.html").read_text(encoding="utf-8")
     assert '<html lang="es">' in page and "Dónde están los parámetros" in page
-    before = page[: page.index('<h2 id="exp-1">')]  # the experiment's own table is English
+    before = page[: page.index('<h2 id="exp-1">')]  # its table: test_report_spanish_tables
     assert shown(english_only(), before) == []
     assert "<h3>Afirmaciones</h3>" in page and "Máquina, versiones y código" in page
 

@@ -6,8 +6,8 @@ asks ``t(key, lang)``. Measured numbers and the chapter's figures are the same i
 languages: a decimal point, as in the code. Spanish separates thousands with a narrow
 space (``124 439 808``), never a comma or a dot, so a list of numbers is never ambiguous.
 
-Left out: the experiments' own tables (``table.md``), which are written in English by the
-experiments and shown as they are.
+The experiments' own tables (``table.md``, written in English by the experiments) are
+said in the page's language by ``attnlab.report.table_words``, from ``i18n/tables.json``.
 """
 
 from __future__ import annotations

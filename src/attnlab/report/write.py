@@ -19,7 +19,8 @@ An *envelope* is what ``attnlab.suite.Suite.analyse`` writes
 (``attnlab.lab.envelope``). An experiment that did not run is an envelope with ``status``
 ``"skipped"`` or ``"failed"`` and a one-line ``reason``. Tables and figures
 are read from ``<experiments_dir>/<name>/table.md`` and ``figure.png``, where
-``run_experiment`` writes them.
+``run_experiment`` writes them; a table, written in English, is shown in the page's language
+(``attnlab.report.table_words``).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from attnlab.report.claim_figures import claim_figures
 from attnlab.report.figures import caption, figure_path, relative
 from attnlab.report.glance import glance, with_processor
 from attnlab.report.page import CSS, data_uri, to_html, to_page
+from attnlab.report.table_words import speak
 from attnlab.report.words import (
     budget,
     claim_text,
@@ -74,14 +76,16 @@ def _settings_text(settings: dict[str, Any] | None) -> str:
     return ", ".join(f"{k}={json.dumps(v)}" for k, v in settings.items())
 
 
-def _table_text(name: str, envelope: dict, folder: Path) -> str:
+def _table_text(name: str, envelope: dict, folder: Path, lang: str = "en") -> str:
+    """The experiment's own table (its ``table.md``, else made again from the record), in
+    ``lang`` (``attnlab.report.table_words``)."""
     path = folder / "table.md"
     if path.is_file():
-        return path.read_text(encoding="utf-8")
+        return speak(name, path.read_text(encoding="utf-8"), lang)
     try:  # re-render from the record when the table file is gone
         from attnlab.lab.registry import load
 
-        return load(name).table(envelope["record"])
+        return speak(name, load(name).table(envelope["record"]), lang)
     except Exception as err:  # noqa: BLE001 - the report must still be written
         return f"*(table not available: {type(err).__name__}: {err})*\n"
 
@@ -122,7 +126,7 @@ def _experiment_section(
         changes = quick_changes(name, lang, envelope.get("quick_changes") or "")
         if at == "quick" and changes:
             lines += [f"**{t('section.quick_changes', lang)}** {changes}", ""]
-        lines += [_table_text(name, envelope, folder).rstrip(), ""]
+        lines += [_table_text(name, envelope, folder, lang).rstrip(), ""]
         figure = figure_path(name, envelope, folder, out_dir, lang)
         if figure is None:
             lines += [f"*{t('section.no_figure', lang)}*", ""]
