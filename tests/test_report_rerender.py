@@ -75,3 +75,10 @@ def test_attnlab_report_keeps_the_run_s_time(tmp_path):
     text = (out / "report.md").read_text(encoding="utf-8")
     assert "recompuso a partir de sus registros" in text
     assert "| fase de análisis | 0.0 s |" not in text
+
+
+def test_a_short_time_is_not_said_as_none():
+    from attnlab.report.words import duration
+
+    assert [duration(x) for x in (0.0014, 0, 0.06, 59.9, 1504.2, None)] == \
+        ["< 0.1 s", "0 s", "0.1 s", "59.9 s", "25m04s", "–"]

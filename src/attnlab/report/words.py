@@ -44,11 +44,20 @@ def counted(status: str, lang: str) -> str:
 
 
 def duration(seconds: float | None, lang: str = "en") -> str:
-    """``12.5 s`` under a minute, else ``4m05s`` / ``1h02m``; ``–`` when unknown."""
+    """``12.5 s`` under a minute, else ``4m05s`` / ``1h02m``; ``–`` when unknown; a time
+    too short for a tenth of a second is said so, not ``0.0 s``; none at all is ``0 s``.
+
+    >>> duration(0.0014), duration(0), duration(11.04), duration(1504.2)
+    ('< 0.1 s', '0 s', '11.0 s', '25m04s')
+    """
     if seconds is None or not math.isfinite(seconds):
         return "–"
     from attnlab.train.progress import format_duration
 
+    if seconds <= 0:
+        return "0 s"
+    if seconds < 0.05:
+        return "< 0.1 s"
     return f"{seconds:.1f} s" if seconds < 60 else format_duration(seconds)
 
 
