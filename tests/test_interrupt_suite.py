@@ -127,20 +127,19 @@ def test_interrupted_twice_then_the_same_records(tmp_path, shakespeare_head):
     assert records(cut) == records(tmp_path / "ref")
 
 
-@pytest.mark.xfail(reason="agreement at micro no longer reaches an extra round: its head claims' "
-                   "premise (the model learned the agreement) fails, and a failed premise buys no "
-                   "round; the test needs another experiment whose round is reachable",
-                   strict=False)
 def test_every_point_once_extra_round_included(tmp_path, shakespeare_head):
     """Planning, training, analysis, the extra round and the report, the two signals in turn:
-    each stops with 130 within seconds, and the rerun ends with the uninterrupted records."""
-    finish(command(tmp_path / "ref", shakespeare_head, "agreement", seeds=3))
-    assert records(tmp_path / "ref")["experiments"]["agreement"]  # finished, round included
+    each stops with 130 within seconds, and the rerun ends with the uninterrupted records.
+    (ladder and position: at micro on 3 seeds several of their claims are inconclusive with a
+    spread, so a round is reached, whatever the processor's last bits; agreement's failed
+    premise buys none.)"""
+    finish(command(tmp_path / "ref", shakespeare_head, "ladder,position", seeds=3))
+    assert records(tmp_path / "ref")["experiments"]["position"]  # finished
     ref = json.loads((tmp_path / "ref" / "report" / "results.json").read_text())
-    assert ref["experiments"]["agreement"]["extra_round"]["ran"]  # the round is reachable
+    assert any(ref["experiments"][n]["extra_round"]["ran"] for n in ("ladder", "position"))
     signals = ["SIGINT to the group", "SIGTERM to main"]
     points = ["planning", "training", "analysis", "extra", "report"]
-    walk(command(tmp_path / "cut", shakespeare_head, "agreement", seeds=3),
+    walk(command(tmp_path / "cut", shakespeare_head, "ladder,position", seeds=3),
          [(point, signals[i % 2]) for i, point in enumerate(points)])
     assert records(tmp_path / "cut") == records(tmp_path / "ref")
 
