@@ -274,6 +274,21 @@ def wall_text(meta: dict[str, Any], envelopes: dict[str, dict], lang: str) -> st
     return t("wall.unknown", lang, work=duration(sum(known)) if known else "–", at=at)
 
 
+def _machine_value(key: str, value: Any, lang: str) -> Any:
+    """A machine row's value in the page's language where it is attnlab's own words.
+
+    >>> _machine_value("training workers", "2 worker processes", "es")
+    '2 procesos de trabajo'
+    """
+    if key == "training workers" and isinstance(value, str):
+        if value == "this process":
+            return t("machine.this_process", lang)
+        n, _, rest = value.partition(" ")
+        if n.isdigit() and rest == "worker processes":
+            return t("machine.workers_n", lang, n=n)
+    return value
+
+
 def _machine_section(meta: dict[str, Any], lang: str = "en", wall: str | None = None
                      ) -> list[str]:
     ran = run_times(meta)
@@ -282,7 +297,7 @@ def _machine_section(meta: dict[str, Any], lang: str = "en", wall: str | None = 
     rows = [f"| {t('machine.col.what', lang)} | {t('machine.col.value', lang)} |", "|---|---|"]
     for key, value in machine.items():
         label = t(f"machine.{key}", lang) if has(f"machine.{key}") else key
-        rows.append(f"| {label} | {value} |")
+        rows.append(f"| {label} | {_machine_value(key, value, lang)} |")
     for key, value in meta.get("versions", {}).items():
         rows.append(f"| {t('machine.version', lang, name=key)} | {value} |")
     dirty = t("machine.dirty", lang) if rev.get("dirty") else ""
