@@ -250,3 +250,17 @@ def test_a_progress_line_is_sent_without_waiting_for_the_queue():
     queue = SimpleNamespace(actor=actor, put_nowait=waited.append, put=waited.append)
     _put(queue, {"kind": "train", "step": 3})
     assert sent == [{"kind": "train", "step": 3}] and waited == []
+
+
+def test_the_node_side_check_refuses_bf16_on_a_cpu_without_bf16_units(tmp_path, monkeypatch):
+    from attnlab.train import runtime
+
+    (tmp_path / PROBE_DIR).mkdir()
+    (tmp_path / PROBE_DIR / "t.txt").write_text("t\n")
+    facts = node_facts()
+    monkeypatch.setattr(runtime, "cpu_has_bf16", lambda *a: False)
+    (problem,) = [p for p in check_node(str(tmp_path), "t", facts, bf16=True) if "bf16" in p]
+    assert "has no bf16 units" in problem and "0.06x" in problem and "--precision fp32" in problem
+    assert not any("bf16" in p for p in check_node(str(tmp_path), "t", facts))  # fp32: no word
+    monkeypatch.setattr(runtime, "cpu_has_bf16", lambda *a: True)
+    assert not any("bf16" in p for p in check_node(str(tmp_path), "t", facts, bf16=True))

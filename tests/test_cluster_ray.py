@@ -243,6 +243,18 @@ if os.environ.get("HIDE"):
 """
 
 
+def test_preflight_asks_every_node_for_bf16_units_when_runs_train_in_bf16(cluster, tmp_path):
+    from attnlab.train.runtime import cpu_has_bf16
+
+    work = tmp_path / "work"
+    work.mkdir()
+    if cpu_has_bf16() is False:  # the nodes share this machine's CPU: each one refuses
+        with pytest.raises(UsageError, match="has no bf16 units"):
+            preflight(ray, work, "CPU", bf16=True)
+    else:
+        assert preflight(ray, work, "CPU", bf16=True) == 2
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="hiding --work from a node needs root (mount)")
 def test_preflight_refuses_a_node_that_cannot_see_work(cluster, tmp_path):
     work, hide = tmp_path / "work", tmp_path / "hide"

@@ -159,7 +159,8 @@ def cluster_executor(args: argparse.Namespace) -> Any | None:
     device = cluster_device(args.device, ray.cluster_resources())
     executor = RayExecutor(ray, device, runs_per_gpu)
     if not (getattr(args, "report_only", False) or getattr(args, "estimate", False)):
-        executor.preflight(Path(args.work).resolve())  # once, before any run
+        executor.preflight(Path(args.work).resolve(),  # once, before any run
+                           getattr(args, "precision", "auto"))
     return executor
 
 

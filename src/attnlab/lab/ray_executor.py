@@ -83,7 +83,8 @@ class RayExecutor:
         self.records: dict[str, dict] = {}  # run key -> the record its task returned
         self.failed: dict[str, str] = {}  # run key -> its status line: not submitted again
         self.nodes: set[str] = set()  # Ray node ids that finished a run
-        self._checked: dict[Path, Exception | None] = {}  # --work -> preflight's failure
+        self._checked: dict[tuple[Path, bool], Exception | None] = {}  # preflight's failures
+        self.precision = "auto"  # the command's --precision: bf16 on CPUs needs bf16 units
         self._starts: dict[str, int] = {}  # label -> attempts started (this command)
         self._objects: dict[int, tuple[Any, Any]] = {}  # id(data) -> (data, its object ref)
 
@@ -148,21 +149,25 @@ class RayExecutor:
                 ray.kill(queue.actor)
         return status
 
-    def preflight(self, work: Path) -> None:
-        """The preflight check of every node, once per ``--work`` folder: a failure is
-        raised again as it was, never checked twice."""
+    def preflight(self, work: Path, precision: str | None = None) -> None:
+        """The preflight check of every node, once per ``--work`` folder and precision (None:
+        the one given before): a failure is raised again as it was, never checked twice."""
         from attnlab.lab.ray_preflight import preflight
 
-        if work not in self._checked:
+        self.precision = self.precision if precision is None else precision
+        bf16 = self.precision == "bf16" and self.device_type == "cpu"
+        key = (work, bf16)
+        if key not in self._checked:
             try:
-                n = preflight(self.ray, work, "GPU" if self.device_type == "cuda" else "CPU")
+                n = preflight(self.ray, work, "GPU" if self.device_type == "cuda" else "CPU",
+                              bf16)
             except Exception as err:
-                self._checked[work] = err
+                self._checked[key] = err
                 raise
             log.info("preflight: %d node(s) can train into %s", n, work)
-            self._checked[work] = None
-        if self._checked[work] is not None:
-            raise self._checked[work]
+            self._checked[key] = None
+        if self._checked[key] is not None:
+            raise self._checked[key]
 
     # -- the driver's side ----------------------------------------------------
 

@@ -16,7 +16,9 @@ small task pinned to every node that can train (``check_node``) looks:
   one checkpoint; each is one line;
 - Python, torch, attnlab and the code (the git commit and a hash of the
   attnlab sources, which also covers a working tree without git) are the
-  driver's: a run resumed on another node must be the same computation.
+  driver's: a run resumed on another node must be the same computation;
+- for ``--precision bf16`` on CPUs, the node's CPU has bf16 units (without them
+  bf16 trains many times slower than fp32).
 
 Any difference is one ``UsageError`` line naming the node and what differs.
 Left out: nodes that join after the check (an autoscaler's), and the
@@ -91,9 +93,15 @@ def lock_problem(lock: Path, work: str) -> str | None:
     return None
 
 
-def check_node(work: str, token: str, driver: dict[str, str]) -> list[str]:
-    """On a node: what stops it from training into ``work`` for the driver (empty: nothing)."""
+def check_node(work: str, token: str, driver: dict[str, str], bf16: bool = False) -> list[str]:
+    """On a node: what stops it from training into ``work`` for the driver (empty: nothing);
+    with ``bf16`` (bf16 runs on the CPU), a CPU without bf16 units too."""
+    from attnlab.train import runtime
+
     problems = []
+    if bf16 and runtime.cpu_has_bf16() is False:
+        problems.append(f"has no bf16 units (AVX512-BF16, AMX), where bf16 trains at "
+                        f"{runtime.BF16_SLOWDOWN}: use --precision fp32")
     probe = Path(work) / PROBE_DIR / f"{token}.txt"
     try:
         seen = probe.read_text(encoding="utf-8").strip()
@@ -120,9 +128,10 @@ def node_name(node: dict[str, Any]) -> str:
     return f"{node.get('NodeManagerAddress', '?')} ({node['NodeID'][:6]})"
 
 
-def preflight(ray: Any, work: Path, resource: str = "CPU") -> int:
-    """Check every alive node with ``resource`` (CPU, or GPU for CUDA runs); the number of
-    nodes checked. A node that fails is one ``UsageError`` line naming it."""
+def preflight(ray: Any, work: Path, resource: str = "CPU", bf16: bool = False) -> int:
+    """Check every alive node with ``resource`` (CPU, or GPU for CUDA runs), and with
+    ``bf16`` its CPU's bf16 units; the number of nodes checked. A node that fails is one
+    ``UsageError`` line naming it."""
     import fcntl
 
     from ray.exceptions import TaskUnschedulableError
@@ -148,7 +157,7 @@ def preflight(ray: Any, work: Path, resource: str = "CPU") -> int:
         check = ray.remote(num_cpus=0, max_retries=0)(check_node)
         facts = node_facts()
         refs = {check.options(scheduling_strategy=NodeAffinitySchedulingStrategy(
-            n["NodeID"], soft=False)).remote(str(work), token, facts): n for n in nodes}
+            n["NodeID"], soft=False)).remote(str(work), token, facts, bf16): n for n in nodes}
         ready, late = ray.wait(list(refs), num_returns=len(refs), timeout=ANSWER_S)
         failed = [(refs[r], [f"did not answer the preflight check within {ANSWER_S:.0f} s"])
                   for r in late]
