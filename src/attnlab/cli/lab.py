@@ -97,13 +97,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     grade.add_argument("--time-limit", type=_seconds, default=None, metavar="S",
                        help=say("time_limit", low=f"{low:g}", high=f"{high:g}",
                                 default=f"{DEFAULT_TIME_LIMIT:g}"))
-    grade.add_argument("--jobs", type=_jobs, default=1, metavar="N",
+    grade.add_argument("--jobs", type=_whole_in("jobs", JOBS), default=1, metavar="N",
                        help=say("jobs", low=JOBS[0], high=JOBS[1]))
     grade.set_defaults(func=run_grade)
     train = action("train", "lang_train")
     train.description = say("train_description")
     train.add_argument("folder", metavar="DIR", type=Path, help=say("train_folder"))
-    train.add_argument("--steps", type=_steps, default=DEFAULT_STEPS, metavar="N",
+    train.add_argument("--steps", type=_whole_in("steps", STEPS), default=DEFAULT_STEPS,
+                       metavar="N",
                        help=say("steps", low=STEPS[0], high=STEPS[1], default=DEFAULT_STEPS))
     train.add_argument("--seed", type=int, default=0, metavar="S", help=say("seed"))
     train.add_argument("--corpus", type=Path, default=None, metavar="TEXT", help=say("corpus"))
@@ -154,28 +155,21 @@ def _seconds(value: str) -> float:
     return seconds
 
 
-def _jobs(value: str) -> int:
-    """argparse ``type=`` of ``--jobs``: a whole number in ``JOBS``."""
-    from attnlab.i18n import text
+def _whole_in(key: str, bounds: tuple[int, int]) -> Callable[[str], int]:
+    """argparse ``type=`` of an option taking a whole number in ``bounds``; out of them, the
+    catalogue's ``cli.<key>`` line (``--jobs``: JOBS, ``--steps``: STEPS)."""
 
-    low, high = JOBS
-    if not (value.strip().isdigit() and low <= int(value) <= high):
-        shown = value if len(value) <= 30 else value[:27] + "..."
-        raise argparse.ArgumentTypeError(text("labs", "cli.jobs", None, low=low, high=high,
-                                              value=shown))
-    return int(value)
+    def whole(value: str) -> int:
+        from attnlab.i18n import text
 
+        low, high = bounds
+        if not (value.strip().isdigit() and low <= int(value) <= high):
+            shown = value if len(value) <= 30 else value[:27] + "..."
+            raise argparse.ArgumentTypeError(text("labs", f"cli.{key}", None, low=low,
+                                                  high=high, value=shown))
+        return int(value)
 
-def _steps(value: str) -> int:
-    """argparse ``type=`` of ``--steps``: a whole number in ``STEPS``."""
-    from attnlab.i18n import text
-
-    low, high = STEPS
-    if not (value.strip().isdigit() and low <= int(value) <= high):
-        shown = value if len(value) <= 30 else value[:27] + "..."
-        raise argparse.ArgumentTypeError(text("labs", "cli.steps", None, low=low, high=high,
-                                              value=shown))
-    return int(value)
+    return whole
 
 
 def _exercise(key: str, lang: str):
