@@ -61,3 +61,12 @@ def shakespeare_head(tmp_path: Path) -> Path:
     small = tmp_path / "shakespeare-head.txt"
     small.write_text(corpus.read_text(encoding="utf-8")[:150_000], encoding="utf-8")
     return small
+
+
+@pytest.fixture
+def no_chosen_language(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A machine that states no language: no ATTNLAB_LANG, LC_ALL or LC_MESSAGES; LANG is
+    C.UTF-8 (the lab tests use it: ``pytestmark = pytest.mark.usefixtures(...)``)."""
+    for var in ("ATTNLAB_LANG", "LC_ALL", "LC_MESSAGES"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("LANG", "C.UTF-8")

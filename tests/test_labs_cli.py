@@ -20,12 +20,8 @@ MASK_BODY = ("    i = np.arange(n_query)[:, None] + (n_key - n_query)\n"
              "    return np.where(j {op} i, 0.0, -np.inf).astype(dtype)\n")
 
 
-@pytest.fixture(autouse=True)
-def _no_chosen_language(monkeypatch):
-    """Each test starts from a machine that states no language: the locale is C.UTF-8."""
-    for var in ("ATTNLAB_LANG", "LC_ALL", "LC_MESSAGES"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("LANG", "C.UTF-8")
+# Each test starts from a machine that states no language: the locale is C.UTF-8.
+pytestmark = pytest.mark.usefixtures("no_chosen_language")
 
 
 def lab(capsys, *argv):

@@ -5,11 +5,10 @@ folder name is data (escaped in Markdown, no formula in CSV); bad input is one l
 
 from __future__ import annotations
 
-import contextlib
 import csv
-import io
 
 import pytest
+from lab_cli import lab
 
 from attnlab.cli.main import main
 from attnlab.i18n import text
@@ -27,18 +26,7 @@ WRONG = {  # learner -> (exercise, file text)
 TIME_LIMIT = "3"  # seconds: the endless loop ends there; a right file takes a fraction of it
 
 
-@pytest.fixture(autouse=True)
-def _no_chosen_language(monkeypatch):
-    for var in ("ATTNLAB_LANG", "LC_ALL", "LC_MESSAGES"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("LANG", "C.UTF-8")
-
-
-def lab(*argv):
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(["lab", *argv])
-    return code, out.getvalue(), err.getvalue()
+pytestmark = pytest.mark.usefixtures("no_chosen_language")
 
 
 def make_class(root, learners, wrong):

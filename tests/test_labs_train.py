@@ -6,12 +6,11 @@ the report speaks Spanish. Each run is a few steps on the first 150k characters 
 
 from __future__ import annotations
 
-import contextlib
-import io
 import time
 
 import numpy as np
 import pytest
+from lab_cli import lab
 
 from attnlab.cli.lab import DEFAULT_STEPS
 from attnlab.cli.main import main
@@ -34,18 +33,7 @@ ENDLESS = ("    return dq, dk, dv",
            "    while k.shape[0] > 8:\n        pass\n    return dq, dk, dv")
 
 
-@pytest.fixture(autouse=True)
-def _no_chosen_language(monkeypatch):
-    for var in ("ATTNLAB_LANG", "LC_ALL", "LC_MESSAGES"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("LANG", "C.UTF-8")
-
-
-def lab(*argv):
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(["lab", *argv])
-    return code, out.getvalue(), err.getvalue()
+pytestmark = pytest.mark.usefixtures("no_chosen_language")
 
 
 def learner(root, lang="en", change=None, names=FILES):
