@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from attnlab.measure import cost as cost
+from attnlab.measure import cost_layer  # where the timing lives
 from attnlab.measure.cost_view import sweep_figure, sweep_table
 
 
@@ -115,7 +116,7 @@ def fake_time_once(calls):
 
 def test_sizes_are_timed_in_interleaved_rounds_minimum_and_spread(monkeypatch):
     calls = []
-    monkeypatch.setattr(cost, "_time_once", fake_time_once(calls))
+    monkeypatch.setattr(cost_layer, "_time_once", fake_time_once(calls))
     records = [{"kind": k, "n": n, "status": "ok"} for k in ("naive", "memeff")
                for n in (16, 32, 64)]
     records.append({"kind": "naive", "n": 128, "status": "oom"})
@@ -153,7 +154,7 @@ def test_sweep_ratios_skipping_and_table_on_fake_measurements(monkeypatch, tmp_p
         return fake_measure(*args)
 
     monkeypatch.setattr(cost, "measure_memory", spy)
-    monkeypatch.setattr(cost, "_time_once", fake_time_once([]))
+    monkeypatch.setattr(cost_layer, "_time_once", fake_time_once([]))
     records = cost.sweep(["naive", "memeff"], [128, 16, 32, 64], 10**9, repeats=3)
     assert [r["n"] for r in records] == [16, 32, 64, 128] * 2
     assert ("naive", 128) not in calls  # larger than an OOM size: not run

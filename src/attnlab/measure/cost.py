@@ -70,11 +70,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
-from torch import Tensor, nn
+from torch import Tensor
 
 from attnlab.errors import one_line
 from attnlab.files import write_json
+from attnlab.measure.cost_layer import (  # noqa: F401 - the layer and its timing, re-exported
+    KINDS,
+    AttentionLayer,
+    measure_time,
+    score_matrix_bytes,
+    time_interleaved,
+    time_layer,
+    timing_summary,
+)
+from attnlab.measure.cost_layer import check_sizes as _check_sizes
 from attnlab.measure.exponents import (  # noqa: F401 - the sweep's fits, re-exported
     MIN_REPEATS,
     exponent_range,
@@ -82,51 +91,13 @@ from attnlab.measure.exponents import (  # noqa: F401 - the sweep's fits, re-exp
     fit_exponent,
     time_range,
 )
-from attnlab.nn.attention import attention
-from attnlab.nn.memeff import memory_efficient_attention
 
 log = logging.getLogger(__name__)
 
-KINDS = ("naive", "sdpa", "memeff")
 MATERIALISES = ("naive",)  # kinds that hold the (h, n, n) scores
 DEFAULT_SIZES = tuple(128 * 2**k for k in range(8))  # 128, 256, …, 16,384
 GIB = 2**30
 _OOM_WORDS = ("can't allocate", "cannot allocate", "out of memory", "memoryerror", "bad_alloc")
-
-
-class AttentionLayer(nn.Module):
-    """Causal multi-head self-attention with q/k/v/o projections and a chosen kernel."""
-
-    def __init__(self, kind: str, d_model: int = 512, n_head: int = 8):
-        super().__init__()
-        if kind not in KINDS:
-            raise ValueError(f"unknown attention kind {kind!r}; choose one of {', '.join(KINDS)}")
-        if d_model % n_head:
-            raise ValueError(f"d_model={d_model} is not divisible by n_head={n_head}")
-        self.kind, self.n_head = kind, n_head
-        self.q, self.k, self.v, self.o = (nn.Linear(d_model, d_model) for _ in range(4))
-
-    def forward(self, x: Tensor) -> Tensor:
-        b, n, m = x.shape
-        h, d = self.n_head, m // self.n_head
-        q, k, v = (f(x).view(b, n, h, d).transpose(1, 2) for f in (self.q, self.k, self.v))
-        # q, k, v: (b, h, n, d)
-        if self.kind == "naive":
-            out, _ = attention(q, k, v, causal=True, backend="naive")
-        elif self.kind == "sdpa":
-            out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        else:
-            out = memory_efficient_attention(q, k, v, causal=True)
-        return self.o(out.transpose(1, 2).reshape(b, n, m))  # (b, n, m)
-
-
-def score_matrix_bytes(n: int, n_head: int = 8) -> int:
-    """Bytes of one float32 n×n score matrix per head, times heads: ``4·h·n²``.
-
-    >>> score_matrix_bytes(16384, 8) == 8 * 2**30
-    True
-    """
-    return 4 * n_head * n * n
 
 
 def refusal(kind: str, n: int, n_head: int, mem_limit_bytes: int) -> str | None:
@@ -140,101 +111,6 @@ def refusal(kind: str, n: int, n_head: int, mem_limit_bytes: int) -> str | None:
         return (f"refused: its n×n scores need {size_text(need)}, the budget is "
                 f"{size_text(mem_limit_bytes)}")
     return None
-
-
-def measure_time(
-    kind: str, n: int, d_model: int = 512, n_head: int = 8, repeats: int = 3,
-    device: str = "cpu", seed: int = 0,
-) -> dict:
-    """Forward-only time of one layer at n positions, in this process (no memory limit)."""
-    _check_sizes([n], repeats)
-    torch.manual_seed(seed)
-    layer = AttentionLayer(kind, d_model, n_head).to(device)
-    x = torch.randn(1, n, d_model, device=device)  # (b, n, m)
-    record = {"kind": kind, "n": n, "d_model": d_model, "n_head": n_head, "device": device,
-              "timed": "forward", "repeats": repeats, "nn_bytes": score_matrix_bytes(n, n_head)}
-    record.update(_time_layer(layer, x, repeats, warm_up=True))
-    return record
-
-
-def _time_once(layer: AttentionLayer, x: Tensor) -> tuple[float, float]:
-    """Seconds of one forward of the layer, and of its four projections alone."""
-    def clock() -> float:
-        if x.is_cuda:
-            torch.cuda.synchronize(x.device)
-        return time.perf_counter()
-
-    with torch.no_grad():
-        start = clock()
-        layer(x)
-        total = clock() - start
-        spent = 0.0
-        for linear in (layer.q, layer.k, layer.v, layer.o):
-            start = clock()
-            linear(x)
-            spent += clock() - start
-    return total, spent
-
-
-def timing_summary(totals: Sequence[float], projections: Sequence[float]) -> dict:
-    """Seconds of the repeats as the record's figures: minimum in ms, spread = max / min − 1.
-
-    >>> s = timing_summary([0.002, 0.003, 0.002], [0.001, 0.001, 0.001])
-    >>> s["total_ms"], round(s["total_spread"], 3), s["proj_spread"]
-    (2.0, 0.5, 0.0)
-    """
-    return {"total_ms": 1e3 * min(totals), "total_spread": max(totals) / min(totals) - 1,
-            "times_ms": [1e3 * t for t in totals],
-            "proj_ms": 1e3 * min(projections),
-            "proj_spread": max(projections) / min(projections) - 1,
-            "proj_times_ms": [1e3 * t for t in projections]}
-
-
-def _time_layer(layer: AttentionLayer, x: Tensor, repeats: int, warm_up: bool) -> dict:
-    """``repeats`` readings of one size back to back (a lone measurement; the sweep
-    interleaves sizes instead, ``time_interleaved``)."""
-    if warm_up:
-        _time_once(layer, x)
-    readings = [_time_once(layer, x) for _ in range(repeats)]
-    return timing_summary([t for t, _ in readings], [p for _, p in readings])
-
-
-def time_interleaved(records: list[dict], repeats: int, *, d_model: int = 512,
-                     n_head: int = 8, device: str = "cpu", threads: int | None = 1,
-                     seed: int = 0) -> None:
-    """Time every completed record's layer ``repeats`` times, in rounds, and write the
-    figures (``timing_summary``) into the records.
-
-    One warm-up forward of every size first; then each round times every
-    (n, kind) once, sizes ascending in even rounds and descending in odd ones,
-    so neither a burst of load nor a slow drift (a warming machine) lands on
-    one size's readings alone. Sizes are those that completed under the
-    memory budget, so what is timed here fits it.
-    """
-    done = sorted((r for r in records if r["status"] == "ok"), key=lambda r: (r["n"], r["kind"]))
-    if not repeats or not done:
-        return
-    before = torch.get_num_threads()
-    if threads and not device.startswith("cuda"):
-        torch.set_num_threads(threads)
-    try:
-        cases = []
-        for r in done:
-            torch.manual_seed(seed)
-            layer = AttentionLayer(r["kind"], d_model, n_head).to(device)
-            x = torch.randn(1, r["n"], d_model, device=device)  # (b, n, m)
-            _time_once(layer, x)  # warm-up
-            cases.append((r, layer, x, [], []))
-        for round_ in range(repeats):
-            for _, layer, x, totals, projections in cases[:: 1 if round_ % 2 == 0 else -1]:
-                total, proj = _time_once(layer, x)
-                totals.append(total)
-                projections.append(proj)
-        for r, _, _, totals, projections in cases:
-            r.update(timing_summary(totals, projections), repeats=repeats,
-                     timing="interleaved rounds in the sweep's process")
-    finally:
-        torch.set_num_threads(before)
 
 
 def measure_memory(
@@ -387,7 +263,7 @@ def _judge(record: dict, spec: dict, peak: int, layer: AttentionLayer, x: Tensor
         return
     record["status"] = "ok"
     if spec["repeats"]:
-        record.update(_time_layer(layer, x, spec["repeats"], warm_up=False))
+        record.update(time_layer(layer, x, spec["repeats"], warm_up=False))
 
 
 def _oom(record: dict, error: BaseException) -> None:
@@ -461,13 +337,6 @@ def _ratio(record: dict, above: dict | None, key: str) -> float | None:
     if above is None or not record.get(key) or not above.get(key):
         return None
     return record[key] / above[key]
-
-
-def _check_sizes(sizes: Sequence[int], repeats: int) -> None:
-    if not sizes or any(not isinstance(n, int) or n < 1 for n in sizes):
-        raise ValueError(f"sizes must be positive integers, got {list(sizes)}")
-    if repeats < 0:
-        raise ValueError(f"repeats must be >= 0, got {repeats}")
 
 
 def size_text(nbytes: float | None) -> str:
