@@ -14,6 +14,13 @@ as the pool takes them, and the estimate is the time the busiest worker needs.
 Workers that share a GPU (``--jobs`` above the GPU count) are counted as one
 per GPU: how much sharing gains is for a measurement to say, not assumed.
 
+The estimate checks itself against what this machine has measured: every finished run of
+the same experiments in the run cache (any profile but micro, whose runs are too short
+to time) is estimated as a pending one would be and compared with its recorded wall time.
+Each experiment's estimate is then multiplied by its own measured ÷ estimated ratio (one
+without finished runs: by the median ratio), and the text prints the ratios and an error
+bar (``Calibration``). With nothing finished yet it says it is unchecked.
+
 Left out: analysis after training (minutes in the quick profile: the cost
 sweep, position's longer windows), warm-up effects of long runs, and the
 extra-seed round (``attnlab.lab.seeds``): whether it runs depends
@@ -25,6 +32,7 @@ that gets it.
 from __future__ import annotations
 
 import multiprocessing as mp
+import statistics
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,6 +58,8 @@ class Estimate:
     seeds: dict[str, int] = field(default_factory=dict)  # planned seeds per experiment
     sharing: int = 0  # workers that will share the GPUs (counted as `workers`, one per GPU)
     skipped: dict[str, str] = field(default_factory=dict)  # experiment -> why it cannot run
+    raw: dict[str, float] = field(default_factory=dict)  # worker-seconds before calibration
+    calibration: Calibration | None = None  # the finished runs it was checked against
 
     def text(self) -> str:
         from attnlab.train.progress import format_duration
@@ -62,16 +72,29 @@ class Estimate:
                            "no experiment selected can run here")
             return "\n".join([f"estimate ({self.profile}): nothing to train, {nothing}",
                               *skipped, f"  {self.extra_text()}"])
+        bar = ""
+        if self.calibration is not None:
+            lo, hi = self.calibration.error_bar()
+            bar = (f" (between {format_duration(self.wall_s * lo)} and "
+                   f"{format_duration(self.wall_s * hi)})")
         lines = [f"estimate ({self.profile}, {self.device}, {self.workers} worker(s)): training "
-                 f"should take about {format_duration(self.wall_s)} on this machine"]
+                 f"should take about {format_duration(self.wall_s)}{bar} on this machine"]
         for name, seconds in self.per_experiment.items():
             if self.runs.get(name):
+                timed = ""
+                if self.calibration is not None and name in self.raw:
+                    timed = (f" (timed {format_duration(self.raw[name])} × "
+                             f"{self.calibration.ratio(name):.2f})")
                 lines.append(f"  {name}: {self.runs[name]} runs, {format_duration(seconds)} "
-                             "of one worker's time")
+                             f"of one worker's time{timed}")
         lines += [f"  skipped {name} (not in the estimate): {why}"
                   for name, why in self.skipped.items()]
         lines.append(f"  (from {STEPS}-step timings of each model, best of {ROUNDS} rounds, "
                      f"{self.timing_s:.0f} s; analysis comes on top)")
+        lines += (self.calibration.text() if self.calibration is not None else
+                  ["  (not checked: no finished run of these experiments in this cache to "
+                   "compare with; once a profile has run, the next estimate corrects itself "
+                   "by what it measured)"])
         if self.sharing > self.workers:
             lines.append(f"  ({self.sharing} workers will share {self.workers} GPU(s); counted "
                          "as one per GPU, so sharing's gain is left out)")
@@ -88,6 +111,80 @@ class Estimate:
         return (f"(not included: the extra round of {self.extra_seeds} seed(s) for each "
                 "experiment left with a training claim inconclusive on 3 or more seeds: up "
                 f"to {' or '.join(shares)} more of its training)")
+
+
+@dataclass
+class Calibration:
+    """The estimate checked against the finished runs of the cache: per experiment, the
+    estimated and measured seconds of those runs (summed) and their count; per run, its
+    measured ÷ estimated ratio."""
+
+    estimated: dict[str, float] = field(default_factory=dict)
+    measured: dict[str, float] = field(default_factory=dict)
+    runs: dict[str, int] = field(default_factory=dict)
+    per_run: list[tuple[str, float]] = field(default_factory=list)  # (experiment, ratio)
+
+    def ratio(self, name: str) -> float:
+        """Measured ÷ estimated: the experiment's own, or the median of the others'."""
+        if name in self.measured:
+            return self.measured[name] / self.estimated[name]
+        return self.median()
+
+    def median(self) -> float:
+        return float(statistics.median(self.measured[n] / self.estimated[n]
+                                       for n in self.measured))
+
+    def error_bar(self) -> tuple[float, float]:
+        """Factors (low, high) on the corrected estimate: how far the experiments' ratios
+        lie from the median (what an experiment corrected by the median can miss) and how
+        far single runs lie from their experiment's ratio (10th and 90th percentile).
+
+        >>> c = Calibration({"a": 10.0, "b": 10.0}, {"a": 12.0, "b": 15.0}, {"a": 1, "b": 1},
+        ...                 [("a", 1.2), ("b", 1.5)])
+        >>> [round(x, 3) for x in c.error_bar()]
+        [0.889, 1.111]
+        """
+        med = self.median()
+        factors = [self.ratio(n) / med for n in self.measured]
+        single = sorted(r / self.ratio(n) for n, r in self.per_run)
+        if single:
+            factors += [single[int(0.1 * (len(single) - 1))], single[int(0.9 * (len(single) - 1))]]
+        return min(1.0, *factors), max(1.0, *factors)
+
+    def text(self) -> list[str]:
+        from attnlab.train.progress import format_duration
+
+        total = sum(self.runs.values())
+        lines = [f"  checked against the {total} finished run(s) of this cache (estimated as "
+                 "above, measured by their own records):"]
+        for name in self.measured:
+            lines.append(f"    {name}: {self.runs[name]} run(s), estimated "
+                         f"{format_duration(self.estimated[name])}, measured "
+                         f"{format_duration(self.measured[name])}: ×{self.ratio(name):.2f}")
+        lo, hi = self.error_bar()
+        lines.append(f"  (each experiment corrected by its own ratio, one without finished runs "
+                     f"by the median, ×{self.median():.2f}; error bar ×{lo:.2f}–×{hi:.2f}: the "
+                     "spread of the ratios about the median and of single runs about their "
+                     "experiment's)")
+        return lines
+
+
+def calibrate(measured: dict[str, list[tuple[RunConfig, float, int]]],
+              timed: dict[tuple[Any, ...], float]) -> Calibration | None:
+    """Compare ``measured`` (experiment -> (config, measured wall seconds, held tokens) of
+    each finished run) with what the estimate says of the same runs; None if there is
+    none."""
+    out = Calibration()
+    for name, rows in measured.items():
+        for cfg, wall, held in rows:
+            est = run_seconds(cfg, timed[shape_of(cfg)], held)
+            if est <= 0 or wall <= 0:
+                continue
+            out.estimated[name] = out.estimated.get(name, 0.0) + est
+            out.measured[name] = out.measured.get(name, 0.0) + wall
+            out.runs[name] = out.runs.get(name, 0) + 1
+            out.per_run.append((name, wall / est))
+    return out if out.measured else None
 
 
 def shape_of(cfg: RunConfig) -> tuple[Any, ...]:
@@ -171,15 +268,22 @@ def makespan(seconds: list[float], workers: int) -> float:
 
 def estimate_plans(profile: str, pending: dict[str, list[Any]], runner: Any, *,
                    seeds: dict[str, int], extra_seeds: int = 0,
-                   skipped: dict[str, str] | None = None) -> Estimate:
+                   skipped: dict[str, str] | None = None,
+                   finished: dict[str, list[tuple[Any, dict]]] | None = None) -> Estimate:
     """Time the steps of the ``pending`` runs (experiment -> resolved specs not finished),
     lay them on the runner's executor slots; ``seeds``: planned seeds per experiment;
     ``skipped``: experiments that would not run, and why (a missing corpus), said in the
-    text."""
+    text; ``finished``: experiment -> (resolved spec, record) of finished runs to check the
+    estimate against (``calibrate``)."""
     from attnlab.lab.executors import gpu_count
 
-    shapes = list(dict.fromkeys(shape_of(s.config) for specs in pending.values() for s in specs))
-    first = {shape_of(s.config): s.config for specs in pending.values() for s in specs}
+    done = {name: [(s.config, float(r.get("wall_s") or 0.0), _held_tokens(s, runner))
+                   for s, r in rows if not r.get("diverged")]
+            for name, rows in (finished or {}).items() if rows}
+    configs = [s.config for specs in pending.values() for s in specs]
+    configs += [cfg for rows in done.values() for cfg, _, _ in rows]
+    shapes = list(dict.fromkeys(shape_of(c) for c in configs))
+    first = {shape_of(c): c for c in configs}
     start = time.perf_counter()
     timed = dict(zip(shapes, step_seconds([first[s] for s in shapes]), strict=True))
     pool = runner.slots(sum(map(len, pending.values())))
@@ -188,12 +292,15 @@ def estimate_plans(profile: str, pending: dict[str, list[Any]], runner: Any, *,
     out = Estimate(profile, laid, str(device), timing_s=time.perf_counter() - start,
                    extra_seeds=extra_seeds, seeds=seeds, sharing=pool,
                    skipped=dict(skipped or {}))
+    out.calibration = calibrate(done, timed) if any(pending.values()) else None
     every = []
     for name, specs in pending.items():
+        factor = out.calibration.ratio(name) if out.calibration is not None else 1.0
         secs = [run_seconds(s.config, timed[shape_of(s.config)], _held_tokens(s, runner))
                 for s in specs]
-        out.per_experiment[name], out.runs[name] = sum(secs), len(specs)
-        every += secs
+        out.raw[name] = sum(secs)
+        out.per_experiment[name], out.runs[name] = sum(secs) * factor, len(specs)
+        every += [x * factor for x in secs]
     out.wall_s = makespan(every, out.workers)
     return out
 
