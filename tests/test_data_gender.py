@@ -68,4 +68,15 @@ def test_training_text_agrees_and_never_holds_a_held_out_pair() -> None:
 def test_distances_outside_the_language_are_refused() -> None:
     with pytest.raises(ValueError, match="distances"):
         gender.gender_dataset((7,), max_d=20)
+    with pytest.raises(ValueError, match="max_d"):
+        gender.gender_dataset((8,), max_d=7)
     assert np.all(DATA.held >= 0)
+
+
+def test_held_out_distances_may_lie_beyond_the_training_range() -> None:
+    data = gender.gender_dataset((8, 32), max_d=16, n_train=200, per_pair=1, seed=0)
+    for d in (8, 32):
+        assert data.items[d].shape[1] == d + 2  # ". det N1 … muy": the clause at d, not clipped
+    # no training sentence is longer than the range allows
+    words = data.vocab.decode(data.train).split(" . ")
+    assert max(len(s.split()) for s in words) <= 16 + 3

@@ -57,7 +57,7 @@ def test_no_extra_round_for_a_failed_premise_or_a_zero_spread():
 
 def _agreement(rnn, lstm, attention):
     jitter = (0.0, 0.01, -0.01)
-    agreement = {"distances": [8, 24, 48]}
+    agreement = {"distances": [8, 24, 48], "trained_d": [8, 48]}
     for m, a in (("rnn", rnn), ("lstm", lstm), ("attention", attention)):
         agreement[m] = {"acc": [[x + j for x in a] for j in jitter]}
     return {"recurrence": {"agreement": agreement}}

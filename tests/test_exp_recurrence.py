@@ -72,6 +72,12 @@ def test_micro_run_through_the_registry(tmp_path, shakespeare_head) -> None:
     folder = tmp_path / "out" / "recurrence"
     assert "not measured" in (folder / "table.md").read_text() or rec["timing"]["gpu"]
     assert (folder / "figure.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # micro trains on d up to 12 and tests 16 too: the table marks it and says per seed
+    # where each recurrence first falls below the bar
+    assert rec["agreement"]["trained_d"] == [8, 12]
+    table = (folder / "table.md").read_text()
+    assert "| d = 16 (beyond) |" in table and "first d below 0.7" in table
+    assert table.count("| RNN | ") >= 3 + 1  # three seeds in the drop table, one above
     verdicts = evaluate({"recurrence": rec}, CLAIMS)
     assert {v["status"] for v in verdicts} <= {"held", "not held", "inconclusive"}
 
@@ -92,7 +98,7 @@ def _record(rnn=0.6, lstm=0.9, attention=None, acc=None, steps=None, times=None)
     for m, curve in (("rnn", _decay(rnn)), ("lstm", _decay(lstm)), ("attention", attention_reach)):
         reach[m] = {"trained": [[v * (1 + 0.01 * s) for v in curve] for s in range(3)]}
     jitter = (0.0, 0.01, -0.01)
-    agreement = {"distances": [8, 24, 48]}
+    agreement = {"distances": [8, 24, 48], "trained_d": [8, 48]}
     for m, a in acc.items():
         agreement[m] = {"acc": [[x + j for x in a] for j in jitter]}
     T = [32, 64, 128, 256, 512, 1024]
@@ -132,6 +138,16 @@ def test_each_claim_fails_when_its_numbers_say_so(changes: dict, claim: str) -> 
     status = _status(_record(**changes))
     assert status[claim] == "not held"
     assert all(v == "held" for c, v in status.items() if c != claim)
+
+
+def test_attention_is_judged_on_the_distances_it_trained_on() -> None:
+    # past the trained range attention may fail (a relative distance it never saw): the
+    # claim is about the distances of its training, and the figure shows the rest
+    record = _record(acc={"rnn": [0.9, 0.7, 0.52], "lstm": [0.95, 0.9, 0.8],
+                          "attention": [1, 1, 0.5]})
+    assert _status(record)["recurrence.attention_distance_free"] == "not held"
+    record["recurrence"]["agreement"]["trained_d"] = [8, 24]
+    assert _status(record)["recurrence.attention_distance_free"] == "held"
 
 
 def test_a_power_law_reach_is_not_geometric() -> None:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from attnlab.experiments.recurrence_claims import HOLDS
 from attnlab.lab.tables import fmt_ms, markdown_table, mean_std
 
 if TYPE_CHECKING:
@@ -47,8 +48,14 @@ def _reach_table(record: dict[str, Any]) -> str:
     return markdown_table(head, rows)
 
 
+def trained_range(ag: dict[str, Any]) -> tuple[int, int]:
+    """The distances the agreement models trained on, (least, greatest)."""
+    return tuple(ag["trained_d"])  # type: ignore[return-value]
+
+
 def _agreement_table(record: dict[str, Any]) -> str:
     ag = record["agreement"]
+    top = trained_range(ag)[1]
     rows = []
     for m in MODELS:
         r = ag[m]
@@ -58,8 +65,34 @@ def _agreement_table(record: dict[str, Any]) -> str:
     rows.append(["always one form", "–", "–"] + [f"{b['constant']:.3f}"] * len(ag["distances"]))
     rows.append(["the nearest noun", "–", "–"]
                 + [f"{b['nearest_noun']:.3f}"] * len(ag["distances"]))
-    return markdown_table(["model", "width", "params"] + [f"d = {d}" for d in ag["distances"]],
-                          rows)
+    return markdown_table(["model", "width", "params"]
+                          + [f"d = {d}" + (" (beyond)" if d > top else "")
+                             for d in ag["distances"]], rows)
+
+
+def first_below(acc: list[float], distances: list[int], bar: float) -> int | None:
+    """The least distance whose accuracy is below ``bar`` (None: none is).
+
+    >>> first_below([0.95, 0.8, 0.6], [8, 16, 32], 0.7), first_below([0.9], [8], 0.7)
+    (32, None)
+    """
+    return next((d for a, d in zip(acc, distances, strict=True) if a < bar), None)
+
+
+def _drop_table(record: dict[str, Any], bar: float) -> str:
+    """Per recurrence and seed: the least distance whose accuracy is below ``bar``, and
+    whether it lies inside the trained range or beyond it."""
+    ag = record["agreement"]
+    top = trained_range(ag)[1]
+    rows = []
+    for m in ("rnn", "lstm"):
+        for seed, acc in enumerate(ag[m]["acc"]):
+            d = first_below(acc, ag["distances"], bar)
+            where = ("holds at every distance" if d is None else
+                     "below already at the smallest distance" if d == ag["distances"][0] else
+                     "inside the trained range" if d <= top else "beyond the trained range")
+            rows.append([SHORT[m], seed, "–" if d is None else d, where])
+    return markdown_table(["model", "seed", f"first d below {bar:g}", "where"], rows)
 
 
 def spread(values: list[float]) -> float:
@@ -102,6 +135,7 @@ def _sequential_table(record: dict[str, Any]) -> str:
 
 def table(record: dict[str, Any]) -> str:
     s, ag = record["settings"], record["agreement"]
+    lo, hi = trained_range(ag)
     return (
         f"**On the ladder** (the ladder's {s['ladder_profile']} settings; {record['seeds']} "
         f"seed(s), mean ± std):\n\n{_lm_table(record)}\n"
@@ -115,6 +149,9 @@ def table(record: dict[str, Any]) -> str:
         f"adjective) pair never occurs in training; {s['agree_layers']} blocks per model, "
         f"{s['agree_steps']} steps; in training the nearest noun disagrees in "
         f"{ag['train_conflict']:.0%} of sentences:\n\n{_agreement_table(record)}\n"
+        f"Trained on d = {lo} … {hi}; a column marked (beyond) is a distance no training "
+        f"sentence has. Where each recurrence first falls below {HOLDS:g}, per seed:\n\n"
+        f"{_drop_table(record, HOLDS)}\n"
         f"**Sequential work**: {_sequential_table(record)}"
     )
 
@@ -156,12 +193,18 @@ def figure(record: dict[str, Any]) -> Figure:
         acc_ax.errorbar(d + (i - (len(MODELS) - 1) / 2) * step, [s[0] for s in stats],
                         yerr=[s[1] for s in stats], color=f"C{i}", marker="o", capsize=3,
                         label=SHORT[m], alpha=0.85)
-    acc_ax.axhline(0.5, color="k", lw=0.8, ls=":", label="chance")
-    acc_ax.set_ylim(0, 1.02)
+    lo, hi = trained_range(ag)
+    if d.size and d.max() > hi:  # the distances no training sentence has
+        acc_ax.axvspan((hi + d[d > hi].min()) / 2, d.max() + 4 * step, color="0.9", zorder=0,
+                       label=f"beyond training (d > {hi})")
+    acc_ax.axhline(0.5, color="k", lw=0.8, ls=":", label="chance (one form always)")
+    acc_ax.axhline(ag["baselines"]["nearest_noun"], color="0.4", lw=0.8, ls="--",
+                   label="the nearest noun's form")
+    acc_ax.set_ylim(-0.02, 1.02)
     acc_ax.set_xlabel("d (words from the subject to the adjective)")
     acc_ax.set_ylabel("forced-choice accuracy")
     acc_ax.set_title("agreement against distance")
-    acc_ax.legend(fontsize=8)
+    acc_ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
     timing = record["timing"]
     for i, m in enumerate(MODELS):
         rounds = np.asarray(timing[m]["rounds"]) * 1e6  # (rounds, sizes) µs per token
