@@ -82,3 +82,16 @@ def test_each_claim_fails_when_its_numbers_say_so(change, fails):
     status = _status(**change)
     assert status[fails] == "not held"
     assert {c for c, v in status.items() if v != "held"} == {fails}
+
+
+def test_quick_is_the_full_settings():
+    # twenty thousand steps of a one-layer model cost minutes: the learner's quick run
+    # carries the full profile's settings
+    assert icl_gd.PROFILES["quick"] == icl_gd.PROFILES["full"]
+    assert icl_gd.QUICK_CHANGES.startswith("Nothing")
+
+
+def test_seeds_side_by_side_give_the_numbers_of_seeds_in_turn():
+    s = icl_gd.Settings(steps=20, batch_size=16, n_eta=500, n_held=64, seeds=2)
+    drop = lambda runs: [{k: v for k, v in r.items() if k != "wall_s"} for r in runs]  # noqa: E731
+    assert drop(icl_gd.side_by_side(s, 2)) == drop(icl_gd.side_by_side(s, 1))
