@@ -33,9 +33,13 @@ def test_calibrate_compares_each_run_with_its_own_estimate():
     cfg = load("agreement").plan(load("agreement").settings("micro"))[0].config
     timed = {shape_of(cfg): STEP_S}
     est = run_seconds(cfg, STEP_S, 100)
-    c = calibrate({"agreement": [(cfg, 2 * est, 100), (cfg, 0.0, 100)]}, timed)
+    c = calibrate({"agreement": [(cfg, 2 * est, 100, "quick"), (cfg, 0.0, 100, "quick")]},
+                  timed, "full")
     assert c.runs == {"agreement": 1}  # a run without a wall time checks nothing
     assert c.ratio("agreement") == pytest.approx(2.0)
+    assert "these are quick runs only: full runs are longer" in "\n".join(c.text())
+    same = calibrate({"agreement": [(cfg, 2 * est, 100, "full")]}, timed, "full")
+    assert "runs only" not in "\n".join(same.text())
     assert calibrate({"agreement": []}, timed) is None
 
 

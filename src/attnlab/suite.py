@@ -441,7 +441,7 @@ def _finished_runs(suite: Suite, wanted: dict[str, Any], extra_seeds: int
                    ) -> dict[str, list[tuple[Any, dict]]]:
     """Per experiment of ``wanted``, the finished runs of the cache (resolved spec, record)
     under the profiles the estimate is checked against, with their default seeds and the
-    extra round's (each run once)."""
+    extra round's (each run once, its record marked with the profile that planned it)."""
     out: dict[str, list[tuple[Any, dict]]] = {}
     for name in wanted:
         exp, seen = suite.experiments[name], {}
@@ -459,7 +459,8 @@ def _finished_runs(suite: Suite, wanted: dict[str, Any], extra_seeds: int
                 for spec in specs:
                     record = suite.runner.finished(spec)
                     if record is not None:
-                        seen.setdefault(suite.runner.key(spec), (spec, record))
+                        seen.setdefault(suite.runner.key(spec),
+                                        (spec, {**record, "profile": profile}))
         out[name] = list(seen.values())
     return out
 

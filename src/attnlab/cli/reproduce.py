@@ -51,7 +51,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="run nothing: rewrite the report from the results already in --out")
     p.add_argument("--estimate", action="store_true",
                    help="time a few steps of every pending run's model, print how long the "
-                   "suite should take on this machine, and stop")
+                   "suite should take on this machine (corrected by, and checked against, "
+                   "the finished runs of the cache: ratios and an error bar), and stop")
     p.add_argument("--workers", type=whole("--workers"), default=None, metavar="N",
                    help="with --estimate: the wall time on N workers side by side (a cluster's "
                    "size), each run's steps still timed on this machine")

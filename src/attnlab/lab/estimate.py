@@ -123,6 +123,8 @@ class Calibration:
     measured: dict[str, float] = field(default_factory=dict)
     runs: dict[str, int] = field(default_factory=dict)
     per_run: list[tuple[str, float]] = field(default_factory=list)  # (experiment, ratio)
+    profiles: set[str] = field(default_factory=set)  # the profiles of the runs checked
+    profile: str = ""  # the profile being estimated
 
     def ratio(self, name: str) -> float:
         """Measured ÷ estimated: the experiment's own, or the median of the others'."""
@@ -162,6 +164,10 @@ class Calibration:
                          f"{format_duration(self.estimated[name])}, measured "
                          f"{format_duration(self.measured[name])}: ×{self.ratio(name):.2f}")
         lo, hi = self.error_bar()
+        if self.profile and self.profiles and self.profile not in self.profiles:
+            lines.append(f"  (these are {' and '.join(sorted(self.profiles))} runs only: "
+                         f"{self.profile} runs are longer and may differ by more than the "
+                         "error bar says; once some have finished, they are checked too)")
         lines.append(f"  (each experiment corrected by its own ratio, one without finished runs "
                      f"by the median, ×{self.median():.2f}; error bar ×{lo:.2f}–×{hi:.2f}: the "
                      "spread of the ratios about the median and of single runs about their "
@@ -169,14 +175,14 @@ class Calibration:
         return lines
 
 
-def calibrate(measured: dict[str, list[tuple[RunConfig, float, int]]],
-              timed: dict[tuple[Any, ...], float]) -> Calibration | None:
-    """Compare ``measured`` (experiment -> (config, measured wall seconds, held tokens) of
-    each finished run) with what the estimate says of the same runs; None if there is
-    none."""
-    out = Calibration()
+def calibrate(measured: dict[str, list[tuple[RunConfig, float, int, str]]],
+              timed: dict[tuple[Any, ...], float], profile: str = "") -> Calibration | None:
+    """Compare ``measured`` (experiment -> (config, measured wall seconds, held tokens, the
+    profile that planned it) of each finished run) with what the estimate of ``profile``
+    says of the same runs; None if there is none."""
+    out = Calibration(profile=profile)
     for name, rows in measured.items():
-        for cfg, wall, held in rows:
+        for cfg, wall, held, planned in rows:
             est = run_seconds(cfg, timed[shape_of(cfg)], held)
             if est <= 0 or wall <= 0:
                 continue
@@ -184,6 +190,8 @@ def calibrate(measured: dict[str, list[tuple[RunConfig, float, int]]],
             out.measured[name] = out.measured.get(name, 0.0) + wall
             out.runs[name] = out.runs.get(name, 0) + 1
             out.per_run.append((name, wall / est))
+            if planned:
+                out.profiles.add(planned)
     return out if out.measured else None
 
 
@@ -277,11 +285,11 @@ def estimate_plans(profile: str, pending: dict[str, list[Any]], runner: Any, *,
     estimate against (``calibrate``)."""
     from attnlab.lab.executors import gpu_count
 
-    done = {name: [(s.config, float(r.get("wall_s") or 0.0), _held_tokens(s, runner))
-                   for s, r in rows if not r.get("diverged")]
+    done = {name: [(s.config, float(r.get("wall_s") or 0.0), _held_tokens(s, runner),
+                    str(r.get("profile", ""))) for s, r in rows if not r.get("diverged")]
             for name, rows in (finished or {}).items() if rows}
     configs = [s.config for specs in pending.values() for s in specs]
-    configs += [cfg for rows in done.values() for cfg, _, _ in rows]
+    configs += [row[0] for rows in done.values() for row in rows]
     shapes = list(dict.fromkeys(shape_of(c) for c in configs))
     first = {shape_of(c): c for c in configs}
     start = time.perf_counter()
@@ -292,7 +300,7 @@ def estimate_plans(profile: str, pending: dict[str, list[Any]], runner: Any, *,
     out = Estimate(profile, laid, str(device), timing_s=time.perf_counter() - start,
                    extra_seeds=extra_seeds, seeds=seeds, sharing=pool,
                    skipped=dict(skipped or {}))
-    out.calibration = calibrate(done, timed) if any(pending.values()) else None
+    out.calibration = calibrate(done, timed, profile) if any(pending.values()) else None
     every = []
     for name, specs in pending.items():
         factor = out.calibration.ratio(name) if out.calibration is not None else 1.0
