@@ -10,7 +10,9 @@ those files alone.
   each experiment's seeds, runs, times and table, and the run's profile, dates, processor,
   wall time and code revision;
 - ``claims-full.json`` (``--full``): the same for a full-profile report of the experiments
-  that fit this machine, with the rest named and what running them would take;
+  that fit this machine, with the rest named and what running them would take; a report of
+  some experiments adds to the full runs recorded before it (its experiments replace theirs,
+  each experiment keeps the run that made it);
 - ``estimates.json`` (``--estimates DIR``): the outputs of ``attnlab reproduce --profile
   full --estimate [--only ...] [--workers N]`` that ``DIR`` holds as ``full-W.txt`` (the
   whole suite on W workers) and ``not-run.txt`` (the experiments the full report lacks).
@@ -97,12 +99,34 @@ def collect(report: Path) -> dict[str, Any]:
     }
 
 
-def collect_full(report: Path) -> dict[str, Any]:
-    """The full report's results file, and the experiments it does not hold."""
+RUN_KEYS = ("profile", "started_at", "finished_at", "wall_s", "phases_s", "processor",
+            "cpu_count", "device", "torch", "code_revision")  # what says which run it was
+
+
+def collect_full(report: Path, previous: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The full report's results file, and the experiments it does not hold. The
+    experiments of ``previous`` (the full results already written) that this report does not
+    hold are kept, each with the run that made it (``run``), so that full runs of different
+    experiments, on different days, add up; ``runs`` lists those runs."""
     from attnlab.lab import registry
 
     results = collect(report)
+    header = {k: results.get(k) for k in RUN_KEYS}
+    for e in results["experiments"]:
+        e["run"] = header
     ran = [e["name"] for e in results["experiments"]]
+    if previous is not None:
+        earlier = {k: previous.get(k) for k in RUN_KEYS}
+        results["experiments"] += [{**e, "run": e.get("run", earlier)}
+                                   for e in previous["experiments"] if e["name"] not in ran]
+        results["claims"] += [c for c in previous["claims"] if c.get("experiment") not in ran]
+        order = {n: i for i, n in enumerate(registry.EXPERIMENTS)}
+        results["experiments"].sort(key=lambda e: order.get(e["name"], len(order)))
+        ran = [e["name"] for e in results["experiments"]]
+    results["summary"] = {s: sum(1 for c in results["claims"] if c["status"] == s)
+                          for s in STATUSES}
+    results["runs"] = list({e["run"]["started_at"]: e["run"]
+                            for e in results["experiments"]}.values())
     rest = [n for n in registry.EXPERIMENTS if n not in ran]
     results["not_run"] = {"experiments": rest,
                           "command": f"attnlab reproduce --profile full --only {','.join(rest)}"}
@@ -116,7 +140,7 @@ def collect_estimates(folder: Path) -> dict[str, Any]:
         full[path.stem.removeprefix("full-")] = path.read_text(encoding="utf-8").strip()
     not_run = folder / "not-run.txt"
     return {"generated_by": "attnlab reproduce --profile full --estimate [--workers W] "
-            "[--only ...], nothing trained yet",
+            "[--only ...] in the quick run's cache, checked against its finished runs",
             "measured_at": time.strftime("%Y-%m-%d"), "full": full,
             "not_run": not_run.read_text(encoding="utf-8").strip() if not_run.is_file() else ""}
 
@@ -204,10 +228,14 @@ def render_run(results: dict[str, Any], heading: str) -> str:
 def render_full(full: dict[str, Any] | None, estimates: dict[str, Any] | None) -> str:
     if full is None:
         return "No experiment has been run at the full profile here."
-    rest = full["not_run"]
-    lines = [render_run(full, "####"), "",
-             f"Not run here: {', '.join(f'`{n}`' for n in rest['experiments'])}. "
-             f"`{rest['command']}` would run them; on this machine the estimate said:"]
+    rest, lines = full["not_run"], []
+    for run in full.get("runs") or [full]:  # each full run with the experiments it holds
+        held = [e for e in full["experiments"]
+                if (e.get("run") or full)["started_at"] == run["started_at"]]
+        counts = {s: sum(e["counts"].get(s, 0) for e in held) for s in STATUSES[:3]}
+        lines += [render_run({**run, "experiments": held, "summary": counts}, "####"), ""]
+    lines.append(f"Not run here: {', '.join(f'`{n}`' for n in rest['experiments'])}. "
+                 f"`{rest['command']}` would run them; on this machine the estimate said:")
     if estimates and estimates.get("not_run"):
         lines += ["", "```", estimates["not_run"], "```"]
     return "\n".join(lines)
@@ -299,7 +327,7 @@ def main(argv: list[str]) -> int:
     RESULTS.mkdir(parents=True, exist_ok=True)
     _write(FILE, collect(report))
     if "--full" in options:
-        _write(FULL, collect_full(Path(options["--full"])))
+        _write(FULL, collect_full(Path(options["--full"]), _read(FULL)))
     if "--estimates" in options:
         _write(ESTIMATES, collect_estimates(Path(options["--estimates"])))
     publish_sample(report)

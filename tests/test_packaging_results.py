@@ -94,3 +94,35 @@ def test_the_recorded_claims_are_claims_of_the_registry():
     ids = {c.id for name in registry.EXPERIMENTS for c in registry.load(name).claims}
     stale = [c["id"] for c in _results()["claims"] if c["id"] not in ids]
     assert not stale, f"renamed or removed claims in docs/results/claims.json: {stale}"
+
+
+def _run(started: str, names: list[str]) -> dict:
+    header = {"profile": "full", "started_at": started, "finished_at": started, "wall_s": 60.0,
+              "phases_s": {"train": 60.0}, "processor": "cpu x", "cpu_count": 2,
+              "device": "cpu", "torch": "2", "code_revision": {"commit": "abc1234"}}
+    return {**header, "summary": {}, "experiments": [
+        {"name": n, "title": n, "seeds": 3, "runs": 1, "train_s": 1.0, "analysis_s": 1.0,
+         "counts": {"held": 1, "not held": 0, "inconclusive": 0}, "extra_round": None,
+         "table": f"table of {n}"} for n in names],
+        "claims": [{"id": f"{n}.c", "experiment": n, "status": "held", "measured": "1",
+                    "chapter": "–"} for n in names]}
+
+
+def test_a_full_run_of_some_experiments_adds_to_the_full_runs_before_it(monkeypatch):
+    script = _script()
+    runs = iter([_run("2026-12-01T00:00", ["winograd", "induction"]),
+                 _run("2026-12-02T00:00", ["position", "induction"])])
+    monkeypatch.setattr(script, "collect", lambda report: next(runs))
+    first = script.collect_full(Path("a"))
+    both = script.collect_full(Path("b"), first)
+    assert [e["name"] for e in both["experiments"]] == ["position", "winograd", "induction"]
+    by_name = {e["name"]: e["run"]["started_at"][:10] for e in both["experiments"]}
+    assert by_name == {"position": "2026-12-02", "winograd": "2026-12-01",
+                       "induction": "2026-12-02"}  # the later run replaces the earlier
+    assert sorted(c["id"] for c in both["claims"]) == ["induction.c", "position.c", "winograd.c"]
+    assert "position" not in both["not_run"]["experiments"]
+    text = script.render_full(both, None)
+    assert text.count("`attnlab reproduce --profile full`") == 2  # each run, its experiments
+    first_run, second_run = text.split("`attnlab reproduce --profile full`")[1:]
+    assert "`position`" in first_run and "`winograd`" in second_run
+    assert "`winograd`" not in first_run
