@@ -135,3 +135,39 @@ def test_the_explorer_rooms_point_down():
     assert reaches(f"{ex}sources", (f"{ex}server", f"{ex}notebook")) == []
     assert reaches(f"{ex}server", (f"{ex}notebook",)) == []
     assert reaches("attnlab.explorer", ("attnlab.cli",)) == []
+
+
+def documented_layers() -> dict[str, int]:
+    """docs/design.md's layer block: top-level package or module of attnlab -> its layer."""
+    page = (ROOT.parents[1] / "docs" / "design.md").read_text(encoding="utf-8")
+    block = page.split("<!-- layers:begin -->")[1].split("<!-- layers:end -->")[0]
+    layers: dict[str, int] = {}
+    for line in block.splitlines():
+        head, _, rest = line.partition("  ")
+        if not head.isdigit():
+            continue  # the fence, or a description's second line
+        for word in rest.split():
+            if not word.endswith(("/", ".py")):
+                break  # the description starts
+            name = word.rstrip("/").removesuffix(".py")
+            assert name not in layers, f"{word} is in two layers of docs/design.md"
+            layers[name] = int(head)
+    return layers
+
+
+def top_level(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def test_design_md_layers_are_the_imports():
+    layers = documented_layers()
+    present = {top_level(m) for m in modules()} | {
+        p.name for p in ROOT.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))}
+    assert present - set(layers) == set(), "not in docs/design.md's layers"
+    assert set(layers) - present == set(), "in docs/design.md's layers but not in src/attnlab"
+    up = sorted(f"{m} -> {t} (layer {layers[top_level(m)]} -> {layers[top_level(t)]})"
+                for m, ts in graph().items() for t in ts
+                if top_level(m) != top_level(t)
+                and layers[top_level(t)] >= layers[top_level(m)])
+    assert up == [], "imports that reach a layer at or above their own"
