@@ -190,9 +190,12 @@ def figure(record: dict[str, Any]) -> Figure:
     step = 0.05 * (np.min(np.diff(d)) if d.size > 1 else 1.0)  # side by side, each visible
     for i, m in enumerate(MODELS):
         stats = [mean_std([a[j] for a in ag[m]["acc"]]) for j in range(len(ag["distances"]))]
-        acc_ax.errorbar(d + (i - (len(MODELS) - 1) / 2) * step, [s[0] for s in stats],
-                        yerr=[s[1] for s in stats], color=f"C{i}", marker="o", capsize=3,
-                        label=SHORT[m], alpha=0.85)
+        at = d + (i - (len(MODELS) - 1) / 2) * step
+        acc_ax.errorbar(at, [s[0] for s in stats], yerr=[s[1] for s in stats], color=f"C{i}",
+                        marker="o", capsize=3, label=f"{SHORT[m]} (mean ± std)", alpha=0.85)
+        for acc in ag[m]["acc"]:  # each seed, so that one seed that never learned shows as one
+            acc_ax.plot(at, acc, ls="none", marker=".", ms=4, color=f"C{i}", alpha=0.35)
+    acc_ax.plot([], [], ls="none", marker=".", color="0.5", label="one seed")
     lo, hi = trained_range(ag)
     if d.size and d.max() > hi:  # the distances no training sentence has
         acc_ax.axvspan((hi + d[d > hi].min()) / 2, d.max() + 4 * step, color="0.9", zorder=0,
