@@ -146,7 +146,8 @@ def _acc(records: Records, model: str) -> list[list[float]]:
 def _largest_trained(records: Records) -> int:
     """The index of the largest held-out distance inside the trained range."""
     ag = records[NAME]["agreement"]
-    return max(i for i, d in enumerate(ag["distances"]) if d <= ag["trained_d"][1])
+    top = (ag.get("trained_d") or ag["distances"][-1:])[-1]  # older records: all trained
+    return max(i for i, d in enumerate(ag["distances"]) if d <= top)
 
 
 def _attention_distance_free(records: Records) -> Margins:
