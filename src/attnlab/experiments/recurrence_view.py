@@ -51,7 +51,8 @@ def _reach_table(record: dict[str, Any]) -> str:
 def trained_range(ag: dict[str, Any]) -> tuple[int, int]:
     """The distances the agreement models trained on, (least, greatest)."""
     # a record from before the held-out distances passed the trained ones trained on them all
-    return tuple(ag.get("trained_d") or (ag["distances"][0], ag["distances"][-1]))  # type: ignore[return-value]
+    lo, hi = ag.get("trained_d") or (ag["distances"][0], ag["distances"][-1])
+    return lo, hi
 
 
 def _agreement_table(record: dict[str, Any]) -> str:
@@ -193,10 +194,10 @@ def figure(record: dict[str, Any]) -> Figure:
         stats = [mean_std([a[j] for a in ag[m]["acc"]]) for j in range(len(ag["distances"]))]
         at = d + (i - (len(MODELS) - 1) / 2) * step
         acc_ax.errorbar(at, [s[0] for s in stats], yerr=[s[1] for s in stats], color=f"C{i}",
-                        marker="o", capsize=3, label=f"{SHORT[m]} (mean ± std)", alpha=0.85)
+                        marker="o", capsize=3, label=SHORT[m], alpha=0.85)
         for acc in ag[m]["acc"]:  # each seed, so that one seed that never learned shows as one
             acc_ax.plot(at, acc, ls="none", marker=".", ms=4, color=f"C{i}", alpha=0.35)
-    acc_ax.plot([], [], ls="none", marker=".", color="0.5", label="one seed")
+    acc_ax.plot([], [], ls="none", marker=".", color="0.5", label="one seed (line: mean ± std)")
     lo, hi = trained_range(ag)
     if d.size and d.max() > hi:  # the distances no training sentence has
         acc_ax.axvspan((hi + d[d > hi].min()) / 2, d.max() + 4 * step, color="0.9", zorder=0,
