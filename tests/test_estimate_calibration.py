@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 import attnlab.lab.estimate as estimate_module
-import attnlab.suite as suite_module
 from attnlab.lab.estimate import Calibration, calibrate, run_seconds, shape_of
 from attnlab.lab.registry import load
 from attnlab.lab.runner import Runner
@@ -50,7 +49,7 @@ def test_the_estimate_corrects_itself_by_the_runs_it_finds(monkeypatch, tmp_path
     assert first.calibration is None and "not checked: no finished run" in first.text()
     exp = load("agreement")
     runner.train(exp.plan(exp.settings("micro")))  # seed 0 finishes, for real
-    monkeypatch.setattr(suite_module, "CHECKED_PROFILES", ("micro",))
+    monkeypatch.setattr(estimate_module, "CHECKED_PROFILES", ("micro",))
     second = estimate("micro", 3, runner, only=["agreement"])
     assert second.runs == {"agreement": 2}  # seeds 1 and 2 are still to train
     cal = second.calibration

@@ -418,7 +418,7 @@ def estimate(profile: str, seeds: int | None, runner: Runner, *, only: list[str]
              extra_seeds: int = 0) -> Any:
     """How long the training of ``reproduce`` should take here: the same plan, its pending
     runs timed (``attnlab.lab.estimate``)."""
-    from attnlab.lab.estimate import estimate_plans
+    from attnlab.lab.estimate import estimate_plans, finished_runs
 
     suite = Suite(runner, Path("."), profile, seeds)
     suite.load(registry.select(only))
@@ -431,38 +431,9 @@ def estimate(profile: str, seeds: int | None, runner: Runner, *, only: list[str]
     pending = {name: runner.pending(p.specs) for name, p in plans.items()}
     planned = {name: n for name, p in plans.items() if (n := seeds_of(p.settings)) is not None}
     return estimate_plans(profile, pending, runner, seeds=planned, extra_seeds=extra_seeds,
-                          skipped=skipped, finished=_finished_runs(suite, wanted, extra_seeds))
-
-
-CHECKED_PROFILES = ("quick", "full")  # whose finished runs the estimate is checked against
-
-
-def _finished_runs(suite: Suite, wanted: dict[str, Any], extra_seeds: int
-                   ) -> dict[str, list[tuple[Any, dict]]]:
-    """Per experiment of ``wanted``, the finished runs of the cache (resolved spec, record)
-    under the profiles the estimate is checked against, with their default seeds and the
-    extra round's (each run once, its record marked with the profile that planned it)."""
-    out: dict[str, list[tuple[Any, dict]]] = {}
-    for name in wanted:
-        exp, seen = suite.experiments[name], {}
-        for profile in CHECKED_PROFILES:
-            for grow in dict.fromkeys((0, extra_seeds)):
-                try:
-                    settings = exp.settings(profile, None)
-                    n = seeds_of(settings)
-                    if grow and n is None:
-                        continue
-                    settings = exp.settings(profile, n + grow) if grow else settings
-                    specs = suite.runner.resolve_all(exp.plan(settings))
-                except Exception:  # noqa: BLE001 - a plan that cannot be made checks nothing
-                    continue
-                for spec in specs:
-                    record = suite.runner.finished(spec)
-                    if record is not None:
-                        seen.setdefault(suite.runner.key(spec),
-                                        (spec, {**record, "profile": profile}))
-        out[name] = list(seen.values())
-    return out
+                          skipped=skipped,
+                          finished=finished_runs({n: suite.experiments[n] for n in wanted},
+                                                 runner, extra_seeds))
 
 
 def run_experiment(name: str, profile: str, runner: Runner, out: Path,

@@ -195,6 +195,40 @@ def calibrate(measured: dict[str, list[tuple[RunConfig, float, int, str]]],
     return out if out.measured else None
 
 
+CHECKED_PROFILES = ("quick", "full")  # whose finished runs the estimate is checked against
+
+
+def finished_runs(experiments: dict[str, Any], runner: Any, extra_seeds: int
+                  ) -> dict[str, list[tuple[Any, dict]]]:
+    """Per experiment (name -> its ``Experiment`` record), the finished runs of ``runner``'s
+    cache (resolved spec, record) under the profiles the estimate is checked against, with
+    their default seeds and the extra round's (each run once, its record marked with the
+    profile that planned it)."""
+    out: dict[str, list[tuple[Any, dict]]] = {}
+    from attnlab.lab.registry import seeds_of
+
+    for name, exp in experiments.items():
+        seen: dict[str, tuple[Any, dict]] = {}
+        for profile in CHECKED_PROFILES:
+            for grow in dict.fromkeys((0, extra_seeds)):
+                try:
+                    settings = exp.settings(profile, None)
+                    n = seeds_of(settings)
+                    if grow and n is None:
+                        continue
+                    settings = exp.settings(profile, n + grow) if grow else settings
+                    specs = runner.resolve_all(exp.plan(settings))
+                except Exception:  # noqa: BLE001 - a plan that cannot be made checks nothing
+                    continue
+                for spec in specs:
+                    record = runner.finished(spec)
+                    if record is not None:
+                        seen.setdefault(runner.key(spec),
+                                        (spec, {**record, "profile": profile}))
+        out[name] = list(seen.values())
+    return out
+
+
 def shape_of(cfg: RunConfig) -> tuple[Any, ...]:
     """What a step's time depends on: the model, the batch, device and precision."""
     return (cfg.model, cfg.train.batch_size, cfg.train.device, cfg.train.precision)
