@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import logging
 import multiprocessing as mp
-import os
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -198,8 +197,9 @@ def side_by_side(settings: Settings, processes: int) -> list[dict[str, Any]]:
 
 def analyse(settings: Settings, results: Results, ctx: Context) -> dict[str, Any]:
     """The seeds side by side on this machine's cores (at most the run's worker count)."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    processes = min(settings.seeds, ctx.runner.slots(settings.seeds), cores or 1)
+    from attnlab.lab.executors import cpu_cores
+
+    processes = min(settings.seeds, ctx.runner.slots(settings.seeds), cpu_cores())
     per_seed = side_by_side(settings, processes)
     for i, r in enumerate(per_seed):
         log.info("icl_gd seed %d: loss lsa %.4f gd %.4f, cosine %.4f", i, r["loss"]["lsa"],

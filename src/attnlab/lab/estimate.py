@@ -204,27 +204,23 @@ def finished_runs(experiments: dict[str, Any], runner: Any, extra_seeds: int
     cache (resolved spec, record) under the profiles the estimate is checked against, with
     their default seeds and the extra round's (each run once, its record marked with the
     profile that planned it)."""
-    out: dict[str, list[tuple[Any, dict]]] = {}
     from attnlab.lab.registry import seeds_of
 
+    out: dict[str, list[tuple[Any, dict]]] = {}
     for name, exp in experiments.items():
         seen: dict[str, tuple[Any, dict]] = {}
         for profile in CHECKED_PROFILES:
-            for grow in dict.fromkeys((0, extra_seeds)):
-                try:
-                    settings = exp.settings(profile, None)
-                    n = seeds_of(settings)
-                    if grow and n is None:
-                        continue
-                    settings = exp.settings(profile, n + grow) if grow else settings
-                    specs = runner.resolve_all(exp.plan(settings))
-                except Exception:  # noqa: BLE001 - a plan that cannot be made checks nothing
-                    continue
-                for spec in specs:
-                    record = runner.finished(spec)
-                    if record is not None:
-                        seen.setdefault(runner.key(spec),
-                                        (spec, {**record, "profile": profile}))
+            try:
+                n = seeds_of(exp.settings(profile))
+                counts = [None] if n is None else list(dict.fromkeys((n, n + extra_seeds)))
+                specs = [spec for count in counts
+                         for spec in runner.resolve_all(exp.plan(exp.settings(profile, count)))]
+            except Exception:  # noqa: BLE001 - a plan that cannot be made checks nothing
+                continue
+            for spec in specs:
+                record = runner.finished(spec)
+                if record is not None:
+                    seen.setdefault(runner.key(spec), (spec, {**record, "profile": profile}))
         out[name] = list(seen.values())
     return out
 

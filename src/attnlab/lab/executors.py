@@ -98,14 +98,19 @@ def gpu_count() -> int:
     return torch.cuda.device_count() if torch.cuda.is_available() else 0
 
 
+def cpu_cores() -> int:
+    """The CPU cores this process may run on (its affinity where the OS says it)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return cores or 1
+
+
 def default_workers(device: str = "auto") -> int:
     """One worker per CPU core (at most 8) when training on the CPU (``device`` cpu, or
     auto without a GPU); one per GPU with CUDA (``--jobs`` asks for more)."""
     n_gpu = gpu_count() if device != "cpu" else 0
     if n_gpu:
         return n_gpu
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return max(1, min(8, cores or 1))
+    return max(1, min(8, cpu_cores()))
 
 
 def worker_envs(n: int, device_type: str, n_gpus: int,
