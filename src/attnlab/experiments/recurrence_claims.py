@@ -143,10 +143,18 @@ def _acc(records: Records, model: str) -> list[list[float]]:
     return records[NAME]["agreement"][model]["acc"]
 
 
+def trained_range(ag: dict) -> tuple[int, int]:
+    """The distances the agreement models of record part ``ag`` trained on, (least,
+    greatest); a record from before the held-out distances passed the trained ones trained
+    on them all."""
+    lo, hi = ag.get("trained_d") or (ag["distances"][0], ag["distances"][-1])
+    return lo, hi
+
+
 def _largest_trained(records: Records) -> int:
     """The index of the largest held-out distance inside the trained range."""
     ag = records[NAME]["agreement"]
-    top = (ag.get("trained_d") or ag["distances"][-1:])[-1]  # older records: all trained
+    top = trained_range(ag)[1]
     return max(i for i, d in enumerate(ag["distances"]) if d <= top)
 
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from attnlab.experiments.recurrence_claims import HOLDS
+from attnlab.experiments.recurrence_claims import HOLDS, trained_range
 from attnlab.lab.tables import fmt_ms, markdown_table, mean_std
 
 if TYPE_CHECKING:
@@ -46,13 +46,6 @@ def _reach_table(record: dict[str, Any]) -> str:
             "R² geometric", "R² power law"] + [f"‖g‖ at k={k}" for k in (1, max(1, w // 4),
                                                                         w - 1)]
     return markdown_table(head, rows)
-
-
-def trained_range(ag: dict[str, Any]) -> tuple[int, int]:
-    """The distances the agreement models trained on, (least, greatest)."""
-    # a record from before the held-out distances passed the trained ones trained on them all
-    lo, hi = ag.get("trained_d") or (ag["distances"][0], ag["distances"][-1])
-    return lo, hi
 
 
 def _agreement_table(record: dict[str, Any]) -> str:
