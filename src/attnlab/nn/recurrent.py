@@ -86,8 +86,10 @@ class _Recurrence(nn.Module):
         states = self.initial(x, cache)
         inputs = self.ih(x)  # (b, t, gates·c), every position at once
         out = []
-        for t in range(x.shape[1]):  # the loop: step t waits for step t - 1
-            states = self.step(inputs[:, t], states)
+        # unbind, not inputs[:, t]: the backward of one index writes a zero tensor of the
+        # whole (b, t, gates·c) per step (quadratic in t); unbind's stacks the steps once
+        for step_input in inputs.unbind(1):  # the loop: step t waits for step t - 1
+            states = self.step(step_input, states)
             out.append(states[0])
         self.keep(cache, states)
         return torch.stack(out, dim=1)  # (b, t, c)
