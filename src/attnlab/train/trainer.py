@@ -106,6 +106,7 @@ from attnlab.train.runtime import (
     autocast,
     build_model,
     cpu_has_bf16,
+    denormal_mode,
     evaluate,
     prepare_splits,
     resolve_device,
@@ -167,7 +168,8 @@ def train(
             if diverged is not None:
                 raise TrainingDiverged(f"{diverged['message']} (recorded in "
                                        f"{run_dir / DIVERGED}; delete it to try again)")
-            return _Run(cfg, run_dir, data, progress, device, info).run(on_start)
+            with denormal_mode(device, cfg.train.denormals):
+                return _Run(cfg, run_dir, data, progress, device, info).run(on_start)
     finally:
         dist_utils.teardown(info)
 
