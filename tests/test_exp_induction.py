@@ -9,7 +9,7 @@ import pytest
 
 from attnlab.data.repeated import repeated_probe, segment_rows
 from attnlab.experiments import induction
-from attnlab.experiments import induction_measure as im
+from attnlab.experiments.induction import measure as im
 from attnlab.lab.claims import evaluate
 from attnlab.lab.runner import Runner
 from attnlab.suite import run_experiment

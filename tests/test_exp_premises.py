@@ -3,7 +3,7 @@ more seeds are never spent on it; nor on a claim whose every seed gives the same
 
 from __future__ import annotations
 
-from attnlab.experiments import recurrence_claims
+from attnlab.experiments.recurrence import claims as recurrence_claims
 from attnlab.lab.claims import Margins, Part, Premise, claim, decide, evaluate
 from attnlab.lab.seeds import cannot_move, held_back, skipped_note, triggers
 

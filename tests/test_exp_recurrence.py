@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from attnlab.experiments import recurrence
-from attnlab.experiments import recurrence_measure as measure
-from attnlab.experiments.recurrence_claims import CLAIMS, geometric_fit
+from attnlab.experiments.recurrence import measure
+from attnlab.experiments.recurrence.claims import CLAIMS, geometric_fit
 from attnlab.lab.claims import evaluate
 from attnlab.lab.runner import Runner
 from attnlab.nn.config import ModelConfig

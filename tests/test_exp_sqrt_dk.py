@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 import torch
 
+from attnlab import reference as ref
 from attnlab.experiments import sqrt_dk
-from attnlab.experiments import sqrt_dk_stats as st
+from attnlab.experiments.sqrt_dk import measure as st
 from attnlab.lab.claims import evaluate
 from attnlab.lab.runner import Runner
 from attnlab.nn.config import ModelConfig
@@ -40,10 +41,10 @@ def test_effective_tokens_and_jacobian_by_hand():
     assert st.effective_tokens(np.zeros(64)) == pytest.approx(64.0)  # uniform: every key
     assert st.effective_tokens(np.array([0.0, 1000.0, 0.0])) == pytest.approx(1.0)
     # scores [0, ln 3]: weights [1/4, 3/4]; entropy = -(1/4 ln 1/4 + 3/4 ln 3/4)
-    w = st.softmax(np.array([0.0, math.log(3.0)]))
+    w = ref.softmax(np.array([0.0, math.log(3.0)]))
     assert w == pytest.approx([0.25, 0.75])
     h = -(0.25 * math.log(0.25) + 0.75 * math.log(0.75))
-    assert st.entropy(w) == pytest.approx(h)
+    assert ref.entropy(w) == pytest.approx(h)
     # Σ w(1 − w) = 1/4·3/4 + 3/4·1/4 = 3/8; uniform over j keys: 1 − 1/j; one-hot: 0
     assert st.jacobian_trace(w) == pytest.approx(0.375)
     assert st.jacobian_trace(np.full(8, 1 / 8)) == pytest.approx(1 - 1 / 8)

@@ -117,7 +117,8 @@ def test_the_layers_point_down():
                                    "attnlab.cli")) == []
     assert reaches("attnlab.experiments", ("attnlab.suite", "attnlab.report",
                                            "attnlab.cli")) == []
-    assert reaches("attnlab.report", ("attnlab.suite", "attnlab.cli")) == []
+    assert reaches("attnlab.report", ("attnlab.suite", "attnlab.cli",
+                                      "attnlab.experiments")) == []
 
 
 def test_the_explorer_rooms_point_down():
@@ -135,6 +136,36 @@ def test_the_explorer_rooms_point_down():
     assert reaches(f"{ex}sources", (f"{ex}server", f"{ex}notebook")) == []
     assert reaches(f"{ex}server", (f"{ex}notebook",)) == []
     assert reaches("attnlab.explorer", ("attnlab.cli",)) == []
+
+
+# An experiment package's parts, in the one order they may import each other: a part imports
+# only parts before it, and no part imports the package's face (its __init__).
+PARTS = ("settings", "measure", "claims", "view", "chapter")
+
+
+def test_every_experiment_is_one_entry_whose_parts_point_one_way():
+    from attnlab.lab import registry
+
+    folder = ROOT / "experiments"
+    entries = sorted(p.stem if p.is_file() else p.name for p in folder.iterdir()
+                     if p.name != "__init__.py" and not p.name.startswith((".", "_"))
+                     and (p.suffix == ".py" or (p / "__init__.py").is_file()))
+    assert entries == sorted(registry.EXPERIMENTS)  # one module or one package each
+    edges = graph()
+    wrong = []
+    for name in registry.EXPERIMENTS:
+        package = folder / name
+        if not package.is_dir():
+            continue
+        face = f"attnlab.experiments.{name}"
+        parts = sorted(p.stem for p in package.glob("*.py") if p.stem != "__init__")
+        assert set(parts) <= set(PARTS), f"{name}: parts outside {PARTS}: {parts}"
+        for part in parts:
+            for target in edges[f"{face}.{part}"]:
+                if target == face or target.startswith(face + ".") and \
+                        PARTS.index(target.rpartition(".")[2]) >= PARTS.index(part):
+                    wrong.append(f"{face}.{part} -> {target}")
+    assert wrong == [], "parts that import the face or a later part"
 
 
 def documented_layers() -> dict[str, int]:

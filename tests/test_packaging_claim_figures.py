@@ -1,13 +1,15 @@
 """The claim summary's measured figure and the chapter's (report.claim_figures): read from
-the verdict's own numbers and from chapter.py's figures, never written down; each named for a
-reader, in its unit, in English and Spanish."""
+the verdict's own numbers and from each experiment's chapter part, never written down; each
+named for a reader, in its unit, in English and Spanish."""
 
 from __future__ import annotations
 
+from attnlab.lab import registry
 from attnlab.lab.claims import Margins, Part, claim, decide
 from attnlab.lab.quantities import Quantity
-from attnlab.report.chapter import BY_KEY
-from attnlab.report.claim_figures import CHAPTER, claim_figures
+from attnlab.report.claim_figures import claim_figures
+
+BY_KEY = {f.key: f for name in registry.names() for f in registry.chapter(name).figures}
 
 
 def _verdict(cid: str, parts: list[tuple[str, dict]]) -> dict:
@@ -65,15 +67,16 @@ def test_counts_zeros_and_ranges_read_as_numbers():
 
 
 def test_every_mapped_claim_and_figure_exists():
-    from attnlab.lab import registry
-
-    claims = {c.id: c for name in registry.EXPERIMENTS for c in registry.load(name).claims}
-    for cid, parts in CHAPTER.items():
-        assert cid in claims, cid
-        names = {p.name for p in claims[cid].parts}
-        for part, figure in parts.items():
-            assert part in names, (cid, part)
-            assert figure("en") and figure("es")  # its chapter keys resolve
+    for name in registry.EXPERIMENTS:
+        record = registry.load(name)
+        claims = {c.id: c for c in record.claims}
+        for cid, parts in record.chapter.claims.items():
+            assert cid in claims, cid  # an experiment maps only its own claims
+            names = {p.name for p in claims[cid].parts}
+            for part in parts:
+                assert part in names, (cid, part)
+                for lang in ("en", "es"):  # its chapter keys resolve
+                    assert record.chapter.claim_figure(cid, part, lang)
 
 
 def test_a_decided_verdict_carries_its_labels_through():

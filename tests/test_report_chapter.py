@@ -5,9 +5,16 @@ from __future__ import annotations
 
 import pytest
 
+from attnlab.lab import registry
+from attnlab.lab.chapter import Chapter, ChapterFigure, ratio
+from attnlab.lab.registry import Experiment, RecordError
 from attnlab.report import fidelity, glance
-from attnlab.report.chapter import BUDGETS, BY_KEY, FIGURES
 from attnlab.report.write import compose
+
+CHAPTERS = {name: registry.chapter(name) for name in registry.EXPERIMENTS}
+FIGURES = tuple(f for part in CHAPTERS.values() for f in part.figures)
+BY_KEY = {f.key: f for f in FIGURES}
+BUDGETS = {name: part.budget for name, part in CHAPTERS.items()}
 
 
 def _norm_record(scale: dict[str, float]) -> dict:
@@ -48,10 +55,11 @@ def test_another_shape_is_not_compared_and_never_raises():
     assert fidelity.compare("ladder", {}) == []
 
 
-def test_every_figure_belongs_to_an_experiment_with_a_reader_and_a_budget():
+def test_every_experiment_has_its_chapter_part_and_every_figure_a_reader():
+    assert all(isinstance(part, Chapter) and part.budget for part in CHAPTERS.values())
     assert len(BY_KEY) == len(FIGURES)  # keys are unique
     for f in FIGURES:
-        assert f.experiment in fidelity.READERS and f.experiment in BUDGETS
+        assert CHAPTERS[f.experiment].measured is not None
     derived = [f.key for f in FIGURES if f.derived]
     assert "ladder/row 5/held" in derived and "ladder/row 1/held" not in derived
     # the derived rows follow from the printed ones as the text says
@@ -135,3 +143,40 @@ def test_the_chapters_laptop_milliseconds_are_compared_only_as_ratios_and_expone
     text = fidelity.table(list(by_key.values()), "quick")
     rows = [line for line in text.splitlines() if line.startswith("| naive")]
     assert len(rows) == len(by_key) and not [r for r in rows if " ms" in r]
+
+
+def test_a_chapter_part_is_checked_where_it_is_declared():
+    f = ChapterFigure("toy/a", "a", 1.0)
+    with pytest.raises(ValueError, match="without a reader"):
+        Chapter("one seed", (f,))
+    with pytest.raises(ValueError, match="name no chapter figure: toy/b"):
+        Chapter("one seed", (f,), dict, {"toy.c": {"": ratio("toy/a", "toy/b")}})
+    params = registry.load("params")
+    with pytest.raises(RecordError, match=r"chapter figures toy/a are not keyed by its name"):
+        Experiment(**{**params.__dict__, "chapter": Chapter("x", (f,), dict)})
+    plugin = Experiment(**{**params.__dict__, "chapter": None})  # a plugin may give none
+    assert plugin.chapter is None
+
+
+def test_the_report_names_no_experiment():
+    """Only the experiments' own chapter parts name them: report/ reads them through the
+    record (docstrings and doctests aside)."""
+    import ast
+    from pathlib import Path
+
+    import attnlab.report
+
+    names = set(registry.EXPERIMENTS)
+    found = []
+    for path in sorted(Path(attnlab.report.__file__).parent.glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docs = {id(n.body[0].value) for n in ast.walk(tree)
+                if isinstance(n, ast.Module | ast.FunctionDef | ast.ClassDef) and n.body
+                and isinstance(n.body[0], ast.Expr)
+                and isinstance(n.body[0].value, ast.Constant)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                    and id(node) not in docs:
+                words = set(node.value.replace("/", " ").replace(".", " ").split())
+                found += [f"{path.name}: {w}" for w in words & names]
+    assert found == []

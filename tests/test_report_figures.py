@@ -9,7 +9,8 @@ import pytest
 from matplotlib.patches import Polygon, Rectangle
 from matplotlib.text import Text
 
-from attnlab.experiments import induction, recurrence_view
+from attnlab.experiments import induction
+from attnlab.experiments.recurrence import view as recurrence_view
 from attnlab.lab.registry import EXPERIMENTS
 from attnlab.report.figures import caption, translate
 

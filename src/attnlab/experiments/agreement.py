@@ -55,6 +55,7 @@ import numpy as np
 import torch
 
 from attnlab.data.synthetic import VerbAgreementData, verb_agreement_dataset
+from attnlab.lab.chapter import Chapter
 from attnlab.lab.claims import (
     MOST,
     WELL_ABOVE,
@@ -383,7 +384,12 @@ __all__ = ["CLAIMS", "GROUPS", "NAME", "PROFILES", "Settings", "TITLE", "analyse
            "figure", "group_masks", "measure", "plan", "probe_subject_and_stems",
            "subject_and_stems", "table"]
 
+# -- the chapter's part (attnlab.lab.chapter) ------------------------------------------------------
+CHAPTER = Chapter(budget="the curriculum's small model (no published figure); quick is full")
+
+
 EXPERIMENT = Experiment(
     name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
     analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
+    chapter=CHAPTER,
 )

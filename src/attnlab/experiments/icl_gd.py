@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
+from attnlab.lab.chapter import Chapter
 from attnlab.lab.claims import CLEAR, NEGLIGIBLE, Claim, Margins, Part, Records, claim, with_figures
 from attnlab.lab.context import Context
 from attnlab.lab.quantities import Quantity
@@ -310,7 +311,13 @@ CLAIMS = with_figures(CLAIMS, FIGURES)
 __all__ = ["CLAIMS", "NAME", "PROFILES", "Settings", "TITLE", "agreement", "analyse",
            "figure", "gd_signal", "one_seed", "plan", "table", "tasks"]
 
+# -- the chapter's part (attnlab.lab.chapter): no published figure, the budget it runs at
+CHAPTER = Chapter(budget="none published: in-context learning as gradient descent is the "
+                         "curriculum's, not the chapter's (quick is full: 20,000 steps, 5 seeds)")
+
+
 EXPERIMENT = Experiment(
     name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
     analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
+    chapter=CHAPTER,
 )

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from attnlab.lab.chapter import Chapter, ChapterFigure, Measured, value
 from attnlab.lab.claims import Claim, Margins, Part, Records, Skip, claim, with_figures
 from attnlab.lab.quantities import Quantity
 from attnlab.lab.registry import Experiment
@@ -255,7 +256,44 @@ FIGURES = {
 }
 CLAIMS = with_figures(CLAIMS, FIGURES)
 
+# -- the chapter's part (attnlab.lab.chapter): GPT-2 small's parameters
+F = ChapterFigure
+PUBLISHED = (
+    F("params/gpt2 embedding", "GPT-2 small: token and position embeddings", 39_383_808,
+      "token embedding 38,597,376 + positions 786,432"),
+    F("params/gpt2 block", "GPT-2 small: one block", 7_087_872),
+    F("params/gpt2 blocks", "GPT-2 small: twelve blocks", 85_054_464),
+    F("params/gpt2 final norm", "GPT-2 small: final LayerNorm", 1_536),
+    F("params/gpt2 total", "GPT-2 small: total", 124_439_808),
+)
+
+
+def read_chapter(rec: dict) -> Measured:
+    """The measured figures of ``PUBLISHED``' keys that ``rec`` holds."""
+    for m in rec.get("models", []):
+        if m["name"] == "GPT-2 small":
+            return {"params/gpt2 embedding": m["embedding"],
+                    "params/gpt2 block": sum(m["per_block"][0].values()),
+                    "params/gpt2 blocks": m["blocks"], "params/gpt2 final norm": m["final_norm"],
+                    "params/gpt2 total": m["total"]}
+    return {}
+
+
+# claim id -> part name ("" for a claim of one part) -> the chapter's figure for what that
+# part's rule compares (keys of PUBLISHED only).
+CLAIM_FIGURES = {
+    "params.gpt2_small_count": {"formula and ours": value("params/gpt2 total",
+                                                          ("parameters", "parámetros"),
+                                                          "count")},
+}
+
+CHAPTER = Chapter(
+    budget=("analytic: GPT-2 small's configuration"),
+    figures=PUBLISHED, measured=read_chapter, claims=CLAIM_FIGURES)
+
+
 EXPERIMENT = Experiment(
     name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
     analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
+    chapter=CHAPTER,
 )

@@ -27,6 +27,7 @@ from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 from attnlab.errors import UsageError
+from attnlab.lab.chapter import Chapter
 
 # Order = report order.
 EXPERIMENTS = ["ladder", "sqrt_dk", "norm", "position", "cost", "params", "winograd",
@@ -55,6 +56,9 @@ class Experiment:
     figure: Callable[[dict], Any] = _MISSING  # record -> matplotlib Figure (no pyplot)
     claims: tuple = _MISSING  # the Claims its record decides (attnlab.lab.claims)
     needs_corpus: bool = _MISSING  # skipped with a reason when the corpus is missing
+    # what the textbook chapter published of it and its budget (``attnlab.lab.chapter``);
+    # attnlab's own experiments each give one, a plugin may leave it out (None: no column)
+    chapter: Chapter | None = None
 
     def __post_init__(self) -> None:
         missing = [f.name for f in dataclasses.fields(self) if getattr(self, f.name) is _MISSING]
@@ -67,6 +71,14 @@ class Experiment:
         for name in ("plan", "analyse", "table", "figure"):
             if not callable(getattr(self, name)):
                 raise RecordError(f"experiment record's {name} is not callable")
+        if self.chapter is not None:
+            if not isinstance(self.chapter, Chapter):
+                raise RecordError("experiment record's chapter is not a Chapter")
+            other = sorted({f.key for f in self.chapter.figures
+                            if f.experiment != self.name})
+            if other:
+                raise RecordError(f"experiment record's chapter figures {', '.join(other)} "
+                                  f"are not keyed by its name {self.name!r}")
 
     def settings(self, profile: str, seeds: int | None = None) -> Any:
         """The profile's settings, with ``seeds`` training seeds where it trains (None: the
@@ -134,6 +146,15 @@ def _checked(name: str, where: str, load_it: Callable[[], Any],
     if record.name != name:
         raise RecordError(f"{where}: its record is named {record.name!r}, not {name!r}")
     return record
+
+
+def chapter(name: str) -> Chapter | None:
+    """The chapter part of experiment ``name`` (None: a plugin that gives none, or a name
+    that is no longer an experiment, as in an older results.json)."""
+    try:
+        return load(name).chapter
+    except (UsageError, RecordError, ImportError):
+        return None
 
 
 def select(only: list[str] | None) -> list[str]:

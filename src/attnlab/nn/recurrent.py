@@ -14,7 +14,7 @@ residual stream as it adds attention's output. They are causal by construction:
 h_t depends on x_1 … x_t only. The input map W_ih x is one matmul over all
 positions at once; the recurrence itself is a loop over t, one dependent step per
 position, so a forward pass over T tokens has a dependency chain of length T
-(``sequential_steps``; ``attnlab.experiments.recurrence_measure`` counts it on the
+(``sequential_steps``; ``attnlab.experiments.recurrence.measure`` counts it on the
 autograd graph rather than taking it from here). The parameter names and gate
 order are those of ``torch.nn.RNN`` / ``torch.nn.LSTM`` (``weight_ih_l0`` is
 ``ih.weight``, ``bias_hh_l0`` is ``hh.bias``, gates i, f, g, o), and the tests copy

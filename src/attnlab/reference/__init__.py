@@ -1,6 +1,7 @@
 """NumPy float64 reference of attention: readable before fast.
 
-- ``softmax``   stable softmax, causal and padding masks, boolean ↔ additive.
+- ``softmax``   stable softmax, entropy and effective tokens, causal and padding masks,
+                boolean ↔ additive.
 - ``attention`` scaled dot-product and multi-head attention.
 - ``backward``  hand-written backward of attention and a finite-difference check.
 - ``positions`` sinusoidal encoding, RoPE, ALiBi.
@@ -20,6 +21,8 @@ from attnlab.reference.softmax import (
     additive_mask,
     boolean_mask,
     causal_mask,
+    effective_tokens,
+    entropy,
     padding_mask,
     softmax,
 )
@@ -33,6 +36,8 @@ __all__ = [
     "attention_forward",
     "boolean_mask",
     "causal_mask",
+    "effective_tokens",
+    "entropy",
     "finite_difference_grad",
     "multi_head_attention",
     "padding_mask",

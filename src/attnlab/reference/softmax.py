@@ -49,6 +49,27 @@ def softmax(scores: np.ndarray, axis: int = -1) -> np.ndarray:
     return e / np.where(total > 0.0, total, 1.0)
 
 
+def entropy(weights: np.ndarray) -> np.ndarray:
+    """Shannon entropy (nats) of each row of weights over the last axis; 0·log 0 counts as 0.
+
+    >>> float(entropy(np.array([0.5, 0.5, 0.0])))  # log 2
+    0.6931471805599453
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    logs = np.log(np.where(w > 0, w, 1.0))
+    return -(w * logs).sum(axis=-1)
+
+
+def effective_tokens(weights: np.ndarray) -> np.ndarray:
+    """exp(entropy) of each row of weights: 1 for a one-hot row, n for a uniform row of n
+    (how many keys a query attends to, in effect).
+
+    >>> effective_tokens(np.array([[0.25] * 4, [1.0, 0.0, 0.0, 0.0]])).tolist()
+    [4.0, 1.0]
+    """
+    return np.exp(entropy(weights))
+
+
 def causal_mask(n_query: int, n_key: int) -> np.ndarray:
     """Boolean (i, j) mask, ``True`` where query i may see key j.
 

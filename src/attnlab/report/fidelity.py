@@ -1,8 +1,8 @@
 """The chapter beside every measurement: measured figures read from the records, compared.
 
-For each experiment a reader of ``chapter.py``'s keys reads the measured figure
-of the same quantity from the experiment's record (the mean over seeds), and
-``compare`` pairs it with the chapter's: the difference and the relative
+For each experiment its chapter part (``Experiment.chapter``, ``attnlab.lab.chapter``) reads
+the measured figure of each published quantity from the experiment's record (the mean over
+seeds), and ``compare`` pairs it with the chapter's: the difference and the relative
 difference. ``fidelity`` counts how many measured figures lie within 2% and
 5% of the chapter's; the report states that count for the full profile,
 whose settings are the chapter's. At the quick profile the column is shown
@@ -20,124 +20,17 @@ holds, and the chapter's qualitative statements (the claims decide those).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
-from attnlab.report.chapter import BY_KEY, ChapterFigure
+from attnlab.lab.chapter import ChapterFigure, Measured
+from attnlab.lab.registry import chapter
 from attnlab.report.words import budget as words_budget
 from attnlab.report.words import t as say
 from attnlab.report.words import translated
 
-Measured = dict[str, float]  # chapter key -> measured figure (seed mean)
 WITHIN = (0.02, 0.05)  # the fidelity summary's two bands
-
-
-def _mean(values: Any) -> float:
-    """The mean of a per-seed list (or the number itself)."""
-    return float(np.mean(values)) if isinstance(values, list | tuple) else float(values)
-
-
-def _ladder(rec: dict) -> Measured:
-    out: Measured = {}
-    rows = {r["row"]: r for r in rec.get("rows", [])}
-    for n, r in rows.items():
-        out[f"ladder/row {n}/held"] = _mean(r["held_ppl"])
-        out[f"ladder/row {n}/train"] = _mean(r["train_ppl"])
-    for n, above in ((6, 5), (9, 8)):
-        if n in rows and above in rows:
-            out[f"ladder/row {n}/params added"] = rows[n]["params"] - rows[above]["params"]
-    return out
-
-
-def _sqrt_dk(rec: dict) -> Measured:
-    out: Measured = {f"sqrt_dk/var d={v['d']}": v["var"] for v in rec.get("variance", [])}
-    out |= {f"sqrt_dk/eff unscaled d={r['d']}": r["eff_unscaled"] for r in rec.get("one_row", [])}
-    for r in rec.get("frozen", []):
-        out[f"sqrt_dk/frozen unscaled d={r['d']}"] = r["frozen_unscaled"]
-        out[f"sqrt_dk/jacobian scaled d={r['d']}"] = r["jac_scaled"]
-    for t in rec.get("training", []):
-        if t["setting"] != "short":  # the chapter's widths 32, 256, 1,024 are the short setting's
-            continue
-        d, raw, scaled = t["d_k"], t["unscaled"], t["scaled"]
-        out[f"sqrt_dk/gap d_k={d}"] = _mean(raw["held_ppl"]) - _mean(scaled["held_ppl"])
-        out[f"sqrt_dk/score std init d_k={d} raw"] = _mean(raw["init"]["score_std"])
-        out[f"sqrt_dk/score std after d_k={d} raw"] = _mean(raw["after"]["score_std"])
-        out[f"sqrt_dk/frozen after d_k={d} raw"] = _mean(raw["after"]["frozen"])
-        out[f"sqrt_dk/score std after d_k={d} scaled"] = _mean(scaled["after"]["score_std"])
-    return out
-
-
-def _norm(rec: dict) -> Measured:
-    out: Measured = {}
-    for kind, seeds in rec.get("grad_norms", {}).items():  # kind -> seed -> per-block norms
-        first, last = _mean([s[0] for s in seeds]), _mean([s[-1] for s in seeds])
-        out |= {f"norm/grad {kind} first": first, f"norm/grad {kind} last": last,
-                f"norm/grad {kind} ratio": _mean([s[-1] / s[0] for s in seeds])}
-    for cell, runs in rec.get("cells", {}).items():
-        out[f"norm/{cell}"] = _mean([r["held_ppl"] for r in runs])
-    return out
-
-
-def _position(rec: dict) -> Measured:
-    return {f"position/{r['scheme']}@{n}": _mean(v) for r in rec.get("rows", [])
-            for n, v in r.get("ppl", {}).items()}
-
-
-def _cost(rec: dict) -> Measured:
-    """Ratios to the row above and exponents, never milliseconds (``chapter.COST``)."""
-    out: Measured = {}
-    above: dict[str, dict] = {}
-    for r in rec.get("records", []):
-        prev = above.get(r["kind"])
-        above[r["kind"]] = r
-        if r.get("status") != "ok":
-            continue
-        base = f"cost/{r['kind']} n={r['n']}"
-        out[f"{base} nn MB"] = r["nn_bytes"] / 2**20
-        if prev is None or prev.get("status") != "ok" or prev["n"] * 2 != r["n"]:
-            continue
-        for what, key in (("time", "total_ms"), ("proj", "proj_ms"), ("peak", "peak_bytes")):
-            if r.get(key) and prev.get(key):
-                out[f"{base} {what} ratio"] = r[key] / prev[key]
-    for kind, fits in rec.get("exponents", {}).items():
-        for what in ("time", "memory"):
-            if fits.get(what) is not None:
-                out[f"cost/{kind} {what} exponent"] = fits[what]
-    return out
-
-
-def _params(rec: dict) -> Measured:
-    for m in rec.get("models", []):
-        if m["name"] == "GPT-2 small":
-            return {"params/gpt2 embedding": m["embedding"],
-                    "params/gpt2 block": sum(m["per_block"][0].values()),
-                    "params/gpt2 blocks": m["blocks"], "params/gpt2 final norm": m["final_norm"],
-                    "params/gpt2 total": m["total"]}
-    return {}
-
-
-def _winograd(rec: dict) -> Measured:
-    out: Measured = {f"winograd/{v}/{name}": _mean(m["forced"])
-                     for v, variant in rec.get("variants", {}).items()
-                     for name, m in variant["models"].items()}
-    att = rec.get("attention", {})
-    for b, block in enumerate(att.get("blocks", []), 1):
-        for adj in ("tired", "wet"):
-            if block and adj in block:
-                words = [adj if t == "{adj}" else t for t in att["tokens"]]
-                for w in set(words):  # a word's weight summed over its positions ("the": 3)
-                    out[f"winograd/block {b} {adj}/{w}"] = float(
-                        sum(x for t, x in zip(words, block[adj], strict=True) if t == w))
-    return out
-
-
-READERS: dict[str, Callable[[dict], Measured]] = {
-    "ladder": _ladder, "sqrt_dk": _sqrt_dk, "norm": _norm, "position": _position,
-    "cost": _cost, "params": _params, "winograd": _winograd,
-}
 
 
 @dataclass(frozen=True)
@@ -158,21 +51,17 @@ class Comparison:
 
 
 def measured(name: str, record: dict) -> Measured:
-    """Every figure of ``chapter.py``'s keys that ``record`` (of experiment ``name``) holds."""
-    reader = READERS.get(name)
-    if reader is None or not record:
-        return {}
-    try:
-        return reader(record)
-    except (KeyError, TypeError, IndexError, ValueError, ZeroDivisionError):  # another shape
-        return {}
+    """Every figure of the chapter's keys that ``record`` (of experiment ``name``) holds."""
+    part = chapter(name)
+    return part.read(record) if part is not None else {}
 
 
 def compare(name: str, record: dict) -> list[Comparison]:
     """The chapter's figures of experiment ``name`` that ``record`` measured, in chapter order."""
-    got = measured(name, record)
-    return [Comparison(f, float(got[f.key])) for f in BY_KEY.values()
-            if f.experiment == name and f.key in got and np.isfinite(got[f.key])]
+    part = chapter(name)
+    got = part.read(record) if part is not None else {}
+    return [Comparison(f, float(got[f.key])) for f in (part.figures if part else ())
+            if f.key in got and np.isfinite(got[f.key])]
 
 
 def fidelity(comparisons: list[Comparison]) -> dict[str, int]:
@@ -232,5 +121,5 @@ def budget_note(profile: str | None, lang: str = "en") -> str:
     return say("beside.budget_note", lang, profile=profile)
 
 
-__all__ = ["Comparison", "READERS", "WITHIN", "budget_note", "compare", "fidelity", "measured",
+__all__ = ["Comparison", "WITHIN", "budget_note", "compare", "fidelity", "measured",
            "table"]

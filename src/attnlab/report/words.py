@@ -102,12 +102,14 @@ def translated(text: str, lang: str, prefix: str, shortest: int = 4) -> str:
 
 
 def budget(name: str, lang: str) -> str:
-    """The chapter's budget for experiment ``name`` in ``lang`` ("" when none is written)."""
-    from attnlab.report.chapter import BUDGETS
+    """The chapter's budget for experiment ``name`` in ``lang`` ("" when none is written): its
+    chapter part's (``Experiment.chapter``), in another language the catalogue's."""
+    from attnlab.lab.registry import chapter
 
     if lang != "en" and has(f"budget.{name}"):
         return t(f"budget.{name}", lang)
-    return BUDGETS.get(name, "")
+    part = chapter(name)
+    return part.budget if part is not None else ""
 
 
 def title(name: str, envelope: dict[str, Any], lang: str) -> str:

@@ -37,7 +37,6 @@ from attnlab.lab.meta import ORIGINAL
 from attnlab.lab.seeds import rule_text
 from attnlab.report import fidelity as chapter_fidelity
 from attnlab.report import overview
-from attnlab.report.chapter import BUDGETS
 from attnlab.report.claim_figures import claim_figures
 from attnlab.report.figures import caption, figure_path, relative
 from attnlab.report.glance import glance, with_processor
@@ -141,7 +140,7 @@ def _experiment_section(
         lines += [f"### {t('section.claims', lang)}", "", overview.claims_list(verdicts, lang)
                   .rstrip(), ""]
         short = [v for v in verdicts if v["status"] in ("not held", "inconclusive")]
-        if short and at != "full" and name in BUDGETS:
+        if short and at != "full" and budget(name, "en"):
             note = t("section.budget", lang, n=len(short), total=len(verdicts), profile=at,
                      budget=budget(name, lang))
             lines += [f"*{note}*", ""]

@@ -56,6 +56,7 @@ import numpy as np
 
 from attnlab.errors import DataError as _AttnlabDataError
 from attnlab.explorer.page.encoding import decode, is_encoded
+from attnlab.reference.softmax import effective_tokens, softmax
 
 __all__ = [
     "DataError",
@@ -247,8 +248,7 @@ def _masked_softmax(s: np.ndarray, causal: bool, window: int | None) -> np.ndarr
         back = np.arange(s.shape[0])[:, None] - np.arange(s.shape[1])[None, :]  # (n, n) i - j
         allowed = (back >= 0) & ((back < window) if window else True)
         s = np.where(allowed, s, -np.inf)
-    e = np.exp(s - s.max(axis=-1, keepdims=True))  # exp(-inf) = 0 exactly
-    return e / e.sum(axis=-1, keepdims=True)
+    return softmax(s)  # exp(-inf) = 0 exactly
 
 
 def page_weights(scores: Any, d_k: int, *, causal: bool, scale: bool = True) -> np.ndarray:
@@ -276,13 +276,6 @@ def head_weights(
     if "bias" in head:
         s = s + as_array(head["bias"])
     return _masked_softmax(s, causal, head.get("window"))
-
-
-def effective_tokens(weights: Any) -> np.ndarray:
-    """exp(entropy) of each row: 1 for a one-hot row, n for a uniform one. Shape (n,)."""
-    w = np.asarray(weights, dtype=np.float64)
-    logs = np.log(np.where(w > 0, w, 1.0))  # 0·log 0 counts as 0
-    return np.exp(-(w * logs).sum(axis=-1))
 
 
 def rounded(x: Any, digits: int = 7) -> list:

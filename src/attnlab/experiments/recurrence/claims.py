@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from attnlab.experiments.recurrence.settings import NAME
 from attnlab.lab.claims import (
     CLEAR,
     NEGLIGIBLE,
@@ -42,7 +43,6 @@ from attnlab.lab.claims import (
 from attnlab.lab.quantities import Quantity
 from attnlab.lab.tables import mean_std
 
-NAME = "recurrence"
 CHANCE = 0.5  # forced choice between two forms
 
 # Gradient reach. "Decays geometrically": the reach falls by a constant factor r per step.

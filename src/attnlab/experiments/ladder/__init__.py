@@ -32,6 +32,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from attnlab.experiments.ladder.chapter import CHAPTER
 from attnlab.lab.claims import (
     CLEAR,
     NEGLIGIBLE,
@@ -360,4 +361,5 @@ __all__ = [
 EXPERIMENT = Experiment(
     name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
     analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
+    chapter=CHAPTER,
 )

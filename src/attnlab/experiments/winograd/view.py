@@ -7,14 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from attnlab.experiments.winograd.settings import MODELS, PROBE_ADJECTIVES
 from attnlab.lab.tables import fmt_ms, markdown_table, mean_std
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-# What the section lays out, in its order (winograd.py imports them from here: one way only).
-MODELS = ("mean", "one block", "two blocks")
-PROBE_ADJECTIVES = ("tired", "wet")  # tired → the animal waited; wet → the street
 
 def table(record: dict[str, Any]) -> str:
     """Accuracy per variant and model, then the attention at the scored position."""

@@ -24,6 +24,9 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from attnlab.reference.softmax import effective_tokens as tokens_of
+from attnlab.reference.softmax import softmax
+
 FROZEN = 0.99  # a row whose largest weight exceeds this is "frozen" on one key
 
 
@@ -32,27 +35,14 @@ def _check_dims(dims: Sequence[int]) -> None:
         raise ValueError(f"widths must be a non-empty list of positive integers, got {list(dims)}")
 
 
-def softmax(scores: np.ndarray) -> np.ndarray:
-    """Max-subtracted softmax over the last axis (float64)."""
-    z = np.asarray(scores, dtype=np.float64)
-    e = np.exp(z - z.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
-
-
-def entropy(weights: np.ndarray) -> np.ndarray:
-    """Shannon entropy (nats) of each row of weights over the last axis; 0·log 0 = 0."""
-    w = np.asarray(weights, dtype=np.float64)
-    logs = np.log(np.where(w > 0, w, 1.0))
-    return -(w * logs).sum(axis=-1)
-
-
 def effective_tokens(scores: np.ndarray) -> np.ndarray:
-    """exp(entropy of softmax(scores)): 1 for a one-hot row, j for a uniform row of j.
+    """exp(entropy of softmax(scores)) (``attnlab.reference``): 1 for a one-hot row, j for a
+    uniform row of j.
 
     >>> float(effective_tokens(np.zeros(64)))
     64.0
     """
-    return np.exp(entropy(softmax(scores)))
+    return tokens_of(softmax(scores))
 
 
 def jacobian_trace(weights: np.ndarray) -> np.ndarray:

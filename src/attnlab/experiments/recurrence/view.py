@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from attnlab.experiments.recurrence_claims import HOLDS, trained_range
+from attnlab.experiments.recurrence.claims import HOLDS, trained_range
+from attnlab.experiments.recurrence.settings import MODELS
 from attnlab.lab.tables import fmt_ms, markdown_table, mean_std
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-MODELS = ("rnn", "lstm", "attention")
 LABELS = {"rnn": "Elman RNN (tanh)", "lstm": "LSTM", "attention": "attention (ladder row 9)"}
 SHORT = {"rnn": "RNN", "lstm": "LSTM", "attention": "attention"}
 

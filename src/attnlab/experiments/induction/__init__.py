@@ -8,7 +8,7 @@ on streams of random-token rows (vocabulary 32) in each of which one segment of
 random length (8 to 16 tokens) occurs twice at random places
 (``attnlab.data.repeated``), so no period can be memorised. Following Olsson et
 al. (2022, "In-context Learning and Induction Heads") and Elhage et al. (2021), on
-held-out rows (``induction_measure``): the loss on the repeated segment against
+held-out rows (``induction.measure``): the loss on the repeated segment against
 its first occurrence, and every head's induction (prefix-matching) and
 previous-token scores.
 
@@ -37,7 +37,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from attnlab.data.repeated import SegmentStream, segment_rows
-from attnlab.experiments import induction_measure as im
+from attnlab.experiments.induction import measure as im
+from attnlab.experiments.induction.chapter import CHAPTER
 from attnlab.lab.claims import (
     CLEAR,
     MOST,
@@ -434,4 +435,5 @@ __all__ = ["CLAIMS", "NAME", "PROFILES", "SHORT", "Settings", "TITLE", "analyse"
 EXPERIMENT = Experiment(
     name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
     analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
+    chapter=CHAPTER,
 )

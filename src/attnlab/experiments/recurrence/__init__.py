@@ -10,7 +10,7 @@ get no position embedding (their order is the recurrence); attention keeps its o
    row 9 (attention: that very row, so its runs are the ladder's, shared through the run
    cache) with the mixer swapped, trained at the ladder's settings. ‖∂ℓ_T/∂x_{T−k}‖ for
    k = 1 … W − 1 over held-out windows, at initialisation and after training, and a
-   geometric fit (``recurrence_claims.geometric_fit``).
+   geometric fit (``recurrence.claims.geometric_fit``).
 2. *The long-range case*: the gender-agreement language of ``attnlab.data.gender``
    («la gata que perseguía al ratón estaba muy cansada» with the relative clause grown to
    distance d). Two blocks of each model (one attention block cannot tell the subject from
@@ -24,13 +24,13 @@ get no position embedding (their order is the recurrence); attention keeps its o
    training sentences, because on 3,000 the LSTM learned the sentences by heart (training
    perplexity near 3, held-out near 100) and did not learn the agreement at all.
 3. *Sequential work*: for T = 32 … 1,024, the dependent steps of one forward pass counted
-   on the autograd graph (``recurrence_measure.dependent_steps``), and the training-step
+   on the autograd graph (``recurrence.measure.dependent_steps``), and the training-step
    time per token of the three one-block models, benchmarked on this CPU (and on the GPU
    when the run's device is CUDA; the GPU row says "not measured" otherwise).
 4. *On the ladder*: the LSTM and RNN language models of part 1 beside the ladder's row 9:
    held-out perplexity, parameters and time per step.
 
-The claims and their rules are in ``attnlab.experiments.recurrence_claims`` (committed
+The claims and their rules are in ``attnlab.experiments.recurrence.claims`` (committed
 before the first measured verdict). Left out: GRUs, gradient clipping, truncated
 backpropagation, tuning the recurrences' learning rate apart from attention's.
 """
@@ -39,14 +39,23 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from dataclasses import dataclass
 from typing import Any
 
 from attnlab.data.gender import MIN_D, GenderData, baselines, gender_dataset
 from attnlab.experiments import ladder
-from attnlab.experiments import recurrence_measure as measure
-from attnlab.experiments.recurrence_claims import CLAIMS, NAME, geometric_fit
-from attnlab.experiments.recurrence_view import figure, table
+from attnlab.experiments.recurrence import measure
+from attnlab.experiments.recurrence.chapter import CHAPTER
+from attnlab.experiments.recurrence.claims import CLAIMS, geometric_fit
+from attnlab.experiments.recurrence.settings import (
+    MODELS,
+    NAME,
+    NEEDS_CORPUS,
+    PROFILES,
+    QUICK_CHANGES,
+    TITLE,
+    Settings,
+)
+from attnlab.experiments.recurrence.view import figure, table
 from attnlab.lab.context import Context, SentenceStream
 from attnlab.lab.registry import Experiment
 from attnlab.lab.runner import Results, RunSpec, seeded
@@ -56,53 +65,6 @@ from attnlab.nn.model import LanguageModel
 from attnlab.train.config import DataConfig, RunConfig, TrainConfig
 
 log = logging.getLogger(__name__)
-
-TITLE = "Why attention replaced recurrence"
-NEEDS_CORPUS = True
-MODELS = ("rnn", "lstm", "attention")
-
-
-@dataclass(frozen=True)
-class Settings:
-    """The ladder profile the language models copy, the agreement language and its models,
-    the sizes of the sequential-work sweep, and the seeds."""
-
-    ladder_profile: str = "full"  # the ladder settings of the language models (part 1 and 4)
-    reach_windows: int = 64  # held-out windows the reach is averaged over
-    agree_width: int = 64  # the attention model's width; the recurrences match its parameters
-    agree_layers: int = 2  # blocks of every agreement model
-    agree_heads: int = 4  # attention heads
-    agree_ctx: int = 64  # training window (words)
-    distances: tuple[int, ...] = (8, 16, 24, 32, 40, 48)  # held-out d; past max_d: untrained
-    max_d: int = 32  # training sentences have d uniform in [8, max_d]
-    agree_sentences: int = 20_000  # training sentences (fewer: the LSTM learns them by heart)
-    agree_per_pair: int = 2  # held-out sentences per held-out (noun, adjective) pair and d
-    agree_steps: int = 1500  # AdamW updates, every model
-    agree_lr: float = 3e-3  # peak rate, cosine-decayed after a warmup
-    agree_batch: int = 32  # windows per update
-    sizes: tuple[int, ...] = (32, 64, 128, 256, 512, 1024)  # T of the sequential-work sweep
-    tokens_per_step: int = 2048  # batch × T of a timed training step
-    rounds: int = 5  # rounds of the interleaved benchmark (each a paired sample)
-    data_seed: int = 0  # which sentences the agreement language draws
-    seeds: int = 3  # training seeds (a claim needs at least 3 for a verdict)
-
-
-PROFILES = {
-    "full": Settings(),
-    "quick": Settings(ladder_profile="quick", reach_windows=32, agree_steps=1000,
-                      tokens_per_step=1024, rounds=4),
-    "micro": Settings(ladder_profile="micro", reach_windows=4, agree_width=16, agree_ctx=20,
-                      distances=(8, 12, 16), max_d=12, agree_sentences=200, agree_per_pair=1,
-                      agree_steps=3, agree_batch=4, sizes=(8, 16), tokens_per_step=16,
-                      rounds=1, seeds=1),
-}
-QUICK_CHANGES = (  # also in i18n/quick_changes.json, beside its Spanish
-    "The language models train at the ladder's quick settings (400 steps of batch 4) "
-    "instead of its full ones, and the reach is averaged over 32 held-out windows instead "
-    "of 64. The agreement models get 1,000 updates instead of 1,500 (the same 20,000 "
-    "sentences); a timed step holds 1,024 tokens instead of 2,048, over 4 rounds instead "
-    "of 5."
-)
 
 
 def lm_settings(s: Settings) -> ladder.Settings:
@@ -259,4 +221,5 @@ __all__ = ["CLAIMS", "MODELS", "NAME", "PROFILES", "Settings", "TITLE", "agreeme
 EXPERIMENT = Experiment(
     name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
     analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
+    chapter=CHAPTER,
 )

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from attnlab.data.perplexity import perplexity
+from attnlab.experiments.position.chapter import CHAPTER
 from attnlab.lab.claims import Claim, Margins, Part, Records, Skip, claim, per_seed, with_figures
 from attnlab.lab.context import Context
 from attnlab.lab.quantities import Quantity
@@ -384,4 +385,5 @@ __all__ = [
 EXPERIMENT = Experiment(
     name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
     analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
+    chapter=CHAPTER,
 )

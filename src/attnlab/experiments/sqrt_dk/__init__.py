@@ -3,7 +3,7 @@
 
 Dimension legend: ``d`` (= d_k) query/key width, ``b`` windows, ``t`` positions.
 
-Analytic part (``attnlab.experiments.sqrt_dk_stats``, NumPy, seeded):
+Analytic part (``attnlab.experiments.sqrt_dk.measure``, NumPy, seeded):
 Var(q·k) for q, k ~ N(0, I_d) at d = 4 … 1,024 (it is d); one row of 64
 scores per d and its effective tokens exp(entropy); over 2,000 random rows the
 fraction of "frozen" rows (max weight > 0.99) and the mean trace of the softmax
@@ -41,7 +41,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from attnlab.experiments import sqrt_dk_stats as stats
+from attnlab.experiments.sqrt_dk import measure as stats
+from attnlab.experiments.sqrt_dk.chapter import CHAPTER
 from attnlab.lab.claims import (
     CLEAR,
     NEGLIGIBLE,
@@ -435,4 +436,5 @@ __all__ = [
 EXPERIMENT = Experiment(
     name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
     analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
+    chapter=CHAPTER,
 )

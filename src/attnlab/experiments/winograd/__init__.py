@@ -66,14 +66,12 @@ probing (we read attention weights, not what the values carry).
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
 
 from attnlab.data.synthetic import (
-    WINOGRAD_TEMPLATE,
     Vocab,
     WinogradData,
     forced_choice_accuracy,
@@ -81,7 +79,22 @@ from attnlab.data.synthetic import (
     winograd_dataset,
 )
 from attnlab.errors import UsageError
-from attnlab.experiments.winograd_view import MODELS, PROBE_ADJECTIVES, figure, table
+from attnlab.experiments.winograd.chapter import CHAPTER
+from attnlab.experiments.winograd.settings import (
+    MODELS,
+    N_CTX,
+    NAME,
+    NEEDS_CORPUS,
+    NOUN_POSITIONS,
+    PROBE,
+    PROBE_ADJECTIVES,
+    PROFILES,
+    QUICK_CHANGES,
+    TITLE,
+    VARIANTS,
+    Settings,
+)
+from attnlab.experiments.winograd.view import figure, table
 from attnlab.lab.claims import (
     CLEAR,
     NEGLIGIBLE,
@@ -102,39 +115,6 @@ from attnlab.nn.config import ModelConfig
 from attnlab.train.config import DataConfig, RunConfig, TrainConfig
 
 log = logging.getLogger(__name__)
-
-NAME = "winograd"
-TITLE = "A question with a right answer (Winograd referents)"
-NEEDS_CORPUS = False
-VARIANTS = ("A", "B")
-PROBE = "the animal did not cross the street because it was too {adj} , so the"
-NOUN_POSITIONS = [1, 6]  # where `animal` and `street` stand in the probe
-N_CTX = len(WINOGRAD_TEMPLATE.split()) - 1  # 17: the window is one sentence's inputs
-
-
-@dataclass(frozen=True)
-class Settings:
-    """Model width and the training budget of each variant."""
-
-    d_model: int = 64  # residual width: ample for a 40-word language
-    n_head: int = 4  # heads per block (width d_model / n_head), the spec's four
-    steps_a: int = 1000  # AdamW updates per model on variant A (learnt in a few hundred)
-    steps_b: int = 3000  # updates per model on variant B (the mean memorises slowest)
-    lr: float = 1e-2  # peak AdamW rate, cosine-decayed to a tenth (see the module docstring)
-    batch_size: int = 64  # one-sentence windows per update
-    data_seed: int = 0  # which pairs are held out (training seeds vary, the split does not)
-    seeds: int = 3  # training seeds per model (a claim needs at least 3 for a verdict)
-
-
-PROFILES = {
-    "full": Settings(),
-    "quick": Settings(),  # the chapter's own settings: they cost minutes, not hours
-    "micro": Settings(d_model=16, steps_a=6, steps_b=6, batch_size=8, seeds=1),
-}
-
-QUICK_CHANGES = (  # also in i18n/quick_changes.json, beside its Spanish
-    "Nothing: the chapter's own settings train in a few minutes, so quick is full."
-)
 
 
 def model_config(s: Settings, kind: str, vocab_size: int) -> ModelConfig:
@@ -371,4 +351,5 @@ CLAIMS = with_figures(CLAIMS, FIGURES)
 EXPERIMENT = Experiment(
     name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
     analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
+    chapter=CHAPTER,
 )
