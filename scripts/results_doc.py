@@ -14,7 +14,7 @@ those files alone.
   some experiments adds to the full runs recorded before it (its experiments replace theirs,
   each experiment keeps the run that made it);
 - ``estimates.json`` (``--estimates DIR``): the outputs of ``attnlab reproduce --profile
-  full --estimate [--only ...] [--workers N]`` that ``DIR`` holds as ``full-W.txt`` (the
+  full --estimate [--only ...] [--jobs N]`` that ``DIR`` holds as ``full-W.txt`` (the
   whole suite on W workers) and ``not-run.txt`` (the experiments the full report lacks).
 
 A page's block lies between ``<!-- results:NAME:begin -->`` and ``<!-- results:NAME:end -->``
@@ -139,7 +139,7 @@ def collect_estimates(folder: Path) -> dict[str, Any]:
     for path in sorted(folder.glob("full-*.txt")):
         full[path.stem.removeprefix("full-")] = path.read_text(encoding="utf-8").strip()
     not_run = folder / "not-run.txt"
-    return {"generated_by": "attnlab reproduce --profile full --estimate [--workers W] "
+    return {"generated_by": "attnlab reproduce --profile full --estimate [--jobs W] "
             "[--only ...] in the quick run's cache, checked against its finished runs",
             "measured_at": time.strftime("%Y-%m-%d"), "full": full,
             "not_run": not_run.read_text(encoding="utf-8").strip() if not_run.is_file() else ""}
@@ -246,7 +246,7 @@ def render_estimates(estimates: dict[str, Any] | None) -> str:
         return "No estimate has been recorded yet: run the command on your machine."
     lines = [f"Measured {estimates['measured_at']} ({estimates['generated_by']}):", ""]
     for workers in sorted(estimates["full"], key=int):
-        lines += [f"`--workers {workers}`:", "", "```", estimates["full"][workers], "```", ""]
+        lines += [f"`--jobs {workers}`:", "", "```", estimates["full"][workers], "```", ""]
     return "\n".join(lines).rstrip()
 
 

@@ -45,7 +45,7 @@ def attnlab(*argv: str) -> tuple[int, str]:
     (["reproduce", "--jobs", "1000000"], "--jobs: must be a whole number in [1, 512]"),
     (["reproduce", "--cluster", "ray", "--runs-per-gpu", "0"],
      "--runs-per-gpu: must be a whole number in [1, 64], got 0"),
-    (["reproduce", "--estimate", "--workers", "0"], "--workers: must be a whole number in [1,"),
+    (["reproduce", "--estimate", "--jobs", "0"], "--jobs: must be a whole number in [1, 512]"),
     (["run", "params", "--seeds", "three"], "--seeds: must be a whole number in [1, 1,000], got"),
 ])
 def test_an_option_past_its_range_is_refused_as_it_is_parsed(argv, first_line):

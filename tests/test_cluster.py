@@ -8,6 +8,7 @@ import fcntl
 import os
 import socket
 import sys
+import types
 
 import pytest
 
@@ -113,14 +114,25 @@ def test_the_estimate_can_be_sized_for_a_cluster(tmp_path):
     assert sized(runner, None) is runner
     big = sized(runner, 128)
     assert big.slots(1000) == 128 and big.slots(5) == 5 and big.work == runner.work
-    with pytest.raises(UsageError, match="--workers must be at least 1"):
+    with pytest.raises(UsageError, match="--jobs must be at least 1"):
         Planned(0)
 
 
-def test_workers_without_estimate_is_refused_in_one_line(tmp_path, capsys):
-    code = main(["reproduce", "--profile", "micro", "--workers", "8", "--work", str(tmp_path)])
-    err = capsys.readouterr().err.strip()
-    assert code == 2 and "\n" not in err and "--workers sizes the estimate" in err
+def test_jobs_sizes_the_estimate(tmp_path, monkeypatch, capsys):
+    """One name for the worker count: ``--jobs`` trains on N workers, and with ``--estimate``
+    lays the estimate on N (a cluster's size, past this machine's pool)."""
+    import attnlab.suite
+
+    seen = {}
+
+    def estimate(profile, seeds, runner, **kw):
+        seen["slots"] = runner.slots(10_000)
+        return types.SimpleNamespace(text=lambda: "estimated")
+
+    monkeypatch.setattr(attnlab.suite, "estimate", estimate)
+    code = main(["reproduce", "--profile", "micro", "--estimate", "--jobs", "300",
+                 "--work", str(tmp_path)])
+    assert code == 0 and seen["slots"] == 300 and "estimated" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("how", ["flag", "env"])

@@ -25,7 +25,7 @@ from attnlab.lab.seeds import (
     triggers,
 )
 from attnlab.nn.config import ModelConfig
-from attnlab.suite import Suite, estimate, evaluate_claims, reproduce
+from attnlab.suite import Suite, SuiteOutcome, estimate, evaluate_claims, reproduce
 from attnlab.train.config import DataConfig, RunConfig, TrainConfig
 
 # ---------------------------------------------------------------- the rule on synthetic records
@@ -198,8 +198,8 @@ def use_fakes(monkeypatch) -> None:
     monkeypatch.setattr(registry, "load", lambda name: fakes[name])
 
 
-def _run(out: Path, work: Path, **kw) -> dict:
-    return reproduce("quick", kw.pop("seeds", None), out, work, device="cpu", **kw)
+def _run(out: Path, work: Path, progress=None, **kw) -> SuiteOutcome:
+    return reproduce(Runner(work, "cpu", progress=progress), out, "quick", **kw)
 
 
 def test_the_suite_adds_seeds_once_where_a_claim_is_inconclusive(tmp_path, monkeypatch,
@@ -208,17 +208,17 @@ def test_the_suite_adds_seeds_once_where_a_claim_is_inconclusive(tmp_path, monke
     calls = trained_hashes
     events = []
     first = _run(tmp_path / "out", tmp_path / "work", progress=events.append)
-    assert first["ok"]
+    assert first.ok
     assert len(calls) == 3 + 3 + 2 == len(set(calls))  # seeds 3-4 of wobbly, once each
-    env = first["envelopes"]
+    env = first.envelopes
     assert env["wobbly"]["seeds"] == 5 and len(env["wobbly"]["record"]["runs"]) == 5
     assert env["wobbly"]["extra_round"]["because"] == ["wobbly.coin"]
     assert env["wobbly"]["planned"]["seeds"] == 3
     assert env["steady"]["seeds"] == 3 and not env["steady"]["extra_round"]["ran"]
-    seeds = {v["id"]: (v["status"], v["seeds"]) for v in first["verdicts"]}
+    seeds = {v["id"]: (v["status"], v["seeds"]) for v in first.verdicts}
     assert seeds == {"wobbly.sure": ("held", 5), "wobbly.coin": ("inconclusive", 5),
                      "steady.sure": ("held", 3)}  # all of wobbly's claims decided again
-    assert first["extra_round"] == first["extra_round_now"] == {"wobbly": ["wobbly.coin"]}
+    assert first.extra_round == first.extra_round_now == {"wobbly": ["wobbly.coin"]}
     assert [e for e in events if e.get("event") == "extra"][0]["pending"] == 2
     stored = json.loads((tmp_path / "out" / "wobbly" / "result.json").read_text())
     assert stored["extra_round"]["seeds_added"] == [3, 4] and stored["seeds"] == 5
@@ -231,11 +231,11 @@ def test_the_suite_adds_seeds_once_where_a_claim_is_inconclusive(tmp_path, monke
         "on 3 seeds." in md
 
     again = _run(tmp_path / "out", tmp_path / "work")  # everything reused, no second round
-    assert len(calls) == 8 and again["extra_round_now"] == {}
-    assert all(e["reused"] for e in again["envelopes"].values())
-    assert again["envelopes"]["wobbly"]["seeds"] == 5
-    assert again["extra_round"] == {"wobbly": ["wobbly.coin"]}
-    assert [v["seeds"] for v in again["verdicts"]] == [5, 5, 3]
+    assert len(calls) == 8 and again.extra_round_now == {}
+    assert all(e["reused"] for e in again.envelopes.values())
+    assert again.envelopes["wobbly"]["seeds"] == 5
+    assert again.extra_round == {"wobbly": ["wobbly.coin"]}
+    assert [v["seeds"] for v in again.verdicts] == [5, 5, 3]
 
     base = identity("quick", CoinSettings(3))
     assert finished_envelope(tmp_path / "out", "wobbly", base, 2) is not None
@@ -248,30 +248,29 @@ def test_off_below_three_seeds_and_turned_on_later(tmp_path, monkeypatch, traine
     use_fakes(monkeypatch)
     calls = trained_hashes
     off = _run(tmp_path / "out", tmp_path / "work", extra_seeds=0)
-    assert len(calls) == 6 and off["extra_round"] == {}
-    assert off["envelopes"]["wobbly"]["extra_round"]["text"] == \
+    assert len(calls) == 6 and off.extra_round == {}
+    assert off.envelopes["wobbly"]["extra_round"]["text"] == \
         "no extra round: turned off (--extra-seeds 0)"
     assert "turned off for this report" in (tmp_path / "out" / "report.md").read_text()
     two = _run(tmp_path / "two", tmp_path / "work", seeds=2)  # seeds 0-1: trained already
-    assert len(calls) == 6 and two["extra_round"] == {}
-    assert two["envelopes"]["wobbly"]["extra_round"]["text"].startswith(
+    assert len(calls) == 6 and two.extra_round == {}
+    assert two.envelopes["wobbly"]["extra_round"]["text"].startswith(
         "no extra round: 2 seed(s), fewer than 3")
     on = _run(tmp_path / "out", tmp_path / "work", extra_seeds=1)  # reuses the 3-seed record
-    assert on["envelopes"]["wobbly"]["reused"] is False and on["envelopes"]["steady"]["reused"]
-    assert len(calls) == 7 and on["envelopes"]["wobbly"]["seeds"] == 4
+    assert on.envelopes["wobbly"]["reused"] is False and on.envelopes["steady"]["reused"]
+    assert len(calls) == 7 and on.envelopes["wobbly"]["seeds"] == 4
 
 
 def test_a_failing_round_fails_its_experiment_only(tmp_path, monkeypatch):
     use_fakes(monkeypatch)
     out = tmp_path / "out"
     first = _run(out, tmp_path / "work", extra_seeds=0)
-    suite = Suite(Runner(tmp_path / "work", "cpu"), out, "quick")
-    suite.load(list(registry.EXPERIMENTS))
-    suite.envelopes = dict(first["envelopes"])
-    suite.experiments["wobbly"] = dataclasses.replace(
-        suite.experiments["wobbly"],
-        plan=lambda s: (_ for _ in ()).throw(RuntimeError("no plan today")))
-    due = suite.extra_round(first["verdicts"], 2)
+    experiments = {name: registry.load(name) for name in registry.EXPERIMENTS}
+    experiments["wobbly"] = dataclasses.replace(
+        experiments["wobbly"], plan=lambda s: (_ for _ in ()).throw(RuntimeError("no plan today")))
+    suite = Suite(Runner(tmp_path / "work", "cpu"), out, "quick", None, experiments)
+    assert suite.wanted(0) == {}  # both finished: reused, as in a rerun
+    due = suite.extra_round(first.verdicts, 2)
     envelopes = suite.envelopes
     assert due == {"wobbly": ["wobbly.coin"]}
     assert envelopes["wobbly"]["status"] == "failed"

@@ -15,6 +15,7 @@ import pytest
 from attnlab.lab import registry
 from attnlab.lab.claims import Margins, Part, claim
 from attnlab.lab.registry import Experiment, select
+from attnlab.lab.runner import Runner
 from attnlab.report import write_report
 from attnlab.report.claim_figures import claim_figures
 from attnlab.report.write import to_html
@@ -176,21 +177,21 @@ def test_results_json_round_trips(tmp_path):
 @pytest.fixture(scope="module")
 def params_run(tmp_path_factory):
     root = tmp_path_factory.mktemp("suite")
-    result = reproduce("micro", 1, root / "out", root / "work", only=["params"])
+    result = reproduce(Runner(root / "work"), root / "out", "micro", seeds=1, only=["params"])
     return root, result
 
 
 def test_reproduce_micro_params(params_run):
     root, result = params_run
-    assert result["ok"] and not result["failed"] and not result["skipped"]
-    assert [v["status"] for v in result["verdicts"]] == ["skipped", "held"]  # micro: no HF
+    assert result.ok and not result.failed and not result.skipped
+    assert [v["status"] for v in result.verdicts] == ["skipped", "held"]  # micro: no HF
     md = (root / "out" / "report.md").read_text()
     assert "| claims | **1 held**, **1 skipped** (of 2) |" in md
     assert "124,439,808" in md and "![Where the parameters are](params/figure.png)" in md
-    assert result["meta"]["only"] == ["params"]
-    assert result["meta"]["machine"]["CPU count"] >= 1
-    again = reproduce("micro", 1, root / "out", root / "work", only=["params"])
-    assert again["envelopes"]["params"]["reused"] is True
+    assert result.meta["only"] == ["params"]
+    assert result.meta["machine"]["CPU count"] >= 1
+    again = reproduce(Runner(root / "work"), root / "out", "micro", seeds=1, only=["params"])
+    assert again.envelopes["params"]["reused"] is True
 
 
 @dataclasses.dataclass(frozen=True)
@@ -254,9 +255,10 @@ def test_reproduce_missing_corpus_and_failures(params_run, tmp_path, monkeypatch
     monkeypatch.setattr(registry, "load", load)
     shutil.copytree(params_run[0] / "out" / "params", tmp_path / "out" / "params")  # reuse
     events = []
-    result = reproduce("micro", 1, tmp_path / "out", tmp_path / "work",
-                       corpus=str(tmp_path / "no-such-corpus.txt"), progress=events.append)
-    env = result["envelopes"]
+    runner = Runner(tmp_path / "work", corpus=str(tmp_path / "no-such-corpus.txt"),
+                    progress=events.append)
+    result = reproduce(runner, tmp_path / "out", "micro", seeds=1)
+    env = result.envelopes
     assert list(env) == names
     assert env["corpus"]["status"] == "skipped"
     assert env["corpus"]["reason"].startswith("corpus unavailable: corpus file")
@@ -264,10 +266,10 @@ def test_reproduce_missing_corpus_and_failures(params_run, tmp_path, monkeypatch
     assert "ModuleNotFoundError" in env["missing"]["reason"]
     assert env["broken"]["reason"] == "RuntimeError: boom"
     assert env["ok"]["record"] == {"value": 7} and env["params"]["reused"]
-    assert not result["ok"] and result["failed"] == ["missing", "broken"]
-    status = {v["id"]: v["status"] for v in result["verdicts"]}
+    assert not result.ok and result.failed == ["missing", "broken"]
+    status = {v["id"]: v["status"] for v in result.verdicts}
     assert status["ok.value"] == "held" and status["ok.cross"] == "skipped"
-    assert status["ok.bad"] == "error" and result["errors"] == ["ok.bad"]
+    assert status["ok.bad"] == "error" and result.errors == ["ok.bad"]
     assert [e["event"] for e in events if e["kind"] == "experiment"] == \
         ["skipped", "failed", "start", "done", "done", "start", "failed"]
     md = (tmp_path / "out" / "report.md").read_text()
@@ -280,9 +282,9 @@ def test_select_and_bad_input():
     with pytest.raises(ValueError, match="unknown experiment"):
         select(["nope"])
     with pytest.raises(ValueError, match="unknown profile"):
-        reproduce("huge", 1, "x", "y")
+        reproduce(Runner(Path("y")), "x", "huge", seeds=1)
     with pytest.raises(ValueError, match="seeds"):
-        reproduce("micro", 0, "x", "y")
+        reproduce(Runner(Path("y")), "x", "micro", seeds=0)
 
 
 def test_evaluate_claims_tags_owner():
@@ -299,5 +301,5 @@ def test_a_raising_claim_fails_the_suite(params_run, tmp_path, monkeypatch):
         real, claims=[claim("params.broken", "breaks", "params", Part("r", _bad))])
     monkeypatch.setattr(registry, "load", lambda name: broken)
     shutil.copytree(params_run[0] / "out" / "params", tmp_path / "out" / "params")
-    result = reproduce("micro", None, tmp_path / "out", tmp_path / "work", only=["params"])
-    assert not result["ok"] and result["errors"] == ["params.broken"] and not result["failed"]
+    result = reproduce(Runner(tmp_path / "work"), tmp_path / "out", "micro", only=["params"])
+    assert not result.ok and result.errors == ["params.broken"] and not result.failed

@@ -28,7 +28,6 @@ WHOLE: dict[str, tuple[int, int]] = {
     "--seeds": (1, 1000),
     "--extra-seeds": (0, 1000),
     "--jobs": (1, 512),
-    "--workers": (1, 100_000),
     "--runs-per-gpu": (1, 64),
     "--tokens": (0, 100_000),
     "--top-k": (1, 1 << 20),

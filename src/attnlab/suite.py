@@ -25,9 +25,12 @@ interrupted run. Outcomes:
   *skipped* with the reason and the others still run;
 - a claim whose predicate raises is an *error* verdict.
 
-``ok`` is False (and the command exits non-zero) when an experiment failed or a
-claim is an error. The layers: ``attnlab.lab`` (runner, registry, claims) and
-``attnlab.report`` sit below this module; the CLI above it.
+``reproduce`` is a function of its inputs (a runner, an output folder, a
+profile and its options) and returns a ``SuiteOutcome``; ``ok`` is False (and
+the command exits non-zero) when an experiment failed or a claim is an error.
+A ``Suite``'s envelopes change only through its own steps. The layers:
+``attnlab.lab`` (runner, registry, claims) and ``attnlab.report`` sit below this
+module; the CLI above it.
 """
 
 from __future__ import annotations
@@ -50,10 +53,10 @@ from attnlab.lab.envelope import (
     finished_envelope,
     identity,
     not_run,
+    status_of,
     store_note,
     write_envelope,
 )
-from attnlab.lab.executors import LocalPool
 from attnlab.lab.registry import Experiment, seeds_of
 from attnlab.lab.runner import Runner, RunSpec
 from attnlab.lab.seeds import (
@@ -81,28 +84,47 @@ class Plan:
 
 
 class Suite:
-    """The pipeline over one runner, one output folder and one profile."""
+    """The pipeline over one runner, one output folder, one profile and the experiments it
+    was made with (``Suite.of`` loads them by name). Its envelopes change only through its
+    own steps; ``envelopes`` gives them in the order of ``names``."""
 
     def __init__(self, runner: Runner, out: Path, profile: str, seeds: int | None = None,
-                 emit: Progress | None = None, *, strict: bool = False) -> None:
+                 experiments: dict[str, Experiment] | None = None, *,
+                 strict: bool = False) -> None:
         self.runner, self.out, self.profile, self.seeds = runner, Path(out), profile, seeds
         self.strict = strict  # an experiment's failure raises (tests) instead of its envelope
-        self.emit = emit or (lambda info: None)
-        self.experiments: dict[str, Experiment] = {}
-        self.envelopes: dict[str, dict] = {}  # name -> envelope (JSON form, + "reused")
+        self.emit: Progress = runner.progress or (lambda info: None)
+        self.experiments: dict[str, Experiment] = dict(experiments or {})
+        self.names: list[str] = list(self.experiments)  # the order of the report
+        self._envelopes: dict[str, dict] = {}  # name -> envelope (JSON form, + "reused")
+
+    @classmethod
+    def of(cls, runner: Runner, out: Path, profile: str, seeds: int | None,
+           names: list[str], *, strict: bool = False) -> Suite:
+        """A suite of the experiments ``names``, each loaded from the registry; one that
+        cannot load gets a failed envelope."""
+        suite = cls(runner, out, profile, seeds, strict=strict)
+        suite.names = list(names)
+        for name in names:
+            try:
+                suite.experiments[name] = registry.load(name)
+            except Exception as err:  # noqa: BLE001 - e.g. a module not written yet
+                suite._envelopes[name] = not_run(name, name, "failed", f"cannot load: "
+                                                 f"{one_line(err)}")
+        return suite
+
+    @property
+    def envelopes(self) -> dict[str, dict]:
+        """Every envelope made so far, in the order of ``names``."""
+        return {n: self._envelopes[n] for n in self.names if n in self._envelopes}
+
+    def status(self, name: str) -> str:
+        """The status of ``name``'s envelope (``attnlab.lab.envelope.status_of``)."""
+        return status_of(self._envelopes[name])
 
     @functools.cached_property
     def ctx(self) -> Context:
         return Context.of(self.runner)
-
-    def load(self, names: list[str]) -> None:
-        """Load each experiment's record; one that cannot load gets a failed envelope."""
-        for name in names:
-            try:
-                self.experiments[name] = registry.load(name)
-            except Exception as err:  # noqa: BLE001 - e.g. a module not written yet
-                self.envelopes[name] = not_run(name, name, "failed", f"cannot load: "
-                                               f"{one_line(err)}")
 
     def wanted(self, extra_seeds: int | None,
                skip: Callable[[Experiment], tuple[str, str] | None] | None = None
@@ -115,16 +137,16 @@ class Suite:
             try:
                 settings = exp.settings(self.profile, self.seeds)
             except Exception as err:  # noqa: BLE001 - report it, run the rest
-                self.envelopes[name] = not_run(name, exp.title, "failed",
-                                               f"cannot plan: {one_line(err)}")
+                self._envelopes[name] = not_run(name, exp.title, "failed",
+                                                f"cannot plan: {one_line(err)}")
                 continue
             cached = finished_envelope(self.out, name, identity(self.profile, settings),
                                        extra_seeds)
             why = None if cached is not None or skip is None else skip(exp)
             if cached is not None:
-                self.envelopes[name] = {**cached, "reused": True}
+                self._envelopes[name] = {**cached, "reused": True}
             elif why is not None:
-                self.envelopes[name] = not_run(name, exp.title, *why)
+                self._envelopes[name] = not_run(name, exp.title, *why)
             else:
                 wanted[name] = settings
         return wanted
@@ -145,7 +167,7 @@ class Suite:
                 if self.strict:
                     raise
                 reason = f"{'extra round: ' if more else ''}cannot plan: {one_line(err)}"
-                self.envelopes[name] = not_run(name, exp.title, "failed", reason)
+                self._envelopes[name] = not_run(name, exp.title, "failed", reason)
                 continue
             plans[name] = Plan(exp, settings, specs, more)
         return plans
@@ -175,8 +197,7 @@ class Suite:
         for index, name in enumerate(order, 1):
             info = {"kind": "experiment", "index": index, "total": len(order), "name": name}
             if name not in plans:
-                env = self.envelopes[name]
-                status = env.get("status", "ok")
+                env, status = self._envelopes[name], self.status(name)
                 self.emit({**info, "event": "done" if status == "ok" else status,
                            "reused": True, "reason": env.get("reason")})
                 continue
@@ -185,7 +206,7 @@ class Suite:
             self.emit({**info, "event": "start", "title": title})
             start = time.perf_counter()
             try:
-                self.envelopes[name] = {**self._analyse_one(name, plan), "reused": False}
+                self._envelopes[name] = {**self._analyse_one(name, plan), "reused": False}
             except WriteError:  # a full disk or a folder gone read-only stops the command
                 raise
             except Exception as err:  # noqa: BLE001 - report it, run the rest
@@ -193,9 +214,9 @@ class Suite:
                     raise
                 log.debug("%s traceback", name, exc_info=True)
                 reason = f"{'extra round: ' if plan.extra else ''}{one_line(err)}"
-                self.envelopes[name] = not_run(name, plan.experiment.title, "failed", reason,
-                                               None if plan.extra else
-                                               time.perf_counter() - start)
+                self._envelopes[name] = not_run(name, plan.experiment.title, "failed",
+                                                reason, None if plan.extra else
+                                                time.perf_counter() - start)
                 self.emit({**info, "event": "failed", "reason": reason})
                 continue
             self.emit({**info, "event": "done", "wall_s": time.perf_counter() - start,
@@ -223,7 +244,7 @@ class Suite:
         records of experiments outside this suite), tagged with the experiment that owns
         it."""
         records = {**(others or {}), **{n: e["record"] for n, e in self.envelopes.items()
-                                         if e.get("status", "ok") == "ok"}}
+                                         if status_of(e) == "ok"}}
         return evaluate_claims(self.experiments, records)
 
     def extra_round(self, verdicts: list[dict], extra_seeds: int) -> dict[str, list[str]]:
@@ -234,7 +255,7 @@ class Suite:
         check_extra_seeds(extra_seeds)
         candidates: dict[str, Any] = {}
         for name, env in self.envelopes.items():
-            if env.get("status", "ok") != "ok" or name not in self.experiments:
+            if status_of(env) != "ok" or name not in self.experiments:
                 continue
             if (env.get("extra_round") or {}).get("ran"):
                 continue  # one round only
@@ -261,10 +282,10 @@ class Suite:
         return due
 
     def _note(self, name: str, note: dict[str, Any]) -> None:
-        env = self.envelopes[name]
+        env = self._envelopes[name]
         if env.get("extra_round") != note:
-            self.envelopes[name] = {**env, "extra_round": note}
-            store_note(self.out, self.envelopes[name])
+            self._envelopes[name] = {**env, "extra_round": note}
+            store_note(self.out, self._envelopes[name])
 
 
 def evaluate_claims(experiments: dict[str, Experiment], records: dict[str, dict]) -> list[dict]:
@@ -311,67 +332,84 @@ def check_args(profile: str, seeds: int | None) -> None:
         raise UsageError(f"seeds must be a whole number >= 1, got {seeds!r}")
 
 
-def reproduce(
-    profile: str,
-    seeds: int | None,
-    out_dir: str | Path,
-    work_dir: str | Path,
-    corpus: str | None = None,
-    only: Iterable[str] | None = None,
-    progress: Progress | None = None,
-    report_only: bool = False,
-    workers: int = 1,
-    device: str = "auto",
-    extra_seeds: int = EXTRA_SEEDS,
-    runner: Runner | None = None,
-    lang: str | None = None,
-) -> dict[str, Any]:
-    """Run the suite (or the ``only`` experiments) and write the report into ``out_dir``
-    (in ``lang``, English or Spanish; None: ``ATTNLAB_LANG``, the locale, then English).
+@dataclass(frozen=True)
+class SuiteOutcome:
+    """What one ``reproduce`` made: the report's files, every envelope in registry order,
+    the verdicts and the run's metadata."""
 
-    ``seeds`` replaces every training experiment's seed count (None: the profile's).
-    ``workers`` > 1 trains on that many local worker processes (one thread each; on CUDA
-    one per GPU); the results are the same bits. ``device`` is where runs train and
-    analyses measure (auto: CUDA when present). ``runner`` replaces the runner these
-    three would build (another executor). ``extra_seeds`` is the size of the one extra
-    round for experiments left with an inconclusive training claim (0: off).
+    paths: dict[str, Path]  # report files: md, html, json
+    envelopes: dict[str, dict]
+    verdicts: list[dict]
+    meta: dict[str, Any]
+    extra_round_now: dict[str, list[str]]  # experiment -> the claims that called, this call
 
-    ``report_only`` runs nothing: it rewrites the report from the results already
-    finished in ``out_dir`` (with this profile and seeds, grown by any extra round);
-    the others are skipped.
+    @property
+    def extra_round(self) -> dict[str, list[str]]:
+        """Experiment -> the claims that called for its extra round, this call or an
+        earlier one whose envelope was reused."""
+        return grown(self.envelopes)
 
-    ``progress`` receives ``{"kind": "experiment", "index", "total", "name", "event", ...}``
-    (event: start, done, skipped, failed), ``{"kind": "suite", "event": "train" | "extra",
-    ...}`` and the trainer's own progress dicts. Returns ``paths`` (report files),
-    ``envelopes``, ``verdicts``, lists ``failed``, ``skipped`` and ``errors`` (claims),
-    ``extra_round`` (experiment -> the claim ids that called for its extra round, this
-    call or an earlier one whose envelope was reused), ``extra_round_now`` (the same, in
-    this call only) and ``ok``.
+    def named(self, status: str) -> list[str]:
+        return [n for n, e in self.envelopes.items() if status_of(e) == status]
+
+    @property
+    def failed(self) -> list[str]:
+        return self.named("failed")
+
+    @property
+    def skipped(self) -> list[str]:
+        return self.named("skipped")
+
+    @property
+    def errors(self) -> list[str]:
+        """The claims whose predicate raised."""
+        return [v["id"] for v in self.verdicts if v["status"] == "error"]
+
+    @property
+    def ok(self) -> bool:
+        """No experiment failed and no claim is an error (the command's exit 0)."""
+        return not self.failed and not self.errors
+
+
+def reproduce(runner: Runner, out: str | Path, profile: str, *, seeds: int | None = None,
+              only: Iterable[str] | None = None, report_only: bool = False,
+              extra_seeds: int = EXTRA_SEEDS, lang: str | None = None) -> SuiteOutcome:
+    """Run the suite (or the ``only`` experiments) on ``runner`` and write the report into
+    ``out`` (in ``lang``, English or Spanish; None: ``ATTNLAB_LANG``, the locale, then
+    English).
+
+    The runner says where runs live and train (its work folder, device, corpus, precision,
+    executor: ``--jobs`` local workers or a cluster) and where progress goes. ``seeds``
+    replaces every training experiment's seed count (None: the profile's);
+    ``extra_seeds`` is the size of the one extra round for experiments left with an
+    inconclusive training claim (0: off). ``report_only`` runs nothing: it rewrites the
+    report from the results already finished in ``out`` (with this profile and seeds,
+    grown by any extra round); the others are skipped.
+
+    Progress: ``{"kind": "experiment", "index", "total", "name", "event", ...}`` (event:
+    start, done, skipped, failed), ``{"kind": "suite", "event": "plan" | "train" | "extra",
+    ...}`` and the trainer's own progress dicts.
     """
     from attnlab.lab.meta import collect_meta, rerendered
-    from attnlab.report.write import status_of, write_report
+    from attnlab.report.write import write_report
 
     check_args(profile, seeds)
     check_extra_seeds(extra_seeds)
-    names = registry.select(None if only is None else list(only))
-    out_dir = Path(out_dir)
+    names, out = registry.select(None if only is None else list(only)), Path(out)
     started_at, start = time.strftime("%Y-%m-%dT%H:%M:%S%z"), time.perf_counter()
-    runner = runner or Runner(Path(work_dir), device, corpus, LocalPool(workers, device),
-                              progress)
-    suite = Suite(runner, out_dir, profile, seeds, progress)
+    suite = Suite.of(runner, out, profile, seeds, names)
     if not report_only:
         suite.ctx  # noqa: B018 - a device that does not resolve is one line, up front
-    suite.load(names)
     corpus_reason, corpus_status = None, "not needed"
     if report_only:
         corpus_status = "not used (report only)"
     elif any(e.needs_corpus for e in suite.experiments.values()):
-        corpus_reason, corpus_status = corpus_problem(corpus)
+        corpus_reason, corpus_status = corpus_problem(runner.corpus)
 
     def skip(exp: Experiment) -> tuple[str, str] | None:
         if report_only:
             return "skipped", (f"report only: no finished {profile} result at "
-                               f"{out_dir / exp.name / ENVELOPE}")
+                               f"{out / exp.name / ENVELOPE}")
         if exp.needs_corpus and corpus_reason is not None:
             return "skipped", f"corpus unavailable: {corpus_reason}"
         return None
@@ -386,7 +424,6 @@ def reproduce(
     suite.analyse(plans, names)
     phases["analyse"] = time.perf_counter() - t0 - phases["train"]
 
-    suite.envelopes = {n: suite.envelopes[n] for n in names}  # registry order
     verdicts = suite.verdicts()
     due: dict[str, list[str]] = {}
     if not report_only:
@@ -396,22 +433,16 @@ def reproduce(
             verdicts = suite.verdicts()
             phases["extra seeds"] = time.perf_counter() - t1
     envelopes = suite.envelopes
-    meta = collect_meta(profile, seeds, corpus=corpus, corpus_status=corpus_status,
+    meta = collect_meta(profile, seeds, corpus=runner.corpus, corpus_status=corpus_status,
                         only=None if only is None else names, started_at=started_at,
-                        wall_s=time.perf_counter() - start, workers=workers, phases=phases,
+                        wall_s=time.perf_counter() - start, phases=phases,
                         extra_seeds=extra_seeds, extra_round=grown(envelopes))
-    meta["machine"].update(getattr(runner.executor, "where", dict)())  # a cluster's nodes
+    meta["machine"].update(runner.executor.where())  # its workers (a cluster: its nodes)
     meta["machine"]["precision"] = runner.precision_used()
     if report_only:  # the times to state are the run's that made the records, not this call's
-        meta = rerendered(meta, out_dir)
-    paths = write_report(envelopes, verdicts, out_dir, meta, lang=lang)
-    failed = [n for n, e in envelopes.items() if status_of(e) == "failed"]
-    skipped = [n for n, e in envelopes.items() if status_of(e) == "skipped"]
-    errors = [v["id"] for v in verdicts if v["status"] == "error"]
-    return {"paths": paths, "envelopes": envelopes, "verdicts": verdicts, "meta": meta,
-            "failed": failed, "skipped": skipped, "errors": errors,
-            "extra_round": grown(envelopes), "extra_round_now": due,
-            "ok": not failed and not errors}
+        meta = rerendered(meta, out)
+    paths = write_report(envelopes, verdicts, out, meta, lang=lang)
+    return SuiteOutcome(paths, envelopes, verdicts, meta, due)
 
 
 def estimate(profile: str, seeds: int | None, runner: Runner, *, only: list[str] | None = None,
@@ -420,8 +451,7 @@ def estimate(profile: str, seeds: int | None, runner: Runner, *, only: list[str]
     runs timed (``attnlab.lab.estimate``)."""
     from attnlab.lab.estimate import estimate_plans, finished_runs
 
-    suite = Suite(runner, Path("."), profile, seeds)
-    suite.load(registry.select(only))
+    suite = Suite.of(runner, Path("."), profile, seeds, registry.select(only))
     no_corpus = corpus_problem(runner.corpus)[0]
     skipped = {name: f"corpus unavailable: {no_corpus}" for name, exp in
                suite.experiments.items() if exp.needs_corpus and no_corpus is not None}
@@ -441,8 +471,7 @@ def run_experiment(name: str, profile: str, runner: Runner, out: Path,
     """One experiment through the pipeline (or its finished envelope, one grown by
     ``extra_seeds`` included); its envelope. No claims and no extra round (``attnlab run``
     adds them); a failure raises."""
-    suite = Suite(runner, Path(out), profile, seeds, strict=True)
-    suite.experiments[name] = registry.load(name)
+    suite = Suite(runner, Path(out), profile, seeds, {name: registry.load(name)}, strict=True)
     plans = suite.plan(suite.wanted(extra_seeds))
     suite.train(plans)
     suite.analyse(plans, [name])

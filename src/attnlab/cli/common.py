@@ -99,7 +99,9 @@ def add_common(p: argparse.ArgumentParser, profiles: list[str]) -> None:
     p.add_argument("--jobs", type=whole("--jobs"), default=None,
                    help="train on N one-thread worker processes side by side (default: one "
                    "per CPU core; with CUDA one per GPU, and more share the GPUs "
-                   "round-robin; 1 = in this process; at most 512)")
+                   "round-robin; 1 = in this process; at most 512); with reproduce "
+                   "--estimate: the wall time on N workers side by side (a cluster's size), "
+                   "each run's steps still timed on this machine")
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
                    help="where runs train and analyses measure (default auto: CUDA when "
                    "present)")

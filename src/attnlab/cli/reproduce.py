@@ -17,14 +17,12 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from attnlab.bounds import whole
 from attnlab.cli.common import (
     SuiteProgress,
     add_common,
     build_runner,
     check_seeds,
     out_dir,
-    resolve_jobs,
 )
 from attnlab.cli.confirm import CONFIRM_RUNS, confirm_runs
 from attnlab.errors import UsageError
@@ -53,9 +51,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="time a few steps of every pending run's model, print how long the "
                    "suite should take on this machine (corrected by, and checked against, "
                    "the finished runs of the cache: ratios and an error bar), and stop")
-    p.add_argument("--workers", type=whole("--workers"), default=None, metavar="N",
-                   help="with --estimate: the wall time on N workers side by side (a cluster's "
-                   "size), each run's steps still timed on this machine")
     add_lang(p)
     p.set_defaults(func=run)
 
@@ -85,12 +80,9 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None,
     if args.report_only:
         check_some_results(out, args.profile, args.seeds)
     progress = SuiteProgress(stderr)
-    if args.workers is not None and not args.estimate:
-        raise UsageError("--workers sizes the estimate (with --estimate); runs train on --jobs "
-                         "local workers or on --cluster ray")
     runner = build_runner(args, progress)  # the one runner of this command
     if getattr(args, "estimate", False) or (args.profile == "full" and not args.report_only):
-        report = estimate(args.profile, args.seeds, sized(runner, args.workers), only=only,
+        report = estimate(args.profile, args.seeds, sized(runner, args.jobs), only=only,
                           extra_seeds=args.extra_seeds)
         stdout.write(report.text() + "\n")
         stdout.flush()
@@ -98,27 +90,25 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None,
             return 0
     if not args.report_only:  # above CONFIRM_RUNS: asked, or refused with no terminal
         confirm_runs(pending_runs(args, runner, out, only), args, args.only)
-    result = reproduce(args.profile, args.seeds, out, runner.work, corpus=args.corpus,
-                       only=only, progress=progress, report_only=args.report_only,
-                       workers=resolve_jobs(args.jobs, args.device), device=args.device,
-                       extra_seeds=args.extra_seeds, runner=runner,
+    result = reproduce(runner, out, args.profile, seeds=args.seeds, only=only,
+                       report_only=args.report_only, extra_seeds=args.extra_seeds,
                        lang=getattr(args, "lang", None))
-    counts = ", ".join(f"{sum(v['status'] == s for v in result['verdicts'])} {s}"
+    counts = ", ".join(f"{sum(v['status'] == s for v in result.verdicts)} {s}"
                        for s in ("held", "not held", "inconclusive", "skipped", "error"))
     stdout.write(f"claims: {counts}\n")
-    for name in result["extra_round"]:  # experiments grown by the extra-seed round
-        env = result["envelopes"][name]
+    for name in result.extra_round:  # experiments grown by the extra-seed round
+        env = result.envelopes[name]
         stdout.write(f"{name}: {env['extra_round']['text']} (now {env['seeds']} seeds)\n")
-    for name in result["skipped"]:
-        stdout.write(f"skipped {name}: {result['envelopes'][name]['reason']}\n")
-    for name in result["failed"]:
-        stdout.write(f"FAILED {name}: {result['envelopes'][name]['reason']}\n")
-    for v in result["verdicts"]:
+    for name in result.skipped:
+        stdout.write(f"skipped {name}: {result.envelopes[name]['reason']}\n")
+    for name in result.failed:
+        stdout.write(f"FAILED {name}: {result.envelopes[name]['reason']}\n")
+    for v in result.verdicts:
         if v["status"] == "error":
             stdout.write(f"ERROR in claim {v['id']}: {v['why']}\n")
-    stdout.write(f"report: {result['paths']['html']} (and report.md, results.json)\n")
+    stdout.write(f"report: {result.paths['html']} (and report.md, results.json)\n")
     stdout.flush()
-    return 0 if result["ok"] else 1
+    return 0 if result.ok else 1
 
 
 def pending_runs(args: argparse.Namespace, runner: Any, out: Path,
@@ -130,8 +120,7 @@ def pending_runs(args: argparse.Namespace, runner: Any, out: Path,
     from attnlab.suite import Suite, corpus_problem
 
     def count(skip: Any = None) -> int:
-        suite = Suite(runner, out, args.profile, args.seeds)
-        suite.load(registry.select(only))
+        suite = Suite.of(runner, out, args.profile, args.seeds, registry.select(only))
         plans = suite.plan(suite.wanted(args.extra_seeds, skip))
         return sum(len(runner.pending(p.specs)) for p in plans.values())
 

@@ -55,9 +55,8 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None,
 
         resolve_corpus(args.corpus)  # CorpusError (a ValueError): one line, exit 2
     progress = SuiteProgress(stderr)
-    suite = Suite(build_runner(args, progress), out, args.profile, args.seeds, progress)
+    suite = Suite(build_runner(args, progress), out, args.profile, args.seeds, {args.name: exp})
     suite.ctx  # noqa: B018 - a device that does not resolve is one line, up front
-    suite.experiments[args.name] = exp
     plans = suite.plan(suite.wanted(args.extra_seeds))
     from attnlab.cli.confirm import confirm_runs
 
@@ -67,10 +66,10 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None,
     suite.analyse(plans, [args.name])
     others = finished_records(out, args.profile, args.seeds, args.extra_seeds)
     others.pop(args.name, None)
-    if suite.envelopes[args.name].get("status", "ok") == "ok":
+    if suite.status(args.name) == "ok":
         suite.extra_round(suite.verdicts(others), args.extra_seeds)
     envelope = suite.envelopes[args.name]  # grown by the extra round, or with its note why not
-    if envelope.get("status") == "failed":
+    if suite.status(args.name) == "failed":
         stderr.write(f"FAILED {args.name}: {envelope['reason']}\n")
         return 1
     verdicts = suite.verdicts(others)  # all its claims, on all its seeds

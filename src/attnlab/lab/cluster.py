@@ -305,17 +305,20 @@ def add_cluster_options(p: argparse.ArgumentParser) -> None:
 
 class Planned:
     """An executor that only offers ``workers`` slots: the estimate for a cluster of that size
-    lays the runs on it (``reproduce --estimate --workers N``); it trains nothing."""
+    lays the runs on it (``reproduce --estimate --jobs N``); it trains nothing."""
 
     name = "planned"
 
     def __init__(self, workers: int) -> None:
         if workers < 1:
-            raise UsageError(f"--workers must be at least 1, got {workers}")
+            raise UsageError(f"--jobs must be at least 1, got {workers}")
         self.workers = workers
 
     def slots(self, n_pending: int) -> int:
         return max(1, min(self.workers, n_pending))
+
+    def where(self) -> dict[str, Any]:
+        return {"training workers": f"{self.workers} planned"}
 
     def run(self, pending: list[Any], job: Any) -> dict[str, str]:
         raise RuntimeError("a planned executor sizes an estimate; it trains nothing")

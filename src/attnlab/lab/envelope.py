@@ -66,6 +66,12 @@ class Envelope:
         return out
 
 
+def status_of(envelope: dict[str, Any]) -> str:
+    """An envelope's status: ``ok`` (a finished record), ``failed`` or ``skipped``; read
+    here, and only here."""
+    return envelope.get("status", "ok")
+
+
 def not_run(name: str, title: str, status: str, reason: str,
             wall_s: float | None = None) -> dict[str, Any]:
     """The envelope of an experiment that did not finish (``status``: failed or skipped)."""

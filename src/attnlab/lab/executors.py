@@ -90,6 +90,10 @@ class Executor(Protocol):
         interrupted | failed: <one line>."""
         ...
 
+    def where(self) -> dict[str, Any]:
+        """What the report says about where the runs of this command trained."""
+        ...
+
 
 def gpu_count() -> int:
     """CUDA devices visible to this process (0 without CUDA)."""
@@ -154,6 +158,10 @@ class LocalPool:
         if self.device == "cuda" and not gpu_count():
             return 1  # nothing to place workers on: train in order, where the error is plain
         return min(self.workers, n_pending)
+
+    def where(self) -> dict[str, Any]:
+        return {"training workers": f"{self.workers} worker processes" if self.workers > 1
+                else "this process"}
 
     def run(self, pending: list[RunSpec], job: Job) -> dict[str, str]:
         n = self.slots(len(pending))

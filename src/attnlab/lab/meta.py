@@ -34,7 +34,7 @@ def machine() -> dict[str, Any]:
 
 def collect_meta(
     profile: str, seeds: int | None, *, corpus: str | None, corpus_status: str,
-    only: list[str] | None, started_at: str, wall_s: float, workers: int = 1,
+    only: list[str] | None, started_at: str, wall_s: float,
     phases: dict[str, float] | None = None, extra_seeds: int = EXTRA_SEEDS,
     extra_round: dict[str, list[str]] | None = None,
 ) -> dict[str, Any]:
@@ -53,8 +53,7 @@ def collect_meta(
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "wall_s": wall_s,
         "phases_s": phases or {},
-        "machine": {**machine(), "training workers": (
-            f"{workers} worker processes" if workers > 1 else "this process")},
+        "machine": machine(),  # and the executor's "training workers" (``where``)
         "versions": versions(),
         "code_revision": code_revision(),  # attnlab's own (attnlab.revision)
     }

@@ -17,6 +17,7 @@ import re
 from typing import Any
 
 from attnlab.lab import claim_words as words
+from attnlab.lab.envelope import status_of
 from attnlab.report.claim_figures import claim_figures
 from attnlab.report.page import anchor
 from attnlab.report.words import claim_text, counted, has, t, title, verdict
@@ -83,7 +84,7 @@ def _named(v: dict[str, Any], lang: str) -> str:
 def _run_shows(name: str, env: dict, own: list[dict], lang: str) -> str:
     """What this run shows for one experiment: the counts, the claims not held, and those
     inconclusive when few (or when their premise failed), each named by its first words."""
-    status = env.get("status", "ok")
+    status = status_of(env)
     if status != "ok":
         return t(f"run.{status}", lang, reason=env.get("reason", ""))
     if not own:

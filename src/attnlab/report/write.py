@@ -33,6 +33,7 @@ from typing import Any
 from attnlab.files import staged
 from attnlab.lab.claim_words import quick_changes
 from attnlab.lab.claims import MIN_SEEDS, STATUSES, Z
+from attnlab.lab.envelope import status_of
 from attnlab.lab.meta import ORIGINAL
 from attnlab.lab.seeds import rule_text
 from attnlab.report import fidelity as chapter_fidelity
@@ -54,11 +55,6 @@ from attnlab.report.words import (
 )
 
 log = logging.getLogger(__name__)
-
-
-def status_of(envelope: dict[str, Any]) -> str:
-    """``ok`` for a finished experiment, else its ``skipped`` / ``failed`` status."""
-    return envelope.get("status", "ok")
 
 
 def summary(envelopes: dict[str, dict], verdicts: list[dict]) -> dict[str, Any]:
