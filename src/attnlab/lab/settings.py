@@ -1,12 +1,15 @@
-"""The settings every experiment that trains on the corpus shares, written once.
+"""The settings every experiment that trains shares, written once.
 
-``CorpusSettings`` holds what the corpus runs of ladder, norm, position and
-sqrt_dk all set (width, context, rate, data, seeds); ``OneBudget`` adds the
-single training budget of those that give every run the same one (ladder,
-norm, position). An experiment's own ``Settings`` extends one of them with its
-own fields and may give a shared field another default (norm's higher rate,
-position's shorter context). The field names are those the experiments had,
-so a finished envelope's settings, compared by name and value, stay reusable.
+``Seeded`` holds what every experiment that trains sets: its seeds (``--seeds N``
+replaces them, ``Experiment.settings``). ``CorpusSettings`` adds what the corpus
+runs of ladder, norm, position and sqrt_dk all set (width, context, rate, data);
+``OneBudget`` adds the single training budget of those that give every run the
+same one (ladder, norm, position). An experiment's own ``Settings`` extends one
+of them with its own fields and may give a shared field another default (norm's
+higher rate, position's shorter context). The field names are those the
+experiments had, so a finished envelope's settings, compared by name and value,
+stay reusable; the inherited fields come first in a settings dict (the report
+lists them in that order).
 """
 
 from __future__ import annotations
@@ -17,7 +20,14 @@ from attnlab.train.config import DataConfig
 
 
 @dataclass(frozen=True)
-class CorpusSettings:
+class Seeded:
+    """The seeds of an experiment that trains: every run, every draw, once per seed."""
+
+    seeds: int = 3  # training seeds per run (a claim needs at least 3 for a verdict)
+
+
+@dataclass(frozen=True)
+class CorpusSettings(Seeded):
     """Width, context, rate, data and seeds of an experiment's corpus runs."""
 
     d_model: int = 128  # residual width of every trained model
@@ -25,7 +35,6 @@ class CorpusSettings:
     lr: float = 1e-3  # AdamW learning rate
     train_tokens: int | None = None  # first N training tokens only (None: the whole 90%)
     vocab_size: int = 1024  # BPE vocabulary
-    seeds: int = 3  # training seeds per run (a claim needs at least 3 for a verdict)
 
     def data_config(self) -> DataConfig:
         """The corpus data of every run: this vocabulary, these training tokens."""
@@ -39,3 +48,4 @@ class OneBudget(CorpusSettings):
     steps: int = 3000  # AdamW updates per run
     batch_size: int = 64  # windows per update
     eval_batch_size: int = 64  # windows per forward pass when measuring perplexity
+
