@@ -92,13 +92,8 @@ def model_config(s: Settings, norm: str) -> ModelConfig:
 
 
 def train_config(s: Settings, warmup: bool, seed: int = 0) -> TrainConfig:
-    """Constant rate after an optional warmup; evaluate at the end, checkpoint every quarter."""
-    return TrainConfig(
-        steps=s.steps, lr=s.lr, batch_size=s.batch_size,
-        warmup_steps=s.warmup_steps if warmup else 0, eval_every=0,
-        eval_batch_size=s.eval_batch_size,
-        ckpt_every=max(1, s.steps // 4), seed=seed,
-    )
+    """The one budget (``OneBudget.train_config``): a constant rate after an optional warmup."""
+    return s.train_config(warmup_steps=s.warmup_steps if warmup else 0, seed=seed)
 
 
 def grad_norms_at_init(

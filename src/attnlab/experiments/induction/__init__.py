@@ -143,7 +143,7 @@ def _shakespeare(s: Settings) -> tuple[Any, RunConfig] | None:
     from attnlab.experiments import ladder
 
     ls = ladder.PROFILES[s.shakespeare]
-    return ls, RunConfig(model=ladder.row_config(ls, 10), train=ladder.train_config(ls),
+    return ls, RunConfig(model=ladder.row_config(ls, 10), train=ls.train_config(),
                          data=ls.data_config())
 
 

@@ -51,7 +51,7 @@ from attnlab.lab.runner import Results, RunSpec, seeded
 from attnlab.lab.settings import OneBudget
 from attnlab.lab.tables import fmt_ms, markdown_table, mean_std, settings_dict
 from attnlab.nn.config import ModelConfig
-from attnlab.train.config import RunConfig, TrainConfig
+from attnlab.train.config import RunConfig
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -127,14 +127,6 @@ def row_name(s: Settings, row: int) -> str:
     return LADDER[row][2].format(d=s.d_model, h=s.d_model // 4)
 
 
-def train_config(s: Settings) -> TrainConfig:
-    """The one budget: evaluate only at the end, checkpoint every quarter."""
-    return TrainConfig(
-        steps=s.steps, lr=s.lr, batch_size=s.batch_size, eval_every=0,
-        eval_batch_size=s.eval_batch_size, ckpt_every=max(1, s.steps // 4),
-    )
-
-
 def row_label(row: int, small: bool = False) -> str:
     return f"ladder row {row}" + (" (small data)" if small else "")
 
@@ -148,7 +140,7 @@ def plan(settings: Settings) -> list[RunSpec]:
             continue
         data = profile.data_config()
         for row in rows:
-            cfg = RunConfig(model=row_config(profile, row), train=train_config(profile), data=data)
+            cfg = RunConfig(model=row_config(profile, row), train=profile.train_config(), data=data)
             specs += seeded(row_label(row, is_small), cfg, s.seeds)
     return specs
 
@@ -355,7 +347,6 @@ CLAIMS = with_figures(CLAIMS, FIGURES)
 __all__ = [
     "CLAIMS", "LADDER", "NAME", "NEEDS_CORPUS", "PROFILES", "QUICK_CHANGES", "ROWS", "Settings",
     "TITLE", "analyse", "base_config", "figure", "plan", "row_config", "row_name", "table",
-    "train_config",
 ]
 
 EXPERIMENT = Experiment(

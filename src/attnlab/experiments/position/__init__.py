@@ -51,7 +51,7 @@ from attnlab.nn.attention import attention
 from attnlab.nn.config import POSITIONS, ModelConfig
 from attnlab.nn.mixers import MultiHeadAttention
 from attnlab.nn.positions import AdditivePositions, alibi_bias
-from attnlab.train.config import RunConfig, TrainConfig
+from attnlab.train.config import RunConfig
 from attnlab.train.runtime import autocast
 
 if TYPE_CHECKING:
@@ -106,12 +106,6 @@ def model_config(s: Settings, scheme: str) -> ModelConfig:
                        n_pos=longest if scheme == "learned" else None)
 
 
-def train_config(s: Settings) -> TrainConfig:
-    """The spec's AdamW budget; evaluated only at the end, checkpointed every quarter."""
-    return TrainConfig(steps=s.steps, lr=s.lr, batch_size=s.batch_size, eval_every=0,
-                       eval_batch_size=s.eval_batch_size, ckpt_every=max(1, s.steps // 4))
-
-
 def permutation_check(position: str, causal: bool, n_tokens: int = 12, d_model: int = 32,
                       n_head: int = 4, seed: int = 0) -> float:
     """max |f(Px) − P f(x)| for one multi-head self-attention layer f (projections,
@@ -149,7 +143,7 @@ def plan(settings: Settings) -> list[RunSpec]:
     data = s.data_config()
     return [spec for scheme in s.schemes
             for spec in seeded(f"position {scheme}",
-                               RunConfig(model=model_config(s, scheme), train=train_config(s),
+                               RunConfig(model=model_config(s, scheme), train=s.train_config(),
                                          data=data), s.seeds)]
 
 
@@ -379,7 +373,6 @@ CLAIMS = with_figures(CLAIMS, FIGURES)
 __all__ = [
     "CLAIMS", "NAME", "NEEDS_CORPUS", "PERMUTATION_CASES", "PROFILES", "QUICK_CHANGES", "SCHEMES",
     "Settings", "TITLE", "analyse", "figure", "model_config", "permutation_check", "plan", "table",
-    "train_config",
 ]
 
 EXPERIMENT = Experiment(

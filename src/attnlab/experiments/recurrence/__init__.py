@@ -37,7 +37,6 @@ backpropagation, tuning the recurrences' learning rate apart from attention's.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from typing import Any
 
@@ -121,7 +120,7 @@ def plan(settings: Settings) -> list[RunSpec]:
     ls = lm_settings(settings)
     specs = []
     for model in MODELS:
-        cfg = RunConfig(model=lm_config(settings, model), train=ladder.train_config(ls),
+        cfg = RunConfig(model=lm_config(settings, model), train=ls.train_config(),
                         data=ls.data_config())
         specs += seeded(f"lm {model}", cfg, settings.seeds)
     data = agreement_data(settings)
@@ -150,7 +149,7 @@ def _reach(settings: Settings, results: Results, ctx: Context) -> dict[str, Any]
         init = []
         for seed in range(len(runs)):
             cfg = RunConfig(model=lm_config(settings, model),
-                            train=dataclasses.replace(ladder.train_config(ls), seed=seed))
+                            train=ls.train_config(seed=seed))
             init.append(measure.gradient_reach(build_model(cfg, "cpu"), windows))
         out[model] = {"trained": trained, "init": init,
                       "fit": [geometric_fit(n) for n in trained],
