@@ -40,8 +40,9 @@ import torch
 
 from attnlab.data.perplexity import perplexity
 from attnlab.experiments.position.chapter import CHAPTER
-from attnlab.lab.claims import Claim, Margins, Part, Records, Skip, claim, per_seed, with_figures
+from attnlab.lab.claims import Claim, Margins, Part, Records, Skip, per_seed, with_figures
 from attnlab.lab.context import Context
+from attnlab.lab.kit import Ratio, claim_for, ratio_part
 from attnlab.lab.quantities import Quantity
 from attnlab.lab.registry import Experiment
 from attnlab.lab.runner import Results, RunSpec, seeded
@@ -273,15 +274,13 @@ def _seeds(rec: dict, scheme: str, n: int) -> list[float]:
 def _ratio_part(scheme: str, which: str, margin: Any, rule: str, name: str = "") -> Part:
     """A part on scheme's per-seed ratio ``which``: "mid" = r(2×), "far" = r(4×),
     "step" = ppl(4×) / ppl(2×)."""
-    def margins(records: Records) -> Margins:
+    def read(records: Records) -> Ratio:
         rec, t, mid, far = _lengths(records)
         num, den = {"mid": (mid, t), "far": (far, t), "step": (far, mid)}[which]
         a, b = _seeds(rec, scheme, num), _seeds(rec, scheme, den)
-        ratios = per_seed(lambda x, y: x / y, a, b)
         numbers = {f"{scheme}_ppl_{n}": mean_std(_seeds(rec, scheme, n))[0] for n in (t, mid, far)}
-        numbers[f"ratio_{num}_over_{den}"] = mean_std(ratios)[0]
-        return Margins([margin(r) for r in ratios], numbers)
-    return Part(rule, margins, "× ppl", name)
+        return Ratio(a, b, numbers, f"ratio_{num}_over_{den}")
+    return ratio_part(rule, read, margin, name)
 
 
 def _learned_best(records: Records) -> Margins:
@@ -317,8 +316,7 @@ def _perm_broken(records: Records) -> Margins:
     return Margins([min(ev.values()) - BROKEN], ev)
 
 
-def _claim(cid: str, text: str, *parts: Part, trained: bool = True) -> Claim:
-    return claim(f"position.{cid}", text, NAME, *parts, trained=trained)
+_claim = claim_for(NAME)
 
 
 CLAIMS: list[Claim] = [

@@ -56,6 +56,7 @@ from attnlab.experiments.recurrence.settings import (
 )
 from attnlab.experiments.recurrence.view import figure, table
 from attnlab.lab.context import Context, SentenceStream
+from attnlab.lab.kit import lm_summary
 from attnlab.lab.registry import Experiment
 from attnlab.lab.runner import Results, RunSpec, seeded
 from attnlab.lab.tables import settings_dict
@@ -163,8 +164,7 @@ def _lm(settings: Settings, results: Results) -> dict[str, Any]:
     out = {}
     for model in MODELS:
         runs = results.seeds(f"lm {model}")
-        out[model] = {"params": runs[0]["params"], "held_ppl": [r["held_ppl"] for r in runs],
-                      "train_ppl": [r["train_ppl"] for r in runs],
+        out[model] = {**lm_summary(runs, ("held_ppl", "train_ppl")),
                       "step_s": [r["wall_s"] / ls.steps for r in runs],
                       "tokens_per_s": [r["tokens_per_s"] for r in runs]}
     return out
