@@ -66,7 +66,7 @@ def test_micro_run(tmp_path, shakespeare_head):
     assert learned["ppl"][str(s.n_ctx)][0] == pytest.approx(result["held_ppl"], rel=1e-6)
     # rows past the trained context got no gradient: only AdamW's decay moved them
     cfg = position.model_config(s, "learned")
-    tc = position.train_config(s)
+    tc = s.train_config()
     start = build_model(RunConfig(model=cfg, train=tc), torch.device("cpu")).pos.table.weight
     trained = Context.of(runner).trained({"run_dir": learned["run_dirs"][0]}).pos.table.weight
     decay = (1 - tc.lr * tc.weight_decay) ** tc.steps

@@ -71,6 +71,7 @@ from attnlab.lab.context import Context, SentenceStream, attention_trace, model_
 from attnlab.lab.quantities import Quantity
 from attnlab.lab.registry import Experiment
 from attnlab.lab.runner import Results, RunSpec, seeded
+from attnlab.lab.settings import Seeded
 from attnlab.lab.tables import fmt_ms, markdown_table, mean_std, settings_dict
 from attnlab.nn.config import ModelConfig
 from attnlab.train.config import DataConfig, RunConfig, TrainConfig
@@ -89,7 +90,7 @@ SHARE = 0.5  # "all of the routing": half or more of all heads' routing mass
 
 
 @dataclass(frozen=True)
-class Settings:
+class Settings(Seeded):
     """The model and budget of the explorer's agreement probe."""
 
     d_model: int = 64  # residual width: ample for a 20-word language
@@ -102,7 +103,6 @@ class Settings:
     batch_size: int = 32  # windows per update
     n_clauses: int = 3  # clauses per sentence
     data_seed: int = 0  # which sentences are held out
-    seeds: int = 3  # training seeds (a claim needs at least 3 for a verdict)
 
 
 PROFILES = {

@@ -47,6 +47,7 @@ from attnlab.lab.context import Context
 from attnlab.lab.quantities import Quantity
 from attnlab.lab.registry import Experiment
 from attnlab.lab.runner import Results, RunSpec
+from attnlab.lab.settings import Seeded
 from attnlab.lab.tables import fmt_ms, markdown_table, settings_dict
 
 if TYPE_CHECKING:
@@ -60,8 +61,9 @@ NEEDS_CORPUS = False
 
 
 @dataclass(frozen=True)
-class Settings:
-    """The task distribution and the training of the layer."""
+class Settings(Seeded):
+    """The task distribution and the training of the layer (``Seeded``: each seed draws
+    its own initialisation and tasks)."""
 
     d: int = 10  # input width (the paper's)
     n: int = 10  # context pairs (the paper's)
@@ -71,7 +73,6 @@ class Settings:
     init_std: float = 0.05  # the layer's initial weights ~ N(0, init_std²)
     n_eta: int = 50_000  # training tasks that fix GD's best step size
     n_held: int = 4000  # held-out tasks
-    seeds: int = 3  # seeds of initialisation and task draws (a claim needs 3)
 
 
 PROFILES = {

@@ -32,8 +32,9 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from attnlab.lab.chapter import Chapter, ChapterFigure, Measured, mean, ratio
-from attnlab.lab.claims import FAR, NEGLIGIBLE, Claim, Margins, Part, Records, claim, with_figures
+from attnlab.lab.claims import FAR, NEGLIGIBLE, Claim, Part, Records, claim, with_figures
 from attnlab.lab.context import Context
+from attnlab.lab.kit import Ratio, ratio_part, run_numbers
 from attnlab.lab.quantities import Quantity
 from attnlab.lab.registry import Experiment
 from attnlab.lab.runner import Results, RunSpec, seeded
@@ -92,13 +93,8 @@ def model_config(s: Settings, norm: str) -> ModelConfig:
 
 
 def train_config(s: Settings, warmup: bool, seed: int = 0) -> TrainConfig:
-    """Constant rate after an optional warmup; evaluate at the end, checkpoint every quarter."""
-    return TrainConfig(
-        steps=s.steps, lr=s.lr, batch_size=s.batch_size,
-        warmup_steps=s.warmup_steps if warmup else 0, eval_every=0,
-        eval_batch_size=s.eval_batch_size,
-        ckpt_every=max(1, s.steps // 4), seed=seed,
-    )
+    """The one budget (``OneBudget.train_config``): a constant rate after an optional warmup."""
+    return s.train_config(warmup_steps=s.warmup_steps if warmup else 0, seed=seed)
 
 
 def grad_norms_at_init(
@@ -141,15 +137,9 @@ def plan(settings: Settings) -> list[RunSpec]:
 
 
 def _cell(results: Results, norm: str, warmup: bool) -> list[dict]:
-    out = []
-    for r in results.seeds(cell_label(norm, warmup)):
-        if r.get("diverged"):
-            out.append({"held_ppl": None, "train_ppl": None, "wall_s": None, "params": None,
-                        "diverged": True})
-        else:
-            out.append({"held_ppl": r["held_ppl"], "train_ppl": r["train_ppl"],
-                        "wall_s": r["wall_s"], "params": r["params"], "diverged": False})
-    return out
+    """Per seed: the run's numbers, or None each where it diverged."""
+    return [run_numbers(r, ("held_ppl", "train_ppl", "wall_s", "params"))
+            for r in results.seeds(cell_label(norm, warmup))]
 
 
 def analyse(settings: Settings, results: Results, ctx: Context) -> dict:
@@ -253,17 +243,15 @@ def figure(record: dict) -> Figure:
 
 
 def _ratio(num: tuple[str, bool], den: tuple[str, bool], margin: Any, rule: str) -> Part:
-    def margins(records: Records) -> Margins:
+    """held-out ppl of cell ``num`` / of cell ``den`` (placement, warmup), per seed."""
+    def read(records: Records) -> Ratio:
         rec = records[NAME]
-        a, b = held_per_seed(rec, *num), held_per_seed(rec, *den)
-        ratios = [x / y for x, y in zip(a, b, strict=True)]
         name = {True: "warmup", False: "no_warmup"}
-        return Margins([margin(r) for r in ratios],
-                       {f"{num[0]}_{name[num[1]]}": held(rec, *num),
-                        f"{den[0]}_{name[den[1]]}": held(rec, *den),
-                        "ratio": mean_std(ratios)[0]})
-    return Part(rule + " (a diverged run counts as perplexity = vocabulary size)", margins,
-                "× ppl")
+        return Ratio(held_per_seed(rec, *num), held_per_seed(rec, *den),
+                     {f"{num[0]}_{name[num[1]]}": held(rec, *num),
+                      f"{den[0]}_{name[den[1]]}": held(rec, *den)})
+    return ratio_part(rule + " (a diverged run counts as perplexity = vocabulary size)", read,
+                      margin)
 
 
 CLAIMS: list[Claim] = [

@@ -8,7 +8,9 @@
 - ``context``    ``Context``: the runner and the device an analysis measures on;
 - ``envelope``   an experiment's finished result on disk;
 - ``claims``     claims, margins and verdicts; ``seeds`` the one extra round of seeds;
-- ``settings``   the settings the corpus experiments share; ``tables`` numbers into text;
+- ``settings``   the settings the experiments share (seeds, corpus, one training budget);
+- ``kit``        what experiments write alike: a model's numbers per seed, ratio claim parts;
+- ``tables``     numbers into text;
 - ``estimate``   how long the training of a plan should take here; ``meta`` where it ran.
 
 The suite that drives them is ``attnlab.suite``; ``docs/design.md`` draws the layers.

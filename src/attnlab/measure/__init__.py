@@ -1,1 +1,3 @@
-"""Measuring tools shared by experiments and benchmarks (the attention-cost sweep)."""
+"""Measuring tools shared by experiments and benchmarks: the attention-cost sweep
+(``cost``, ``cost_layer``), a benchmark in interleaved rounds (``rounds``) and the
+least-squares fits of exponents (``exponents``)."""

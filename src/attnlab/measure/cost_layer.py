@@ -12,13 +12,14 @@ Dimension legend: ``b`` batch, ``n`` positions, ``h`` heads, ``d`` head width,
 
 from __future__ import annotations
 
-import time
+import functools
 from collections.abc import Sequence
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from attnlab.measure.rounds import clock, cpu_threads, interleaved_rounds
 from attnlab.nn.attention import attention
 from attnlab.nn.memeff import memory_efficient_attention
 
@@ -85,20 +86,15 @@ def measure_time(
 
 def _time_once(layer: AttentionLayer, x: Tensor) -> tuple[float, float]:
     """Seconds of one forward of the layer, and of its four projections alone."""
-    def clock() -> float:
-        if x.is_cuda:
-            torch.cuda.synchronize(x.device)
-        return time.perf_counter()
-
     with torch.no_grad():
-        start = clock()
+        start = clock(x.device)
         layer(x)
-        total = clock() - start
+        total = clock(x.device) - start
         spent = 0.0
         for linear in (layer.q, layer.k, layer.v, layer.o):
-            start = clock()
+            start = clock(x.device)
             linear(x)
-            spent += clock() - start
+            spent += clock(x.device) - start
     return total, spent
 
 
@@ -132,32 +128,22 @@ def time_interleaved(records: list[dict], repeats: int, *, d_model: int = 512,
     figures (``timing_summary``) into the records.
 
     One warm-up forward of every size first; then each round times every
-    (n, kind) once, sizes ascending in even rounds and descending in odd ones,
-    so neither a burst of load nor a slow drift (a warming machine) lands on
-    one size's readings alone. Sizes are those that completed under the
-    memory budget, so what is timed here fits it.
+    (n, kind) once, sizes ascending in even rounds and descending in odd ones
+    (``attnlab.measure.rounds``), so neither a burst of load nor a slow drift (a
+    warming machine) lands on one size's readings alone. Sizes are those that
+    completed under the memory budget, so what is timed here fits it.
     """
     done = sorted((r for r in records if r["status"] == "ok"), key=lambda r: (r["n"], r["kind"]))
     if not repeats or not done:
         return
-    before = torch.get_num_threads()
-    if threads and not device.startswith("cuda"):
-        torch.set_num_threads(threads)
-    try:
+    with cpu_threads(threads, device):
         cases = []
         for r in done:
             torch.manual_seed(seed)
             layer = AttentionLayer(r["kind"], d_model, n_head).to(device)
             x = torch.randn(1, r["n"], d_model, device=device)  # (b, n, m)
-            _time_once(layer, x)  # warm-up
-            cases.append((r, layer, x, [], []))
-        for round_ in range(repeats):
-            for _, layer, x, totals, projections in cases[:: 1 if round_ % 2 == 0 else -1]:
-                total, proj = _time_once(layer, x)
-                totals.append(total)
-                projections.append(proj)
-        for r, _, _, totals, projections in cases:
-            r.update(timing_summary(totals, projections), repeats=repeats,
-                     timing="interleaved rounds in the sweep's process")
-    finally:
-        torch.set_num_threads(before)
+            cases.append(functools.partial(_time_once, layer, x))
+        readings = interleaved_rounds(cases, repeats, alternate=True)
+    for r, case in zip(done, readings, strict=True):
+        r.update(timing_summary([total for total, _ in case], [proj for _, proj in case]),
+                 repeats=repeats, timing="interleaved rounds in the sweep's process")

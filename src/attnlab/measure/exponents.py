@@ -1,10 +1,16 @@
-"""Log-log exponents of the attention-cost sweep, and the range a timing spread allows.
+"""Least-squares lines through measurements: log-log exponents, and the range a timing
+spread allows.
 
 A sweep row holds, per size n, the minimum time over its interleaved rounds and the spread
 beside it (``total_spread`` = max/min − 1). ``fit_exponent`` is the least-squares slope of
 log(value) against log(n); ``exponent_range`` is the lowest and highest slope when each point
 may lie anywhere between its minimum and minimum × (1 + spread), which is what lets a timing
 claim be decided beyond its spread (``attnlab.experiments.cost``).
+
+``line_fit`` is NumPy's least-squares line with its R², and ``loglog_exponent`` the slope of
+ln y on ln x through it: the fits of the recurrence experiment (the decay of a gradient's
+reach, the growth of the dependent steps with T). The two slopes agree to rounding, not to
+the last bit, and each kind of record keeps the one it was made with.
 
 Left out: weighting points by their spread, and fits over anything but the last few rows.
 """
@@ -15,6 +21,8 @@ import math
 import statistics
 from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 
 def fit_exponent(ns: Sequence[float], values: Sequence[float | None], last: int = 4) -> float:
@@ -69,6 +77,29 @@ def exponent_range(ns: Sequence[float], lows: Sequence[float | None],
     most = sum(w * math.log(hi if w > 0 else lo) for w, (_, lo, hi) in zip(weights, points,
                                                                           strict=True))
     return [least, most]
+
+
+def line_fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """Least-squares slope of y on x (``np.polyfit``) and R² of that line (1 for a constant y).
+
+    >>> line_fit(np.array([1.0, 2.0, 3.0]), np.array([1.0, 3.0, 5.0]))[1]
+    1.0
+    """
+    slope, intercept = np.polyfit(x, y, 1)
+    total = float(np.sum((y - y.mean()) ** 2))
+    resid = float(np.sum((y - (slope * x + intercept)) ** 2))
+    return float(slope), 1.0 if total == 0 else 1 - resid / total
+
+
+def loglog_exponent(xs: Sequence[float], ys: Sequence[float]) -> float:
+    """Slope of ln y on ln x over every point (``line_fit``).
+
+    >>> round(loglog_exponent([32, 64, 128], [32, 64, 128]), 6)
+    1.0
+    >>> abs(round(loglog_exponent([32, 64], [5, 5]), 6))
+    0.0
+    """
+    return line_fit(np.log(np.asarray(xs, float)), np.log(np.asarray(ys, float)))[0]
 
 
 MIN_REPEATS = 3  # readings per size below which a time exponent has no range (one stopwatch)

@@ -54,6 +54,7 @@ from attnlab.lab.context import Context
 from attnlab.lab.quantities import Quantity
 from attnlab.lab.registry import Experiment
 from attnlab.lab.runner import Results, RunSpec, seeded
+from attnlab.lab.settings import Seeded
 from attnlab.lab.tables import fmt_ms, markdown_table, settings_dict
 from attnlab.nn.config import ModelConfig
 from attnlab.train.config import DataConfig, RunConfig, TrainConfig
@@ -70,7 +71,7 @@ SHORT = 0.2  # "a short stretch of training": one fifth of it at most
 
 
 @dataclass(frozen=True)
-class Settings:
+class Settings(Seeded):
     """The language, the two models and the budget."""
 
     vocab_size: int = 32  # random tokens: few enough to learn the embeddings quickly
@@ -88,7 +89,6 @@ class Settings:
     data_seed: int = 0  # the rows' seed (held-out rows: data_seed + 1)
     ablation: str = "mean"  # zero | mean: what replaces an ablated head's output
     shakespeare: str | None = "quick"  # the ladder profile whose row 10 is scored (None: no)
-    seeds: int = 3  # training seeds (a claim needs at least 3 for a verdict)
 
 
 PROFILES = {
@@ -143,7 +143,7 @@ def _shakespeare(s: Settings) -> tuple[Any, RunConfig] | None:
     from attnlab.experiments import ladder
 
     ls = ladder.PROFILES[s.shakespeare]
-    return ls, RunConfig(model=ladder.row_config(ls, 10), train=ladder.train_config(ls),
+    return ls, RunConfig(model=ladder.row_config(ls, 10), train=ls.train_config(),
                          data=ls.data_config())
 
 

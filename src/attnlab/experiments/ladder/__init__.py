@@ -33,25 +33,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from attnlab.experiments.ladder.chapter import CHAPTER
-from attnlab.lab.claims import (
-    CLEAR,
-    NEGLIGIBLE,
-    Claim,
-    Margins,
-    Part,
-    Records,
-    claim,
-    per_seed,
-    with_figures,
-)
+from attnlab.lab.claims import CLEAR, NEGLIGIBLE, Claim, Part, Records, with_figures
 from attnlab.lab.context import Context
+from attnlab.lab.kit import Ratio, claim_for, lm_summary, ratio_part
 from attnlab.lab.quantities import Quantity
 from attnlab.lab.registry import Experiment
 from attnlab.lab.runner import Results, RunSpec, seeded
 from attnlab.lab.settings import OneBudget
 from attnlab.lab.tables import fmt_ms, markdown_table, mean_std, settings_dict
 from attnlab.nn.config import ModelConfig
-from attnlab.train.config import RunConfig, TrainConfig
+from attnlab.train.config import RunConfig
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -127,14 +118,6 @@ def row_name(s: Settings, row: int) -> str:
     return LADDER[row][2].format(d=s.d_model, h=s.d_model // 4)
 
 
-def train_config(s: Settings) -> TrainConfig:
-    """The one budget: evaluate only at the end, checkpoint every quarter."""
-    return TrainConfig(
-        steps=s.steps, lr=s.lr, batch_size=s.batch_size, eval_every=0,
-        eval_batch_size=s.eval_batch_size, ckpt_every=max(1, s.steps // 4),
-    )
-
-
 def row_label(row: int, small: bool = False) -> str:
     return f"ladder row {row}" + (" (small data)" if small else "")
 
@@ -148,7 +131,7 @@ def plan(settings: Settings) -> list[RunSpec]:
             continue
         data = profile.data_config()
         for row in rows:
-            cfg = RunConfig(model=row_config(profile, row), train=train_config(profile), data=data)
+            cfg = RunConfig(model=row_config(profile, row), train=profile.train_config(), data=data)
             specs += seeded(row_label(row, is_small), cfg, s.seeds)
     return specs
 
@@ -160,11 +143,7 @@ def _row_record(s: Settings, results: Results, row: int, small: bool = False) ->
         "above": LADDER[row][0],
         "name": row_name(s, row),
         "config": row_config(s, row).to_dict(),
-        "params": runs[0]["params"],
-        "train_ppl": [r["train_ppl"] for r in runs],
-        "held_ppl": [r["held_ppl"] for r in runs],
-        "wall_s": [r["wall_s"] for r in runs],
-        "tokens_per_s": [r["tokens_per_s"] for r in runs],
+        **lm_summary(runs),
         "run_dirs": [r["run_dir"] for r in runs],
     }
     log.info("ladder row %d: held-out perplexity %s", row, fmt_ms(out["held_ppl"]))
@@ -293,18 +272,16 @@ def _ppl(records: Records, row: int, key: str = "held_ppl", small: bool = False)
 def _ratio_part(top: int, bottom: int, margin: Any, rule: str, name: str = "",
                 key: str = "held_ppl", small: bool = False) -> Part:
     """A part on ratio = ppl(row ``top``) / ppl(row ``bottom``) per seed."""
-    def margins(records: Records) -> Margins:
+    def read(records: Records) -> Ratio:
         a, b = _ppl(records, top, key, small), _ppl(records, bottom, key, small)
-        ratios = per_seed(lambda x, y: x / y, a, b)
         what = key.split("_")[0]
-        return Margins([margin(r) for r in ratios],
-                       {f"{what}_row{top}": mean_std(a)[0], f"{what}_row{bottom}": mean_std(b)[0],
-                        f"ratio_{top}_over_{bottom}": mean_std(ratios)[0]})
-    return Part(rule, margins, "× ppl", name)
+        return Ratio(a, b, {f"{what}_row{top}": mean_std(a)[0],
+                            f"{what}_row{bottom}": mean_std(b)[0]},
+                     f"ratio_{top}_over_{bottom}")
+    return ratio_part(rule, read, margin, name)
 
 
-def _claim(cid: str, text: str, *parts: Part) -> Claim:
-    return claim(f"ladder.{cid}", text, NAME, *parts)
+_claim = claim_for(NAME)
 
 
 def _small_rule(rule: str) -> str:
@@ -355,7 +332,6 @@ CLAIMS = with_figures(CLAIMS, FIGURES)
 __all__ = [
     "CLAIMS", "LADDER", "NAME", "NEEDS_CORPUS", "PROFILES", "QUICK_CHANGES", "ROWS", "Settings",
     "TITLE", "analyse", "base_config", "figure", "plan", "row_config", "row_name", "table",
-    "train_config",
 ]
 
 EXPERIMENT = Experiment(

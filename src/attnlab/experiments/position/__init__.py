@@ -40,8 +40,9 @@ import torch
 
 from attnlab.data.perplexity import perplexity
 from attnlab.experiments.position.chapter import CHAPTER
-from attnlab.lab.claims import Claim, Margins, Part, Records, Skip, claim, per_seed, with_figures
+from attnlab.lab.claims import Claim, Margins, Part, Records, Skip, per_seed, with_figures
 from attnlab.lab.context import Context
+from attnlab.lab.kit import Ratio, claim_for, ratio_part
 from attnlab.lab.quantities import Quantity
 from attnlab.lab.registry import Experiment
 from attnlab.lab.runner import Results, RunSpec, seeded
@@ -51,7 +52,7 @@ from attnlab.nn.attention import attention
 from attnlab.nn.config import POSITIONS, ModelConfig
 from attnlab.nn.mixers import MultiHeadAttention
 from attnlab.nn.positions import AdditivePositions, alibi_bias
-from attnlab.train.config import RunConfig, TrainConfig
+from attnlab.train.config import RunConfig
 from attnlab.train.runtime import autocast
 
 if TYPE_CHECKING:
@@ -106,12 +107,6 @@ def model_config(s: Settings, scheme: str) -> ModelConfig:
                        n_pos=longest if scheme == "learned" else None)
 
 
-def train_config(s: Settings) -> TrainConfig:
-    """The spec's AdamW budget; evaluated only at the end, checkpointed every quarter."""
-    return TrainConfig(steps=s.steps, lr=s.lr, batch_size=s.batch_size, eval_every=0,
-                       eval_batch_size=s.eval_batch_size, ckpt_every=max(1, s.steps // 4))
-
-
 def permutation_check(position: str, causal: bool, n_tokens: int = 12, d_model: int = 32,
                       n_head: int = 4, seed: int = 0) -> float:
     """max |f(Px) − P f(x)| for one multi-head self-attention layer f (projections,
@@ -149,7 +144,7 @@ def plan(settings: Settings) -> list[RunSpec]:
     data = s.data_config()
     return [spec for scheme in s.schemes
             for spec in seeded(f"position {scheme}",
-                               RunConfig(model=model_config(s, scheme), train=train_config(s),
+                               RunConfig(model=model_config(s, scheme), train=s.train_config(),
                                          data=data), s.seeds)]
 
 
@@ -279,15 +274,13 @@ def _seeds(rec: dict, scheme: str, n: int) -> list[float]:
 def _ratio_part(scheme: str, which: str, margin: Any, rule: str, name: str = "") -> Part:
     """A part on scheme's per-seed ratio ``which``: "mid" = r(2×), "far" = r(4×),
     "step" = ppl(4×) / ppl(2×)."""
-    def margins(records: Records) -> Margins:
+    def read(records: Records) -> Ratio:
         rec, t, mid, far = _lengths(records)
         num, den = {"mid": (mid, t), "far": (far, t), "step": (far, mid)}[which]
         a, b = _seeds(rec, scheme, num), _seeds(rec, scheme, den)
-        ratios = per_seed(lambda x, y: x / y, a, b)
         numbers = {f"{scheme}_ppl_{n}": mean_std(_seeds(rec, scheme, n))[0] for n in (t, mid, far)}
-        numbers[f"ratio_{num}_over_{den}"] = mean_std(ratios)[0]
-        return Margins([margin(r) for r in ratios], numbers)
-    return Part(rule, margins, "× ppl", name)
+        return Ratio(a, b, numbers, f"ratio_{num}_over_{den}")
+    return ratio_part(rule, read, margin, name)
 
 
 def _learned_best(records: Records) -> Margins:
@@ -323,8 +316,7 @@ def _perm_broken(records: Records) -> Margins:
     return Margins([min(ev.values()) - BROKEN], ev)
 
 
-def _claim(cid: str, text: str, *parts: Part, trained: bool = True) -> Claim:
-    return claim(f"position.{cid}", text, NAME, *parts, trained=trained)
+_claim = claim_for(NAME)
 
 
 CLAIMS: list[Claim] = [
@@ -379,7 +371,6 @@ CLAIMS = with_figures(CLAIMS, FIGURES)
 __all__ = [
     "CLAIMS", "NAME", "NEEDS_CORPUS", "PERMUTATION_CASES", "PROFILES", "QUICK_CHANGES", "SCHEMES",
     "Settings", "TITLE", "analyse", "figure", "model_config", "permutation_check", "plan", "table",
-    "train_config",
 ]
 
 EXPERIMENT = Experiment(

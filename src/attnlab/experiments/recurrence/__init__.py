@@ -37,7 +37,6 @@ backpropagation, tuning the recurrences' learning rate apart from attention's.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from typing import Any
 
@@ -57,6 +56,7 @@ from attnlab.experiments.recurrence.settings import (
 )
 from attnlab.experiments.recurrence.view import figure, table
 from attnlab.lab.context import Context, SentenceStream
+from attnlab.lab.kit import lm_summary
 from attnlab.lab.registry import Experiment
 from attnlab.lab.runner import Results, RunSpec, seeded
 from attnlab.lab.tables import settings_dict
@@ -121,7 +121,7 @@ def plan(settings: Settings) -> list[RunSpec]:
     ls = lm_settings(settings)
     specs = []
     for model in MODELS:
-        cfg = RunConfig(model=lm_config(settings, model), train=ladder.train_config(ls),
+        cfg = RunConfig(model=lm_config(settings, model), train=ls.train_config(),
                         data=ls.data_config())
         specs += seeded(f"lm {model}", cfg, settings.seeds)
     data = agreement_data(settings)
@@ -150,7 +150,7 @@ def _reach(settings: Settings, results: Results, ctx: Context) -> dict[str, Any]
         init = []
         for seed in range(len(runs)):
             cfg = RunConfig(model=lm_config(settings, model),
-                            train=dataclasses.replace(ladder.train_config(ls), seed=seed))
+                            train=ls.train_config(seed=seed))
             init.append(measure.gradient_reach(build_model(cfg, "cpu"), windows))
         out[model] = {"trained": trained, "init": init,
                       "fit": [geometric_fit(n) for n in trained],
@@ -164,8 +164,7 @@ def _lm(settings: Settings, results: Results) -> dict[str, Any]:
     out = {}
     for model in MODELS:
         runs = results.seeds(f"lm {model}")
-        out[model] = {"params": runs[0]["params"], "held_ppl": [r["held_ppl"] for r in runs],
-                      "train_ppl": [r["train_ppl"] for r in runs],
+        out[model] = {**lm_summary(runs, ("held_ppl", "train_ppl")),
                       "step_s": [r["wall_s"] / ls.steps for r in runs],
                       "tokens_per_s": [r["tokens_per_s"] for r in runs]}
     return out

@@ -42,6 +42,7 @@ from attnlab.lab.claims import (
 )
 from attnlab.lab.quantities import Quantity
 from attnlab.lab.tables import mean_std
+from attnlab.measure.exponents import line_fit, loglog_exponent
 
 CHANCE = 0.5  # forced choice between two forms
 
@@ -86,27 +87,10 @@ def geometric_fit(norms: Sequence[float]) -> dict[str, float]:
     """
     y = np.log(np.maximum(np.asarray(norms, dtype=np.float64), 1e-300))
     k = np.arange(1, len(y) + 1, dtype=np.float64)
-    slope, r2 = _line(k, y)
-    _, r2_power = _line(np.log(k), y)
+    slope, r2 = line_fit(k, y)
+    _, r2_power = line_fit(np.log(k), y)
     return {"rate": math.exp(slope), "decades": slope * (len(y) - 1) / math.log(10),
             "r2_geometric": r2, "r2_power": r2_power}
-
-
-def _line(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
-    """Least-squares slope of y on x and R² of that line (1 for a constant y)."""
-    slope, intercept = np.polyfit(x, y, 1)
-    total = float(np.sum((y - y.mean()) ** 2))
-    resid = float(np.sum((y - (slope * x + intercept)) ** 2))
-    return float(slope), 1.0 if total == 0 else 1 - resid / total
-
-
-def exponent(xs: Sequence[float], ys: Sequence[float]) -> float:
-    """Slope of ln y on ln x (least squares).
-
-    >>> round(exponent([32, 64, 128], [32, 64, 128]), 6), abs(round(exponent([32, 64], [5, 5]), 6))
-    (1.0, 0.0)
-    """
-    return _line(np.log(np.asarray(xs, float)), np.log(np.asarray(ys, float)))[0]
 
 
 def _fits(records: Records, model: str) -> list[dict[str, float]]:
@@ -236,7 +220,7 @@ def _lstm_holds_longer(records: Records) -> Margins:
 
 def _steps_exponents(records: Records) -> dict[str, float]:
     steps = records[NAME]["steps"]
-    return {m: exponent(steps["T"], steps[m]) for m in ("rnn", "lstm", "attention")}
+    return {m: loglog_exponent(steps["T"], steps[m]) for m in ("rnn", "lstm", "attention")}
 
 
 def _recurrence_grows(records: Records) -> Margins:

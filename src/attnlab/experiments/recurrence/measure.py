@@ -26,12 +26,12 @@ and timing of inference.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import numpy as np
 import torch
 
+from attnlab.measure.rounds import clock, cpu_threads, interleaved_rounds
 from attnlab.nn.config import ModelConfig
 from attnlab.nn.model import LanguageModel, next_token_loss
 
@@ -124,29 +124,21 @@ def benchmark(cfgs: dict[str, ModelConfig], sizes: tuple[int, ...], tokens_per_s
               rounds: int, device: str = "cpu") -> dict[str, Any]:
     """Seconds per token of one training step, per model, per round, per size.
 
-    Every round times each size for each model once, sizes and models interleaved; one
-    untimed step per (model, size) comes first (allocation, kernel choice). Batch
-    ``max(1, tokens_per_step // T)``. On the CPU on one thread (as every run trains).
+    Every round times each size for each model once, sizes ascending and the models
+    interleaved at each size (``attnlab.measure.rounds``); one untimed step per (model,
+    size) comes first (allocation, kernel choice). Batch ``max(1, tokens_per_step // T)``.
+    On the CPU on one thread (as every run trains).
     """
-    threads = torch.get_num_threads()
-    if device == "cpu":
-        torch.set_num_threads(1)
-    try:
-        steps = {(m, t): _step(cfg, t, max(1, tokens_per_step // t), device)
-                 for m, cfg in cfgs.items() for t in sizes}
-        for step in steps.values():
-            step()  # warm
-        out: dict[str, Any] = {m: {"rounds": []} for m in cfgs}
-        for _ in range(rounds):
-            times = {m: [] for m in cfgs}
-            for t in sizes:
-                for m in cfgs:
-                    times[m].append(steps[m, t]() / (max(1, tokens_per_step // t) * t))
-            for m in cfgs:
-                out[m]["rounds"].append(times[m])
-        return out
-    finally:
-        torch.set_num_threads(threads)
+    def batch(t: int) -> int:
+        return max(1, tokens_per_step // t)
+
+    cases = [(m, t) for t in sizes for m in cfgs]  # the order of every round
+    with cpu_threads(1, device):
+        steps = {(m, t): _step(cfg, t, batch(t), device) for m, cfg in cfgs.items() for t in sizes}
+        readings = dict(zip(cases, interleaved_rounds([steps[c] for c in cases], rounds),
+                            strict=True))
+    return {m: {"rounds": [[readings[m, t][i] / (batch(t) * t) for t in sizes]
+                           for i in range(rounds)]} for m in cfgs}
 
 
 def _step(cfg: ModelConfig, t: int, batch: int, device: str) -> Any:
@@ -154,18 +146,13 @@ def _step(cfg: ModelConfig, t: int, batch: int, device: str) -> Any:
     model = LanguageModel(cfg.replace(n_ctx=max(t, cfg.n_ctx))).to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     idx = torch.randint(0, cfg.vocab_size, (batch, t + 1), device=device)
-    cuda = device.startswith("cuda")
 
     def step() -> float:
-        if cuda:
-            torch.cuda.synchronize()
-        start = time.perf_counter()
+        start = clock(device)
         loss = next_token_loss(model(idx[:, :-1]), idx[:, 1:])
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
-        if cuda:
-            torch.cuda.synchronize()
-        return time.perf_counter() - start
+        return clock(device) - start
 
     return step

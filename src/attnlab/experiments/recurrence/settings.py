@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from attnlab.lab.settings import Seeded
+
 NAME = "recurrence"
 TITLE = "Why attention replaced recurrence"
 NEEDS_CORPUS = True
@@ -13,9 +15,9 @@ MODELS = ("rnn", "lstm", "attention")
 
 
 @dataclass(frozen=True)
-class Settings:
+class Settings(Seeded):
     """The ladder profile the language models copy, the agreement language and its models,
-    the sizes of the sequential-work sweep, and the seeds."""
+    the sizes of the sequential-work sweep (the seeds: ``Seeded``)."""
 
     ladder_profile: str = "full"  # the ladder settings of the language models (part 1 and 4)
     reach_windows: int = 64  # held-out windows the reach is averaged over
@@ -34,7 +36,6 @@ class Settings:
     tokens_per_step: int = 2048  # batch × T of a timed training step
     rounds: int = 5  # rounds of the interleaved benchmark (each a paired sample)
     data_seed: int = 0  # which sentences the agreement language draws
-    seeds: int = 3  # training seeds (a claim needs at least 3 for a verdict)
 
 
 PROFILES = {

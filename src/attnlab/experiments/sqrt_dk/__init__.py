@@ -58,7 +58,7 @@ from attnlab.lab.context import Context
 from attnlab.lab.quantities import Quantity
 from attnlab.lab.registry import Experiment
 from attnlab.lab.runner import Results, RunSpec, seeded
-from attnlab.lab.settings import CorpusSettings
+from attnlab.lab.settings import CorpusSettings, train_budget
 from attnlab.lab.tables import fmt_ms, markdown_table, mean_std, settings_dict
 from attnlab.nn.config import ModelConfig
 from attnlab.train.config import RunConfig, TrainConfig
@@ -134,8 +134,7 @@ def _train_config(steps: int, batch: int, lr: float) -> TrainConfig:
     unscaled ones: the unscaled head's saturated softmax fills its backward pass with them,
     and on x86 they made its step about 5x slower than the scaled head's, for numbers below
     1.2e-38 against weights near 1e-2."""
-    return TrainConfig(steps=steps, lr=lr, batch_size=batch, eval_every=0,
-                       ckpt_every=max(1, steps // 4), denormals="flush")
+    return train_budget(steps, lr, batch, denormals="flush")
 
 
 def settings_runs(s: Settings) -> list[tuple[str, int, Any, TrainConfig]]:

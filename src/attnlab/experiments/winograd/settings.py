@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from attnlab.data.synthetic import WINOGRAD_TEMPLATE
+from attnlab.lab.settings import Seeded
 
 NAME = "winograd"
 TITLE = "A question with a right answer (Winograd referents)"
@@ -20,7 +21,7 @@ N_CTX = len(WINOGRAD_TEMPLATE.split()) - 1  # 17: the window is one sentence's i
 
 
 @dataclass(frozen=True)
-class Settings:
+class Settings(Seeded):
     """Model width and the training budget of each variant."""
 
     d_model: int = 64  # residual width: ample for a 40-word language
@@ -30,7 +31,6 @@ class Settings:
     lr: float = 1e-2  # peak AdamW rate, cosine-decayed to a tenth (see the module docstring)
     batch_size: int = 64  # one-sentence windows per update
     data_seed: int = 0  # which pairs are held out (training seeds vary, the split does not)
-    seeds: int = 3  # training seeds per model (a claim needs at least 3 for a verdict)
 
 
 PROFILES = {
