@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnlab.labs import solutions
+from attnlab.labs.exercises.induction.solution import induction_weights
+from attnlab.labs.exercises.recurrence.solution import rnn_backward
 
 # -- 11 recurrence ---------------------------------------------------------------------------
 
@@ -47,18 +48,18 @@ def recurrence_earlier_state(w_h, w_x, x, dout):
 
 
 def recurrence_fit_against_t(w_h, w_x, x, dout):
-    dh, _, steps = solutions.rnn_backward(w_h, w_x, x, dout)
+    dh, _, steps = rnn_backward(w_h, w_x, x, dout)
     norms = np.linalg.norm(dh, axis=1)  # in the order of t, not of the distance back
     return dh, float(np.exp(np.polyfit(np.arange(len(dh)), np.log(norms), 1)[0])), steps
 
 
 def recurrence_total_decay(w_h, w_x, x, dout):
-    dh, _, steps = solutions.rnn_backward(w_h, w_x, x, dout)
+    dh, _, steps = rnn_backward(w_h, w_x, x, dout)
     return dh, float(np.linalg.norm(dh[0]) / np.linalg.norm(dh[-1])), steps
 
 
 def recurrence_attention_sequential(w_h, w_x, x, dout):
-    dh, rate, _ = solutions.rnn_backward(w_h, w_x, x, dout)
+    dh, rate, _ = rnn_backward(w_h, w_x, x, dout)
     return dh, rate, (len(x), len(x))  # "attention also walks the T positions"
 
 
@@ -70,34 +71,34 @@ def _slots(v, n):
 
 
 def induction_no_shift(n_vocab, n_ctx):
-    w = solutions.induction_weights(n_vocab, n_ctx)
+    w = induction_weights(n_vocab, n_ctx)
     w["K1"][_slots(n_vocab, n_ctx)[1]] = np.eye(n_ctx)  # key: my own position, not one on
     return w
 
 
 def induction_duplicate(n_vocab, n_ctx):
-    w = solutions.induction_weights(n_vocab, n_ctx)
+    w = induction_weights(n_vocab, n_ctx)
     tok, _, prev = _slots(n_vocab, n_ctx)
     w["K2"][prev], w["K2"][tok] = 0.0, np.eye(n_vocab)  # key: the token itself
     return w
 
 
 def induction_soft(n_vocab, n_ctx):
-    w = solutions.induction_weights(n_vocab, n_ctx)
+    w = induction_weights(n_vocab, n_ctx)
     w["Q1"] /= 20.0  # the right pattern with a gain of 1: every score differs by 1
     w["Q2"] /= 20.0
     return w
 
 
 def induction_swapped(n_vocab, n_ctx):
-    w = solutions.induction_weights(n_vocab, n_ctx)
+    w = induction_weights(n_vocab, n_ctx)
     for name in "QKVO":
         w[f"{name}1"], w[f"{name}2"] = w[f"{name}2"], w[f"{name}1"]
     return w
 
 
 def induction_copies_current(n_vocab, n_ctx):
-    w = solutions.induction_weights(n_vocab, n_ctx)
+    w = induction_weights(n_vocab, n_ctx)
     tok, _, prev = _slots(n_vocab, n_ctx)
     w["V2"][tok], w["V2"][prev] = 0.0, np.eye(n_vocab)  # copies the token before the match
     return w
