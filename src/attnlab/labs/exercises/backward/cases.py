@@ -1,104 +1,70 @@
-"""The cases of exercise 9 (backward): hand-worked first, then random against the float64
-reference, smallest first, then properties."""
+"""The cases of exercise 9 (backward): the two-token gradients by hand, random shapes against
+the float64 reference's backward, then the gradients against central differences and against
+torch's autograd."""
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, partial
 
 import numpy as np
 
 from attnlab import reference as ref
 from attnlab.labs.compare import close
 from attnlab.labs.core import Case, Fail, Fn
+from attnlab.labs.rows import Row, as_cases
 
 FD_RTOL, FD_ATOL = 1e-5, 1e-7  # central differences with ε = 1e-6 in float64
+HAND_ARGS = (np.array([[1.0, 0.0]]), np.array([[1.0, 0.0], [0.0, 1.0]]),  # q, k,
+             np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([[1.0, 0.0]]))  # v, dout
+SHOWN = "q=[[1, 0]], k=[[1, 0], [0, 1]], v=[[1, 2], [3, 4]], dout=[[1, 0]]"
+W1 = 1.0 / (1.0 + np.exp(-1.0 / np.sqrt(2.0)))  # the two-token weights: [w1, 1 - w1]
+G = 2.0 * W1 * (1.0 - W1)  # dS = [-g, g]: dP = [1, 3], rowsum(dP ⊙ P) = 3 - 2·w1
+GRADS = ("dq", "dk", "dv")  # the learner's triple, in order
+
+HAND = (  # title, the gradient compared (its index in the triple), its value worked out by hand
+    ("hand_dv", 2, [[W1, 0.0], [1 - W1, 0.0]]),
+    ("hand_dq", 0, [[-G / np.sqrt(2), G / np.sqrt(2)]]),
+)
+RANDOM = ((3, 4, 2, 3), (5, 5, 4, 4))  # i, j, d_k, d_v
 
 
 def _grads(q, k, v, dout):
     return ref.attention_backward(dout, ref.attention_forward(q, k, v)[1])
 
 
-def _part(fn: Fn, index: int, *args) -> np.ndarray:
-    return np.asarray(fn(*args)[index])
+def _grad(index: int):
+    """The gradient a row compares: ``index`` of the learner's (dq, dk, dv), as an array."""
+    return lambda out: np.asarray(out[index])
+
+
+def _numeric(q, k, v, dout) -> tuple[np.ndarray, ...]:
+    """(dq, dk, dv) by central differences of the loss sum(attention(q, k, v) ⊙ dout)."""
+
+    def loss(qq, kk, vv):
+        return float(np.sum(ref.attention_forward(qq, kk, vv)[0] * dout))
+
+    return (ref.finite_difference_grad(lambda t: loss(t, k, v), q),
+            ref.finite_difference_grad(lambda t: loss(q, t, v), k),
+            ref.finite_difference_grad(lambda t: loss(q, k, t), v))
 
 
 @cache
 def build() -> list[Case]:
     rng = np.random.default_rng(9)
-    q, k = np.array([[1.0, 0.0]]), np.array([[1.0, 0.0], [0.0, 1.0]])
-    v, dout = np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([[1.0, 0.0]])
-    w1 = 1.0 / (1.0 + np.exp(-1.0 / np.sqrt(2.0)))  # the two-token weights: [w1, 1 - w1]
-    g = 2.0 * w1 * (1.0 - w1)  # dS = [-g, g]: dP = [1, 3], rowsum(dP ⊙ P) = 3 - 2·w1
-    shown = "q=[[1, 0]], k=[[1, 0], [0, 1]], v=[[1, 2], [3, 4]], dout=[[1, 0]]"
-    cases = [
-        Case(
-            "hand_dv",
-            "hand",
-            lambda fn: close(_part(fn, 2, q, k, v, dout), [[w1, 0.0], [1 - w1, 0.0]]),
-            shown,
-            10,
-        ),
-        Case(
-            "hand_dq",
-            "hand",
-            lambda fn: close(_part(fn, 0, q, k, v, dout), [[-g / np.sqrt(2), g / np.sqrt(2)]]),
-            shown,
-            10,
-        ),
-    ]
-    for i, j, dk, dv in ((3, 4, 2, 3), (5, 5, 4, 4)):
-        args = (
-            rng.normal(size=(i, dk)),
-            rng.normal(size=(j, dk)),
-            rng.normal(size=(j, dv)),
-            rng.normal(size=(i, dv)),
-        )
-        want = _grads(*args)
-        for index, name in enumerate(("dq", "dk", "dv")):
-            cases.append(
-                Case(
-                    "random",
-                    "random",
-                    lambda fn, a=args, w=want[index], n=index: close(_part(fn, n, *a), w),
-                    f"q ({i}, {dk}), k ({j}, {dk}), v ({j}, {dv})",
-                    i * dk + j * (dk + dv),
-                    {"which": name, "shape": (i, j, dk, dv)},
-                )
-            )
+    rows = [Row(title, HAND_ARGS, want, SHOWN, 10, part=_grad(index))
+            for title, index, want in HAND]
+    for i, j, dk, dv in RANDOM:
+        args = tuple(rng.normal(size=s) for s in ((i, dk), (j, dk), (j, dv), (i, dv)))
+        rows += [Row("random", args, want, f"q ({i}, {dk}), k ({j}, {dk}), v ({j}, {dv})",
+                     i * dk + j * (dk + dv), "random", part=_grad(index),
+                     fields={"which": name, "shape": (i, j, dk, dv)})
+                 for index, (name, want) in enumerate(zip(GRADS, _grads(*args), strict=True))]
     args = tuple(rng.normal(size=s) for s in ((2, 3), (3, 3), (3, 2), (2, 2)))
-    a_q, a_k, a_v, a_d = args
-
-    def loss(qq, kk, vv):
-        return float(np.sum(ref.attention_forward(qq, kk, vv)[0] * a_d))
-
-    numeric = (
-        ref.finite_difference_grad(lambda t: loss(t, a_k, a_v), a_q),
-        ref.finite_difference_grad(lambda t: loss(a_q, t, a_v), a_k),
-        ref.finite_difference_grad(lambda t: loss(a_q, a_k, t), a_v),
-    )
-    for index, name in enumerate(("dq", "dk", "dv")):
-        cases.append(
-            Case(
-                "finite",
-                "property",
-                lambda fn, w=numeric[index], n=index: close(
-                    _part(fn, n, *args), w, FD_RTOL, FD_ATOL
-                ),
-                "q (2, 3), k (3, 3), v (3, 2)",
-                24,
-                {"which": name},
-            )
-        )
-    cases.append(
-        Case(
-            "autograd",
-            "property",
-            lambda fn: _autograd(fn, args),
-            "q (2, 3), k (3, 3), v (3, 2)",
-            24,
-        )
-    )
-    return cases
+    shown = "q (2, 3), k (3, 3), v (3, 2)"
+    rows += [Row("finite", args, want, shown, 24, "property", fields={"which": name},
+                 part=_grad(index), rtol=FD_RTOL, atol=FD_ATOL)
+             for index, (name, want) in enumerate(zip(GRADS, _numeric(*args), strict=True))]
+    return as_cases(rows + [Case("autograd", "property", partial(_autograd, args=args), shown, 24)])
 
 
 def _autograd(fn: Fn, args: tuple[np.ndarray, ...]) -> Fail | None:

@@ -1,84 +1,55 @@
-"""The cases of exercise 8 (rope): hand-worked first, then random against the float64
-reference, smallest first, then properties."""
+"""The cases of exercise 8 (rope): the hand-worked table, random shapes against the float64
+reference, then properties: lengths kept, and the score of two rotated vectors depending only
+on their distance."""
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, partial
 
 import numpy as np
 
 from attnlab import reference as ref
 from attnlab.labs.compare import close
-from attnlab.labs.core import Case
+from attnlab.labs.core import Case, Fail, Fn
+from attnlab.labs.rows import Row, as_cases
+
+S1, C1 = np.sin(1.0), np.cos(1.0)
+
+HAND = (  # title, x, positions, rope(np.array(x), np.array(positions)) worked out by hand
+    ("zero", [[1.0, 0.0]], [0], [[1.0, 0.0]]),
+    ("one", [[1.0, 0.0]], [1], [[C1, S1]]),
+    ("one_y", [[0.0, 1.0]], [1], [[-S1, C1]]),
+)
+RANDOM = (((5, 8), np.arange(5)), ((2, 3, 6, 4), np.arange(3, 9)))  # the shape of x, positions
+
+
+def _norms(out):
+    return np.linalg.norm(out, axis=-1)
+
+
+def _relative(fn: Fn, q: np.ndarray, k: np.ndarray) -> Fail | None:
+    def score(p: int) -> float:
+        return (np.asarray(fn(q, np.array([p]))) @ np.asarray(fn(k, np.array([p + 3]))).T).item()
+
+    dots = np.array([score(p) for p in range(0, 40, 7)])
+    return close(dots, np.full_like(dots, dots[0]))
 
 
 @cache
 def build() -> list[Case]:
     rng = np.random.default_rng(8)
-    s1, c1 = np.sin(1.0), np.cos(1.0)
-    cases = [
-        Case(
-            "zero",
-            "hand",
-            lambda fn: close(fn(np.array([[1.0, 0.0]]), np.array([0])), [[1.0, 0.0]]),
-            "rope(np.array([[1.0, 0.0]]), np.array([0]))",
-            2,
-        ),
-        Case(
-            "one",
-            "hand",
-            lambda fn: close(fn(np.array([[1.0, 0.0]]), np.array([1])), [[c1, s1]]),
-            "rope(np.array([[1.0, 0.0]]), np.array([1]))",
-            2,
-        ),
-        Case(
-            "one_y",
-            "hand",
-            lambda fn: close(fn(np.array([[0.0, 1.0]]), np.array([1])), [[-s1, c1]]),
-            "rope(np.array([[0.0, 1.0]]), np.array([1]))",
-            2,
-        ),
-    ]
-    for shape, pos in (((5, 8), np.arange(5)), ((2, 3, 6, 4), np.arange(3, 9))):
+    rows = [Row(title, (np.array(x), np.array(p)), want, f"rope(np.array({x}), np.array({p}))", 2)
+            for title, x, p, want in HAND]
+    for shape, pos in RANDOM:
         x = rng.normal(size=shape)
-        cases.append(
-            Case(
-                "random",
-                "random",
-                lambda fn, x=x, pos=pos: close(fn(x, pos), ref.rope(x, pos)),
-                f"rope(rng.normal(size={shape}), {pos.tolist()})",
-                x.size,
-                {"shape": shape},
-            )
-        )
+        rows.append(Row("random", (x, pos), ref.rope(x, pos),
+                        f"rope(rng.normal(size={shape}), {pos.tolist()})", x.size, "random",
+                        fields={"shape": shape}))
     x = rng.normal(size=(6, 8))
     q, k = rng.normal(size=(1, 16)), rng.normal(size=(1, 16))
-
-    def relative(fn):
-        dots = np.array(
-            [
-                (np.asarray(fn(q, np.array([p]))) @ np.asarray(fn(k, np.array([p + 3]))).T).item()
-                for p in range(0, 40, 7)
-            ]
-        )
-        return close(dots, np.full_like(dots, dots[0]))
-
-    cases += [
-        Case(
-            "norm",
-            "property",
-            lambda fn: close(
-                np.linalg.norm(fn(x, np.arange(6)), axis=-1), np.linalg.norm(x, axis=-1)
-            ),
-            "rope(rng.normal(size=(6, 8)), range(6))",
-            48,
-        ),
-        Case(
-            "relative",
-            "property",
-            relative,
-            "rope(q, [p]) · rope(k, [p + 3]), q, k (1, 16), p = 0, 7, ..., 35",
-            32,
-        ),
-    ]
-    return cases
+    return as_cases(rows + [
+        Row("norm", (x, np.arange(6)), np.linalg.norm(x, axis=-1),
+            "rope(rng.normal(size=(6, 8)), range(6))", 48, "property", part=_norms),
+        Case("relative", "property", partial(_relative, q=q, k=k),
+             "rope(q, [p]) · rope(k, [p + 3]), q, k (1, 16), p = 0, 7, ..., 35", 32),
+    ])
