@@ -1,0 +1,66 @@
+"""Exercises as units: each is one folder of labs/exercises/ named in the registry, whose parts
+import one way (the solution nothing of attnlab), and docs/labs.md's two lists are what
+scripts/labs_doc.py makes of the registry and the catalogue."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+from test_imports import graph
+
+from attnlab.labs import EXERCISES
+from attnlab.labs.exercises import NOTEBOOKS, REGISTRY, groups
+from attnlab.labs.notebook import GROUPS
+
+ROOT = Path(__file__).resolve().parents[1]
+FOLDER = ROOT / "src" / "attnlab" / "labs" / "exercises"
+# An exercise's parts, in the one order they may import each other: a part imports only parts
+# before it in its own folder, never the face (its __init__) and never another exercise.
+PARTS = ("solution", "measure", "cases", "mistakes", "describers")
+
+
+def _labs_doc():
+    spec = importlib.util.spec_from_file_location("labs_doc", ROOT / "scripts" / "labs_doc.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_labs_page_lists_are_generated_from_the_exercises():
+    page = (ROOT / "docs" / "labs.md").read_text(encoding="utf-8")
+    assert page == _labs_doc().render(page), \
+        "docs/labs.md is out of date: run .venv/bin/python scripts/labs_doc.py"
+
+
+def test_every_folder_is_one_registry_line_and_the_numbers_are_the_lines():
+    folders = sorted(p.name for p in FOLDER.iterdir() if (p / "__init__.py").is_file())
+    assert folders == sorted(name for name, _ in REGISTRY)
+    assert [(ex.number, ex.name) for ex in EXERCISES] == [
+        (n, name) for n, (name, _) in enumerate(REGISTRY, start=1)]
+    assert GROUPS == groups() and list(GROUPS) == list(NOTEBOOKS)
+    assert sorted(n for _, numbers in GROUPS.values() for n in numbers) == [
+        ex.number for ex in EXERCISES]
+
+
+def test_each_exercise_s_parts_point_one_way():
+    edges = graph()
+    wrong = []
+    for name, _ in REGISTRY:
+        face = f"attnlab.labs.exercises.{name}"
+        parts = sorted(p.stem for p in (FOLDER / name).glob("*.py") if p.stem != "__init__")
+        assert "solution" in parts and "cases" in parts and "mistakes" in parts, name
+        assert set(parts) <= set(PARTS), f"{name}: parts outside {PARTS}: {parts}"
+        assert not [t for t in edges[f"{face}.solution"] if t.startswith("attnlab")], \
+            f"{name}: the solution must stand alone (lab solution prints it)"
+        for part in parts:
+            for target in edges[f"{face}.{part}"]:
+                if not target.startswith("attnlab.labs.exercises"):
+                    continue
+                earlier = target.startswith(face + ".") and \
+                    PARTS.index(target.rpartition(".")[2]) < PARTS.index(part)
+                if not earlier:
+                    wrong.append(f"{face}.{part} -> {target}")
+        wrong += [f"{face} -> {t}" for t in edges[face]
+                  if t.startswith("attnlab.labs.exercises") and not t.startswith(face + ".")]
+    assert wrong == [], "parts that import the face, a later part or another exercise"
