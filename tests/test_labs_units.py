@@ -16,8 +16,10 @@ from attnlab.labs.notebook import GROUPS
 ROOT = Path(__file__).resolve().parents[1]
 FOLDER = ROOT / "src" / "attnlab" / "labs" / "exercises"
 # An exercise's parts, in the one order they may import each other: a part imports only parts
-# before it in its own folder, never the face (its __init__) and never another exercise.
+# before it in its own folder, never the face (its __init__) and never another exercise. The
+# mutation table (wrong.py) imports only the solution, apart from the probes it tests.
 PARTS = ("solution", "measure", "cases", "mistakes", "describers")
+TABLE = "wrong"
 
 
 def _labs_doc():
@@ -43,24 +45,27 @@ def test_every_folder_is_one_registry_line_and_the_numbers_are_the_lines():
         ex.number for ex in EXERCISES]
 
 
+def allowed(face: str, part: str | None, target: str) -> bool:
+    """May ``face.part`` (the face itself when ``part`` is None) import ``target``?"""
+    own = target.rpartition(".")[2] if target.startswith(face + ".") else None
+    if part == TABLE:
+        return not target.startswith("attnlab") or own == "solution"
+    if not target.startswith("attnlab.labs.exercises"):
+        return part != "solution" or not target.startswith("attnlab")  # lab solution prints it
+    if own not in PARTS:
+        return False  # another exercise, the face, or the mutation table
+    return part is None or PARTS.index(own) < PARTS.index(part)
+
+
 def test_each_exercise_s_parts_point_one_way():
     edges = graph()
     wrong = []
     for name, _ in REGISTRY:
         face = f"attnlab.labs.exercises.{name}"
         parts = sorted(p.stem for p in (FOLDER / name).glob("*.py") if p.stem != "__init__")
-        assert "solution" in parts and "cases" in parts and "mistakes" in parts, name
-        assert set(parts) <= set(PARTS), f"{name}: parts outside {PARTS}: {parts}"
-        assert not [t for t in edges[f"{face}.solution"] if t.startswith("attnlab")], \
-            f"{name}: the solution must stand alone (lab solution prints it)"
-        for part in parts:
-            for target in edges[f"{face}.{part}"]:
-                if not target.startswith("attnlab.labs.exercises"):
-                    continue
-                earlier = target.startswith(face + ".") and \
-                    PARTS.index(target.rpartition(".")[2]) < PARTS.index(part)
-                if not earlier:
-                    wrong.append(f"{face}.{part} -> {target}")
-        wrong += [f"{face} -> {t}" for t in edges[face]
-                  if t.startswith("attnlab.labs.exercises") and not t.startswith(face + ".")]
-    assert wrong == [], "parts that import the face, a later part or another exercise"
+        assert {"solution", "cases", "mistakes", TABLE} <= set(parts), name
+        assert set(parts) <= {*PARTS, TABLE}, f"{name}: parts outside {PARTS}: {parts}"
+        for part in [None, *parts]:
+            module = face if part is None else f"{face}.{part}"
+            wrong += [f"{module} -> {t}" for t in edges[module] if not allowed(face, part, t)]
+    assert wrong == [], "imports against the order solution, measure, cases, mistakes, describers"

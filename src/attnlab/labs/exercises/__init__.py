@@ -10,9 +10,12 @@ An exercise is a package ``attnlab.labs.exercises.<name>`` whose ``__init__`` en
 - ``cases.py``: ``build()``, the cases in order (hand-worked, random, properties), the
   hand-worked ones a table of inputs and expected outputs;
 - ``mistakes.py``: ``MISTAKES``, the probes, each recognising one common mistake;
-- ``describers.py`` (when it has its own): shapes of difference tried before the generic ones.
+- ``describers.py`` (when it has its own): shapes of difference tried before the generic ones;
+- ``wrong.py``: ``WRONG``, the mutation table, one wrong function per mistake, written as a
+  learner writes it and apart from the probes (the tests run each through the checker).
 
-A part imports only the parts above it in that list, never the face. The texts (title, what
+A part imports only the parts above it in that list, never the face; ``wrong.py`` only the
+solution, and nothing imports it but the tests. The texts (title, what
 the checker proves, statement, hints, case titles, mistakes, the solution's Spanish comments)
 are in the catalogue ``attnlab/i18n/labs.json`` under ``<name>.``; ``scripts/labs_doc.py``
 writes docs/labs.md's table of exercises and list of mistakes from them.
