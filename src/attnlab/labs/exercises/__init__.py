@@ -15,10 +15,10 @@ An exercise is a package ``attnlab.labs.exercises.<name>`` whose ``__init__`` en
   learner writes it and apart from the probes (the tests run each through the checker).
 
 A part imports only the parts above it in that list, never the face; ``wrong.py`` only the
-solution, and nothing imports it but the tests. The texts (title, what
-the checker proves, statement, hints, case titles, mistakes, the solution's Spanish comments)
-are in the catalogue ``attnlab/i18n/labs.json`` under ``<name>.``; ``scripts/labs_doc.py``
-writes docs/labs.md's table of exercises and list of mistakes from them.
+solution, and nothing imports it but the tests. The texts (title, what the checker proves,
+statement, hints, case titles, mistakes, the solution's Spanish comments) are in the catalogue
+``attnlab/i18n/labs.json`` under ``<name>.``; ``scripts/labs_doc.py`` writes docs/labs.md's
+table of exercises and list of mistakes from them.
 
 ``REGISTRY`` below is the order a learner meets them: exercise N is its Nth line, and each line
 names the lab notebook (``NOTEBOOKS``) it appears in. Adding an exercise is its folder, one
