@@ -57,7 +57,7 @@ def allowed(face: str, part: str | None, target: str) -> bool:
     return part is None or PARTS.index(own) < PARTS.index(part)
 
 
-def test_each_exercise_s_parts_point_one_way():
+def test_each_exercise_imports_its_parts_one_way():
     edges = graph()
     wrong = []
     for name, _ in REGISTRY:
