@@ -47,8 +47,8 @@ HOSTILE = {  # name -> (the body of softmax(x, axis=-1), outcome of the file, of
         os._exit(0)
     """, UNUSABLE, UNUSABLE),
     "patches_the_exercise_close": ("""
-        from attnlab.labs import ex_softmax
-        ex_softmax.close = lambda *a, **k: None
+        from attnlab.labs.exercises.softmax import cases
+        cases.close = lambda *a, **k: None
     """, REFERENCE, FAILED),
     "patches_close_defaults": ("""
         from attnlab.labs import compare
@@ -59,12 +59,12 @@ HOSTILE = {  # name -> (the body of softmax(x, axis=-1), outcome of the file, of
         np.abs = lambda a, *r, **k: _abs(a) * 0
     """, FAILED, FAILED),
     "clears_the_cases": ("""
-        from attnlab.labs import ex_softmax
-        ex_softmax._softmax_cases().clear()
+        from attnlab.labs.exercises.softmax import cases
+        cases.build().clear()
     """, REFERENCE, FAILED),
     "imports_the_solution": ("""
-        from attnlab.labs import solutions
-        return solutions.softmax(x, axis)
+        from attnlab.labs.exercises.softmax import solution
+        return solution.softmax(x, axis)
     """, REFERENCE, None),
     "reads_the_solution_file": ("""
         import glob
@@ -73,9 +73,9 @@ HOSTILE = {  # name -> (the body of softmax(x, axis=-1), outcome of the file, of
         for p in sys.path:
             roots += [open(pth).read().strip() for pth in glob.glob(p + "/*attnlab*.pth")] + [p]
         for root in roots:
-            if os.path.exists(root + "/attnlab/labs/solutions.py"):
+            if os.path.exists(root + "/attnlab/labs/exercises/softmax/solution.py"):
                 names = {}
-                exec(open(root + "/attnlab/labs/solutions.py").read(), names)
+                exec(open(root + "/attnlab/labs/exercises/softmax/solution.py").read(), names)
                 return names["softmax"](x, axis)
     """, REFERENCE, REFERENCE),
     "length_header_then_sleeps": ("""

@@ -171,7 +171,7 @@ def test_the_spanish_solution_translates_every_comment_and_changes_nothing_else(
     for ex in EXERCISES:
         english = [c for _, _, c in comments(solution_source(ex))]
         assert text("labs", f"{ex.name}.solution_comments", "en").split("\n") == english, \
-            f"{ex.name}: the catalogue's comments differ from solutions.py; update both"
+            f"{ex.name}: the catalogue's comments differ from its solution.py; update both"
         spanish = solution_file(ex, "es")
         strip = [line.split("#")[0] for line in solution_file(ex, "en").splitlines()]
         assert [line.split("#")[0] for line in spanish.splitlines()] == strip

@@ -7,13 +7,18 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from labs_wrong_course import WRONG_COURSE
+from labs_wrong import WRONG
 
 from attnlab.i18n import LANGS, text
-from attnlab.labs import EXERCISES, check, get, solutions
+from attnlab.labs import EXERCISES, check, get
 from attnlab.labs.core import _detects, run_exercise
-from attnlab.labs.ex_induction import pattern
-from attnlab.labs.ex_recurrence import rate_of
+from attnlab.labs.exercises.induction import pattern
+from attnlab.labs.exercises.induction.solution import induction_weights
+from attnlab.labs.exercises.recurrence.measure import rate_of
+from attnlab.labs.exercises.recurrence.solution import rnn_backward
+
+WRONG_COURSE = {(name, key): fn for (name, key), fn in WRONG.items()
+                if name in ("recurrence", "induction")}  # exercises 11-12
 
 # what would hand over the derivation an exercise asks for, were it in its statement
 DERIVATIONS = {
@@ -62,7 +67,7 @@ def test_the_rate_of_a_linear_recurrence_is_its_gain_and_the_steps_are_t_against
     rng = np.random.default_rng(0)
     q, _ = np.linalg.qr(rng.normal(size=(5, 5)))
     for gain in (0.3, 0.9, 1.2):
-        dh, rate, steps = solutions.rnn_backward(gain * q, rng.normal(size=(5, 2)),
+        dh, rate, steps = rnn_backward(gain * q, rng.normal(size=(5, 2)),
                                                  np.zeros((12, 2)), rng.normal(size=5))
         assert rate == pytest.approx(gain, rel=1e-9) and rate_of(dh) == pytest.approx(rate)
         assert steps == (12, 1)
@@ -74,7 +79,7 @@ def test_the_saturated_rnn_vanishes_faster_than_its_weights_alone_say():
     rng = np.random.default_rng(1)
     q, _ = np.linalg.qr(rng.normal(size=(4, 4)))
     x = rng.normal(size=(10, 3)) * 3.0  # large inputs: tanh saturates, 1 - h² is small
-    _, rate, _ = solutions.rnn_backward(0.9 * q, rng.normal(size=(4, 3)), x, rng.normal(size=4))
+    _, rate, _ = rnn_backward(0.9 * q, rng.normal(size=(4, 3)), x, rng.normal(size=4))
     assert rate < 0.9
 
 
@@ -82,7 +87,7 @@ def test_the_hand_set_induction_model_is_drawn_by_the_explorer():
     import attnlab.explorer as ax
 
     ids = [0, 1, 2, 3, 0, 1, 2, 3]
-    weights = pattern(solutions.induction_weights(4, 8), ids)
+    weights = pattern(induction_weights(4, 8), ids)
     assert weights.shape == (2, 1, 8, 8)
     assert weights[0, 0, 5].argmax() == 4 and weights[1, 0, 5].argmax() == 2
     assert np.allclose(weights.sum(-1), 1.0) and np.allclose(np.triu(weights, 1), 0.0)
@@ -91,19 +96,19 @@ def test_the_hand_set_induction_model_is_drawn_by_the_explorer():
 
 
 def test_the_learners_weights_are_checked_from_a_child_in_both_languages():
-    assert check(12, solutions.induction_weights, lang="es").headline.startswith(
+    assert check(12, induction_weights, lang="es").headline.startswith(
         "ejercicio 12 (induction): los 10 casos pasan")
-    assert check(11, solutions.rnn_backward, lang="en").passed
+    assert check(11, rnn_backward, lang="en").passed
 
 
 def test_weights_that_cannot_make_a_model_fail_in_one_line():
     def missing(n_vocab, n_ctx):
-        w = solutions.induction_weights(n_vocab, n_ctx)
+        w = induction_weights(n_vocab, n_ctx)
         del w["U"]
         return w
 
     def misshapen(n_vocab, n_ctx):
-        w = solutions.induction_weights(n_vocab, n_ctx)
+        w = induction_weights(n_vocab, n_ctx)
         w["O2"] = w["O2"][:, :-1]
         return w
 

@@ -13,7 +13,9 @@ from attnlab.i18n import text
 from attnlab.labs import get
 from attnlab.labs.core import run_exercise
 from attnlab.labs.describe import GENERIC, MASKS, describe, factor_name, number
-from attnlab.labs.ex_heads import MHA_DESCRIBERS, _head_outputs, _merged_as, _random_inputs
+from attnlab.labs.exercises.heads.cases import _random_inputs
+from attnlab.labs.exercises.heads.describers import DESCRIBERS as MHA_DESCRIBERS
+from attnlab.labs.exercises.heads.describers import _head_outputs, _merged_as
 
 W = np.array([[0.5, -1.25, 2.0], [3.0, 0.25, -0.75], [1.5, 4.0, -2.5]])
 X = np.random.default_rng(0).normal(size=(4, 5))

@@ -11,15 +11,11 @@ half: that each table entry is recognised, through the checker, by its own key.
 from __future__ import annotations
 
 import pytest
-from labs_wrong import WRONG as WRONG_FIRST
-from labs_wrong_course import WRONG_COURSE
+from labs_wrong import WRONG
 from labs_wrong_independent import INDEPENDENT
-from labs_wrong_more import WRONG_MORE
 
 from attnlab.labs import EXERCISES, get
 from attnlab.labs.core import _detects, run_exercise
-
-WRONG = {**WRONG_FIRST, **WRONG_MORE, **WRONG_COURSE}  # (exercise, mistake) -> wrong function
 
 
 def named(fn) -> set[str]:

@@ -22,17 +22,10 @@ from pathlib import Path
 
 from attnlab.i18n import resolve_lang, text
 from attnlab.labs.core import Exercise, Fn, Result
-from attnlab.labs.ex_attention import EXERCISES as _ATTENTION
-from attnlab.labs.ex_gradients import EXERCISES as _GRADIENTS
-from attnlab.labs.ex_heads import EXERCISES as _HEADS
-from attnlab.labs.ex_induction import EXERCISES as _INDUCTION
-from attnlab.labs.ex_positions import EXERCISES as _POSITIONS
-from attnlab.labs.ex_recurrence import EXERCISES as _RECURRENCE
-from attnlab.labs.ex_softmax import EXERCISES as _SOFTMAX
+from attnlab.labs.exercises import load
 from attnlab.labs.sandbox import TIME_LIMIT, isolated
 
-EXERCISES: tuple[Exercise, ...] = (_SOFTMAX + _ATTENTION + _HEADS + _POSITIONS + _GRADIENTS
-                                   + _RECURRENCE + _INDUCTION)
+EXERCISES: tuple[Exercise, ...] = load()  # in order; each from its folder in labs/exercises/
 
 
 def get(name_or_number: str | int, lang: str | None = None) -> Exercise:

@@ -82,7 +82,7 @@ class Exercise:
     """One exercise; its texts live in the catalogue under ``<name>.title`` and friends."""
 
     number: int
-    name: str  # "masks": the file is <name>.py
+    name: str  # "masks": the learner's file is <name>.py, the folder labs/exercises/<name>/
     function: str  # the function the learner writes
     signature: str  # "(n_query, n_key, dtype=np.float64)"
     hints: int  # how many hints: <name>.hint1 ... <name>.hintN

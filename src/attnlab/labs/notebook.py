@@ -20,13 +20,9 @@ from typing import Any
 
 from attnlab.i18n import LANGS, text
 from attnlab.labs.core import Exercise
+from attnlab.labs.exercises import groups
 
-GROUPS = {  # the lab notebooks of notebooks/labs/: file stem -> (title key, exercise numbers)
-    "01_softmax_to_masks": ("nb.group.curriculum", (1, 2, 3, 4)),
-    "02_heads_and_scale": ("nb.group.heads", (5, 6)),
-    "03_positions_gradients_cache": ("nb.group.chapter", (7, 8, 9, 10)),
-    "04_recurrence_and_induction": ("nb.group.course", (11, 12)),
-}
+GROUPS = groups()  # the lab notebooks of notebooks/labs/: stem -> (title key, numbers)
 FOLDERS = {"en": "", "es": "es"}  # the group notebooks of a language: notebooks/labs/<folder>/
 MARKER = "# attnlab-lang: {lang}"  # a stub's first line: the language its checks answer in
 _MARKED = re.compile(r"#\s*attnlab-lang:\s*([A-Za-z_]+)\s*$")
@@ -92,7 +88,7 @@ def solution_file(ex: Exercise, lang: str = "en") -> str:
 
 
 def solution_source(ex: Exercise) -> str:
-    """The source of ``ex``'s reference solution, as ``attnlab.labs.solutions`` holds it."""
+    """The source of ``ex``'s reference solution, as its folder's ``solution.py`` holds it."""
     import inspect
 
     return inspect.getsource(ex.solution)

@@ -1,16 +1,6 @@
-"""Exercise 12: an induction head by hand. The learner sets every weight of a two-block,
-attention-only model so that a block-1 head attends to the previous token and a block-2 head
-to the token after the earlier copy of the present one; the checker runs the model here, on
-the learner's returned weights, and measures it with ``attnlab.interp``'s head scores and the
-loss on the repeat (Elhage et al. 2021, "A Mathematical Framework for Transformer Circuits";
-Olsson et al. 2022).
-
-Dimension legend: ``r`` probe rows, ``t`` query positions, ``s`` key positions, ``d`` the
-residual width and ``e`` a head's width (both the learner's choice), ``V`` the vocabulary,
-``n`` the context. One head per block, no layer norm, no MLP, no biases. Left out: learning
-the weights (the ``induction`` experiment trains them), several heads per block, the copying
-(OV) score.
-"""
+"""The model the checker of exercise 12 runs on a learner's weights: the weights checked, the
+forward pass, the probe rows, and the head scores and loss measured on them. ``pattern``
+draws the two heads in the explorer."""
 
 from __future__ import annotations
 
@@ -21,8 +11,7 @@ from typing import Any
 import numpy as np
 
 from attnlab import reference as ref
-from attnlab.labs import solutions
-from attnlab.labs.core import Case, Exercise, Fail, Fn, Mistake
+from attnlab.labs.core import Fail
 
 NAMES = ("E", "P", "Q1", "K1", "V1", "O1", "Q2", "K2", "V2", "O2", "U")
 GOOD_SCORE = 0.9  # a head that does its role scores 1; chance is about 1/(t+1)
@@ -125,96 +114,3 @@ def measures(w: dict[str, np.ndarray], ids: np.ndarray) -> dict[str, Any]:
             "argmax1": float((a1[:, s].argmax(-1) == s - 1).mean()),
             "argmax2": float((a2[:, t].argmax(-1) == t - m + 1).mean()),
             "echo": float((logits[:, t].argmax(-1) == ids[:, t]).mean())}
-
-
-def _score(fn: Fn, size: tuple[int, int, int], name: str) -> Fail | None:
-    v, n, seed = size
-    try:
-        got = measures(weights_of(fn(v, n), v, n), probe(v, n, seed))
-    except BadWeights as bad:
-        return bad.fail
-    if name == "loss":
-        if got["loss"] <= GOOD_LOSS:
-            return None
-        return Fail("induction.fail.loss", {"got": got["loss"], "want": GOOD_LOSS,
-                                            "chance": float(np.log(v))})
-    if got[name] >= GOOD_SCORE:
-        return None
-    return Fail("induction.fail.score", {"got": got[name], "want": GOOD_SCORE})
-
-
-HAND = np.array([0, 1, 2, 3, 0, 1, 2, 3])  # V = 4, n = 8: "A B C D A B C D"
-
-
-def _hand(fn: Fn, what: str) -> Fail | None:
-    try:
-        logits, (a1, a2) = forward(weights_of(fn(4, 8), 4, 8), HAND[None])
-    except BadWeights as bad:
-        return bad.fail
-    if what == "next":
-        got = int(logits[0, 5].argmax())
-        return None if got == 2 else Fail("induction.fail.next", {"got": got, "want": 2})
-    block, col = (1, 4) if what == "previous" else (2, 2)
-    got = float((a1 if block == 1 else a2)[0, 5, col])
-    if got >= GOOD_SCORE:
-        return None
-    return Fail("induction.fail.hand", {"block": block, "col": col, "got": got,
-                                        "want": GOOD_SCORE})
-
-
-def _complete(fn: Fn) -> Fail | None:
-    try:
-        weights_of(fn(10, 16), 10, 16)
-    except BadWeights as bad:
-        return bad.fail
-    return None
-
-
-@cache
-def _cases() -> list[Case]:
-    hand = "induction_weights(4, 8) on 0 1 2 3 0 1 2 3, row 5"
-    cases = [
-        Case("complete", "hand", _complete, "induction_weights(10, 16)", 2),
-        Case("hand_previous", "hand", lambda fn: _hand(fn, "previous"), hand, 8),
-        Case("hand_induction", "hand", lambda fn: _hand(fn, "induction"), hand, 8),
-        Case("hand_next", "hand", lambda fn: _hand(fn, "next"), hand, 8),
-    ]
-    for size in ((10, 16, 0), (16, 24, 1)):
-        v, n, seed = size
-        shown = (f"induction_weights({v}, {n}) on {HALF_ROWS} rows of {n // 2} random tokens "
-                 f"repeated once (seed {seed})")
-        fields = {"vocab": v, "ctx": n}
-        cases += [
-            Case("previous", "random", lambda fn, s=size: _score(fn, s, "previous1"), shown,
-                 v + n, fields),
-            Case("induction", "random", lambda fn, s=size: _score(fn, s, "induction2"), shown,
-                 v + n, fields),
-            Case("loss", "random", lambda fn, s=size: _score(fn, s, "loss"), shown, v + n,
-                 fields),
-        ]
-    return cases
-
-
-def _seen(fn: Fn) -> dict[str, Any]:
-    return measures(weights_of(fn(10, 16), 10, 16), probe(10, 16, 0))
-
-
-MISTAKES = (
-    Mistake("induction.mistake.no_shift", lambda fn: _seen(fn)["self1"] >= 0.5),
-    Mistake("induction.mistake.duplicate", lambda fn: (
-        _seen(fn)["previous1"] >= 0.5 and _seen(fn)["duplicate2"] >= 0.3)),
-    Mistake("induction.mistake.soft", lambda fn: (
-        min(_seen(fn)["argmax1"], _seen(fn)["argmax2"]) >= 0.9
-        and min(_seen(fn)["previous1"], _seen(fn)["induction2"]) < GOOD_SCORE)),
-    Mistake("induction.mistake.swapped", lambda fn: (
-        _seen(fn)["previous2"] >= 0.5 and _seen(fn)["previous1"] < 0.5)),
-    Mistake("induction.mistake.copies_current", lambda fn: (
-        min(_seen(fn)["previous1"], _seen(fn)["induction2"]) >= GOOD_SCORE
-        and _seen(fn)["echo"] >= 0.5)),
-)
-
-
-EXERCISES = (
-    Exercise(12, "induction", "induction_weights", "(n_vocab, n_ctx)", 3,
-             solutions.induction_weights, _cases, MISTAKES),
-)

@@ -1,0 +1,74 @@
+"""The exercises, one folder each, and the one ordered list of them.
+
+An exercise is a package ``attnlab.labs.exercises.<name>`` whose ``__init__`` ends in an
+``EXERCISE = Exercise(...)`` record, made of its parts:
+
+- ``solution.py``: the reference solution, self-contained, NumPy only (``attnlab lab solution``
+  prints it as it stands);
+- ``measure.py`` (when it needs one): what the checker computes of a learner's function that
+  both its cases and its probes ask;
+- ``cases.py``: ``build()``, the cases in order (hand-worked, random, properties), the
+  hand-worked ones a table of inputs and expected outputs;
+- ``mistakes.py``: ``MISTAKES``, the probes, each recognising one common mistake;
+- ``describers.py`` (when it has its own): shapes of difference tried before the generic ones;
+- ``wrong.py``: ``WRONG``, the mutation table, one wrong function per mistake, written as a
+  learner writes it and apart from the probes (the tests run each through the checker).
+
+A part imports only the parts above it in that list, never the face; ``wrong.py`` only the
+solution, and nothing imports it but the tests. The texts (title, what the checker proves,
+statement, hints, case titles, mistakes, the solution's Spanish comments) are in the catalogue
+``attnlab/i18n/labs.json`` under ``<name>.``; ``scripts/labs_doc.py`` writes docs/labs.md's
+table of exercises and list of mistakes from them.
+
+``REGISTRY`` below is the order a learner meets them: exercise N is its Nth line, and each line
+names the lab notebook (``NOTEBOOKS``) it appears in. Adding an exercise is its folder, one
+line here and its catalogue entries; ``docs/design.md`` ("Adding an exercise") walks through it.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from attnlab.labs.core import Exercise
+
+NOTEBOOKS = {  # notebooks/labs/[es/]<stem>.ipynb -> the catalogue key of its title
+    "01_softmax_to_masks": "nb.group.curriculum",
+    "02_heads_and_scale": "nb.group.heads",
+    "03_positions_gradients_cache": "nb.group.chapter",
+    "04_recurrence_and_induction": "nb.group.course",
+}
+
+REGISTRY = (  # (folder below exercises/, its notebook): exercise N is the Nth line
+    ("softmax", "01_softmax_to_masks"),
+    ("mean", "01_softmax_to_masks"),
+    ("attention", "01_softmax_to_masks"),
+    ("masks", "01_softmax_to_masks"),
+    ("heads", "02_heads_and_scale"),
+    ("scale", "02_heads_and_scale"),
+    ("sinusoidal", "03_positions_gradients_cache"),
+    ("rope", "03_positions_gradients_cache"),
+    ("backward", "03_positions_gradients_cache"),
+    ("cache", "03_positions_gradients_cache"),
+    ("recurrence", "04_recurrence_and_induction"),
+    ("induction", "04_recurrence_and_induction"),
+)
+
+
+def load() -> tuple[Exercise, ...]:
+    """Every exercise's record, in the registry's order. A record whose name is not its
+    folder's, or whose number is not its line's, or a notebook not in ``NOTEBOOKS``, is a
+    ``ValueError`` naming the folder (a bug in attnlab, not in a learner's code)."""
+    records = []
+    for number, (folder, notebook) in enumerate(REGISTRY, start=1):
+        ex = importlib.import_module(f"{__name__}.{folder}").EXERCISE
+        if (ex.name, ex.number) != (folder, number) or notebook not in NOTEBOOKS:
+            raise ValueError(f"exercises/{folder}: its record says exercise {ex.number} "
+                             f"{ex.name!r}, its registry line {number} {folder!r} in {notebook!r}")
+        records.append(ex)
+    return tuple(records)
+
+
+def groups() -> dict[str, tuple[str, tuple[int, ...]]]:
+    """The lab notebooks: file stem -> (title key, the numbers of its exercises, in order)."""
+    return {stem: (key, tuple(n for n, (_, on) in enumerate(REGISTRY, start=1) if on == stem))
+            for stem, key in NOTEBOOKS.items()}

@@ -1,0 +1,19 @@
+"""Exercise 3, the curriculum's: scaled dot-product attention, returning (output, weights),
+with a boolean or additive mask.
+"""
+
+from __future__ import annotations
+
+from attnlab.labs.core import Exercise
+from attnlab.labs.exercises.attention import cases, mistakes, solution
+
+EXERCISE = Exercise(
+    number=3,
+    name="attention",
+    function="attention",
+    signature="(q, k, v, mask=None)",
+    hints=3,
+    solution=solution.attention,
+    cases=cases.build,
+    mistakes=mistakes.MISTAKES,
+)

@@ -1,0 +1,18 @@
+"""Exercise 2: the mean of the past as attention, the plainest weights a causal row can have.
+"""
+
+from __future__ import annotations
+
+from attnlab.labs.core import Exercise
+from attnlab.labs.exercises.mean import cases, mistakes, solution
+
+EXERCISE = Exercise(
+    number=2,
+    name="mean",
+    function="averaging_matrix",
+    signature="(n)",
+    hints=2,
+    solution=solution.averaging_matrix,
+    cases=cases.build,
+    mistakes=mistakes.MISTAKES,
+)
