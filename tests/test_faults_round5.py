@@ -44,8 +44,14 @@ def test_a_run_that_explodes_in_its_last_steps_ends_as_diverged(finished, tmp_pa
     lines = err.strip().splitlines()  # the run's header line, then the answer
     assert code == 1 and len(lines) == 2 and "Traceback" not in err, err
     line = lines[-1]
-    assert line.startswith("attnlab: training stopped: final loss ")
-    assert "exceeds 3·ln V = 17.1 at step 30 of 30" in line and "train.lr" in line
+    # Where the loss lands at lr 30 depends on the processor's arithmetic (the trained bits
+    # differ between CPUs): a finite loss past the bound at the end, or a NaN on the way.
+    # Either way the run is diverged, never a result.
+    if line.startswith("attnlab: training stopped: final loss "):
+        assert "exceeds 3·ln V = 17.1 at step 30 of 30" in line and "train.lr" in line
+    else:
+        assert line.startswith("attnlab: training stopped: non-finite loss"), line
+        assert "of 30" in line and "train.lr" in line
     assert not (run / "result.json").exists() and (run / "diverged.json").exists()
     assert not (run / "checkpoint").exists()  # no checkpoint of those weights passes as good
     assert "recorded in" in one_line_error(cli(*argv), code=1)  # and again, at once
