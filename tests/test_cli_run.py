@@ -176,7 +176,9 @@ def test_extra_seeds_through_run_and_reproduce(monkeypatch, tmp_path, trained_ha
     calls = trained_hashes
     where = ["--profile", "quick", "--jobs", "1", "--device", "cpu",
              "--out", str(tmp_path / "out"), "--work", str(tmp_path / "work")]
-    code, out, err = call(["run", "wobbly", *where])
+    code, out, err = call(["run", "wobbly", *where])  # quick: no round unless asked
+    assert code == 0 and len(calls) == 3 and "no extra round: none at the quick profile" in out
+    code, out, err = call(["run", "wobbly", "--extra-seeds", "2", *where])
     assert code == 0 and len(calls) == 5
     assert "Seeds: 5; extra round: seeds 3-4 added because wobbly.coin was inconclusive on " \
         "3 seeds" in out
@@ -185,8 +187,9 @@ def test_extra_seeds_through_run_and_reproduce(monkeypatch, tmp_path, trained_ha
         "seeds: wobbly: wobbly.coin" in err
     code, out, err = call(["run", "steady", "--extra-seeds", "0", *where])
     assert code == 0 and len(calls) == 8
-    assert "Seeds: 3; no extra round: turned off (--extra-seeds 0)" in out
-    code, out, err = call(["reproduce", *where])  # both reused; steady's note is the rule's now
+    assert "Seeds: 3; no extra round: none at the quick profile unless asked" in out
+    code, out, err = call(["reproduce", "--extra-seeds", "2", *where])  # both reused; steady's
+    # note is the rule's now
     assert code == 0 and len(calls) == 8
     assert "wobbly: extra round: seeds 3-4 added because wobbly.coin was inconclusive on 3 " \
         "seeds (now 5 seeds)" in out

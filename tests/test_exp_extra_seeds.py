@@ -18,8 +18,11 @@ from attnlab.lab.envelope import finished_envelope, identity
 from attnlab.lab.registry import Experiment, seeds_of
 from attnlab.lab.runner import Runner, seeded
 from attnlab.lab.seeds import (
+    EXTRA_SEEDS,
     check_extra_seeds,
+    default_extra_seeds,
     ran_note,
+    resolve_extra_seeds,
     rule_text,
     skipped_note,
     triggers,
@@ -199,7 +202,30 @@ def use_fakes(monkeypatch) -> None:
 
 
 def _run(out: Path, work: Path, progress=None, **kw) -> SuiteOutcome:
+    """The fakes' suite at quick with the round of 2 (quick's own default is none)."""
+    kw.setdefault("extra_seeds", EXTRA_SEEDS)
     return reproduce(Runner(work, "cpu", progress=progress), out, "quick", **kw)
+
+
+def test_quick_has_no_round_unless_asked_and_says_so(tmp_path, monkeypatch, trained_hashes):
+    use_fakes(monkeypatch)
+    quick = reproduce(Runner(tmp_path / "work", "cpu"), tmp_path / "out", "quick")
+    assert len(trained_hashes) == 6 and quick.extra_round == {}
+    assert quick.meta["extra_seeds"] == 0 == default_extra_seeds("quick")
+    assert {v["id"]: v["seeds"] for v in quick.verdicts} == \
+        {"wobbly.sure": 3, "wobbly.coin": 3, "steady.sure": 3}
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert rule_text(0, "quick") in md and "`--extra-seeds 2` adds one round" in md
+    assert "turned off for this report" not in md
+    assert quick.envelopes["wobbly"]["extra_round"]["text"] == \
+        "no extra round: none at the quick profile unless asked (--extra-seeds 2)"
+    es = reproduce(Runner(tmp_path / "work", "cpu"), tmp_path / "out", "quick", lang="es",
+                   report_only=True)
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert es.meta["extra_seeds"] == 0 and "ninguna en el perfil quick salvo que se pidan" in md
+    assert "sin ronda adicional: ninguna en el perfil quick salvo que se pida" in md
+    assert default_extra_seeds("full") == EXTRA_SEEDS == 2
+    assert resolve_extra_seeds(None, "full") == 2 and resolve_extra_seeds(1, "quick") == 1
 
 
 def test_the_suite_adds_seeds_once_where_a_claim_is_inconclusive(tmp_path, monkeypatch,
@@ -250,8 +276,8 @@ def test_off_below_three_seeds_and_turned_on_later(tmp_path, monkeypatch, traine
     off = _run(tmp_path / "out", tmp_path / "work", extra_seeds=0)
     assert len(calls) == 6 and off.extra_round == {}
     assert off.envelopes["wobbly"]["extra_round"]["text"] == \
-        "no extra round: turned off (--extra-seeds 0)"
-    assert "turned off for this report" in (tmp_path / "out" / "report.md").read_text()
+        "no extra round: none at the quick profile unless asked (--extra-seeds 2)"
+    assert rule_text(0, "quick") in (tmp_path / "out" / "report.md").read_text()
     two = _run(tmp_path / "two", tmp_path / "work", seeds=2)  # seeds 0-1: trained already
     assert len(calls) == 6 and two.extra_round == {}
     assert two.envelopes["wobbly"]["extra_round"]["text"].startswith(

@@ -60,11 +60,11 @@ from attnlab.lab.envelope import (
 from attnlab.lab.registry import Experiment, seeds_of
 from attnlab.lab.runner import Runner, RunSpec
 from attnlab.lab.seeds import (
-    EXTRA_SEEDS,
     check_extra_seeds,
     grown,
     held_back,
     ran_note,
+    resolve_extra_seeds,
     skipped_note,
     triggers,
 )
@@ -266,7 +266,7 @@ class Suite:
         for name, settings in candidates.items():
             if name not in due:
                 self._note(name, skipped_note(seeds_of(settings), extra_seeds,
-                                              held_back(verdicts, name)))
+                                              held_back(verdicts, name), self.profile))
         if not due:
             return {}
         wanted, extra = {}, {}
@@ -373,7 +373,7 @@ class SuiteOutcome:
 
 def reproduce(runner: Runner, out: str | Path, profile: str, *, seeds: int | None = None,
               only: Iterable[str] | None = None, report_only: bool = False,
-              extra_seeds: int = EXTRA_SEEDS, lang: str | None = None) -> SuiteOutcome:
+              extra_seeds: int | None = None, lang: str | None = None) -> SuiteOutcome:
     """Run the suite (or the ``only`` experiments) on ``runner`` and write the report into
     ``out`` (in ``lang``, English or Spanish; None: ``ATTNLAB_LANG``, the locale, then
     English).
@@ -382,9 +382,10 @@ def reproduce(runner: Runner, out: str | Path, profile: str, *, seeds: int | Non
     executor: ``--jobs`` local workers or a cluster) and where progress goes. ``seeds``
     replaces every training experiment's seed count (None: the profile's);
     ``extra_seeds`` is the size of the one extra round for experiments left with an
-    inconclusive training claim (0: off). ``report_only`` runs nothing: it rewrites the
-    report from the results already finished in ``out`` (with this profile and seeds,
-    grown by any extra round); the others are skipped.
+    inconclusive training claim (0: off; None: the profile's, ``default_extra_seeds``).
+    ``report_only`` runs nothing: it rewrites the report from the results already finished
+    in ``out`` (with this profile and seeds, grown by any extra round); the others are
+    skipped.
 
     Progress: ``{"kind": "experiment", "index", "total", "name", "event", ...}`` (event:
     start, done, skipped, failed), ``{"kind": "suite", "event": "plan" | "train" | "extra",
@@ -394,7 +395,7 @@ def reproduce(runner: Runner, out: str | Path, profile: str, *, seeds: int | Non
     from attnlab.report.write import write_report
 
     check_args(profile, seeds)
-    check_extra_seeds(extra_seeds)
+    extra_seeds = resolve_extra_seeds(extra_seeds, profile)
     names, out = registry.select(None if only is None else list(only)), Path(out)
     started_at, start = time.strftime("%Y-%m-%dT%H:%M:%S%z"), time.perf_counter()
     suite = Suite.of(runner, out, profile, seeds, names)

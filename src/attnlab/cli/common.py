@@ -86,10 +86,11 @@ def add_common(p: argparse.ArgumentParser, profiles: list[str]) -> None:
     p.add_argument("--seeds", type=whole("--seeds"), default=None,
                    help="repeat every training run with seeds 0..N-1 (tables show mean ± std; "
                    "default: the profile's, 3 for quick and full; a claim needs 3; 1 to 1,000)")
-    p.add_argument("--extra-seeds", type=whole("--extra-seeds"), default=EXTRA_SEEDS, metavar="N",
+    p.add_argument("--extra-seeds", type=whole("--extra-seeds"), default=None, metavar="N",
                    help="once, give every experiment with a training claim inconclusive on 3 "
                    f"or more seeds N more seeds and decide its claims again (default "
-                   f"{EXTRA_SEEDS}; 0 turns this off; at most 1,000)")
+                   f"{EXTRA_SEEDS}, and 0 at quick, whose verdicts stay on its planned seeds "
+                   "to keep its wall time; 0 turns this off; at most 1,000)")
     p.add_argument("--out", default=None,
                    help="folder for results and the report (default: reports/<profile>)")
     p.add_argument("--work", default="runs",
@@ -114,7 +115,7 @@ def add_common(p: argparse.ArgumentParser, profiles: list[str]) -> None:
     add_yes(p)  # more than CONFIRM_RUNS runs: asked, or refused with no terminal
 
 
-def check_seeds(seeds: int | None, extra_seeds: int = 0) -> None:
+def check_seeds(seeds: int | None, extra_seeds: int | None = 0) -> None:
     """``--seeds`` and ``--extra-seeds`` in their ranges (``attnlab.bounds``): else one
     UsageError line (argparse checks them too; this is for callers that build ``args``)."""
     from attnlab.bounds import WHOLE
@@ -123,7 +124,8 @@ def check_seeds(seeds: int | None, extra_seeds: int = 0) -> None:
     lo, hi = WHOLE["--seeds"]
     if seeds is not None and not lo <= seeds <= hi:
         raise UsageError(f"--seeds must be in [{lo}, {hi:,}], got {seeds:,}")
-    check_extra_seeds(extra_seeds)
+    if extra_seeds is not None:
+        check_extra_seeds(extra_seeds)
 
 
 def resolve_jobs(jobs: int | None, device: str = "auto") -> int:

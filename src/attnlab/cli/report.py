@@ -23,8 +23,6 @@ DEFAULT_PROFILE = "quick"  # the profile of ``run`` and ``reproduce`` without --
 
 def register(sub: argparse._SubParsersAction) -> None:
     from attnlab.lab.registry import PROFILES
-    from attnlab.lab.seeds import EXTRA_SEEDS
-
     p = sub.add_parser(
         "report",
         help="write report.md, report.html and results.json from finished results",
@@ -44,7 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     # what reproduce reads and report does not use: runs nothing, so trains nowhere
     p.set_defaults(func=run, only=None, estimate=False, workers=None, work="runs",
                    corpus=None, jobs=1, device="cpu", cluster="local", address=None,
-                   runs_per_gpu=1, extra_seeds=EXTRA_SEEDS)
+                   runs_per_gpu=1, extra_seeds=None)
 
 
 def run(args: argparse.Namespace, stdout: TextIO | None = None,

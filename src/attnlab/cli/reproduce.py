@@ -66,6 +66,7 @@ def add_lang(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, stdout: TextIO | None = None,
         stderr: TextIO | None = None) -> int:
+    from attnlab.lab.seeds import resolve_extra_seeds
     from attnlab.suite import estimate, reproduce
 
     stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
@@ -73,6 +74,7 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None,
 
     check_suite_outputs(args)  # a file or a read-only folder: one line, before any work
     check_seeds(args.seeds, args.extra_seeds)
+    args.extra_seeds = resolve_extra_seeds(args.extra_seeds, args.profile)
     only = None if args.only is None else [n for n in args.only.split(",") if n.strip()]
     if only is not None and not only:
         raise UsageError("--only needs at least one experiment name")

@@ -38,6 +38,7 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None,
         stderr: TextIO | None = None) -> int:
     from attnlab.lab.claims import render
     from attnlab.lab.registry import RecordError, load
+    from attnlab.lab.seeds import resolve_extra_seeds
     from attnlab.suite import Suite, finished_records
 
     stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
@@ -45,6 +46,7 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None,
 
     check_suite_outputs(args)  # a file or a read-only folder: one line, before any work
     check_seeds(args.seeds, args.extra_seeds)
+    args.extra_seeds = resolve_extra_seeds(args.extra_seeds, args.profile)
     try:
         exp = load(args.name)  # a UsageError for an unknown name
     except (ImportError, RecordError) as err:

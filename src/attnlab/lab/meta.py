@@ -60,7 +60,8 @@ def collect_meta(
 
 
 # what a re-render keeps of the run whose records it shows: when and where it trained
-ORIGINAL = ("started_at", "finished_at", "wall_s", "phases_s", "machine", "code_revision")
+ORIGINAL = ("started_at", "finished_at", "wall_s", "phases_s", "machine", "code_revision",
+            "extra_seeds")
 OLD_REPORT_ONLY = "not used (report only)"  # the corpus status of an older, unmarked re-render
 
 
@@ -84,6 +85,9 @@ def earlier_run(out_dir: str | Path, profile: str) -> dict[str, Any] | None:
 
 def rerendered(meta: dict[str, Any], out_dir: str | Path) -> dict[str, Any]:
     """``meta`` of a report-only call: marked so, without this call's phases (it trained and
-    analysed nothing), with the original run's times beside it (None when not recorded)."""
-    return {**meta, "report_only": True, "phases_s": {},
-            "original_run": earlier_run(out_dir, meta["profile"])}
+    analysed nothing), with the original run's times beside it (None when not recorded), and
+    its extra-seed round's size where it recorded one (the rule its verdicts were made by)."""
+    original = earlier_run(out_dir, meta["profile"])
+    rule = {"extra_seeds": original["extra_seeds"]} if original and "extra_seeds" in original \
+        else {}
+    return {**meta, **rule, "report_only": True, "phases_s": {}, "original_run": original}

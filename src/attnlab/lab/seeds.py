@@ -15,9 +15,10 @@ report, word for word):
    every seed (a spread of zero: the mean sits on the threshold and new seeds would add
    the same value again).
 3. The round adds ``extra_seeds`` seeds (default ``EXTRA_SEEDS`` = 2: after seeds
-   0-2, seeds 3 and 4): every run of the experiment's plan with seeds = n + extra,
-   through the runner's cache, so seeds 0..n-1 are read, not retrained. The extra
-   runs of all such experiments train together on one pool, as the main pass does.
+   0-2, seeds 3 and 4; none at the quick profile unless asked, ``default_extra_seeds``):
+   every run of the experiment's plan with seeds = n + extra, through the runner's cache,
+   so seeds 0..n-1 are read, not retrained. The extra runs of all such experiments train
+   together on one pool, as the main pass does.
 4. Each such experiment is analysed again on all its seeds and **all** its claims
    are decided again on them (those that were held or not held on n seeds too);
    those verdicts are final.
@@ -50,6 +51,28 @@ from attnlab.errors import UsageError
 from attnlab.lab.claims import MIN_SEEDS
 
 EXTRA_SEEDS = 2  # seeds added by the one extra round (3 seeds -> 5)
+# The quick profile is the budget a learner runs: on 2 cores its whole wall time is held to
+# 25 minutes, and the round would take about a third of it (docs/results.md says what it
+# cost and what it changed). Its verdicts are decided on the planned seeds (SPEC: at least
+# 3); ``--extra-seeds 2`` adds the round. Every other profile has it by default.
+PROFILE_EXTRA_SEEDS = {"quick": 0}
+
+
+def default_extra_seeds(profile: str) -> int:
+    """The round's size when none is asked for: 0 at quick, ``EXTRA_SEEDS`` elsewhere.
+
+    >>> default_extra_seeds("quick"), default_extra_seeds("full")
+    (0, 2)
+    """
+    return PROFILE_EXTRA_SEEDS.get(profile, EXTRA_SEEDS)
+
+
+def resolve_extra_seeds(extra_seeds: int | None, profile: str) -> int:
+    """``extra_seeds`` as given (checked), or the profile's default when None."""
+    if extra_seeds is None:
+        return default_extra_seeds(profile)
+    check_extra_seeds(extra_seeds)
+    return extra_seeds
 
 
 def check_extra_seeds(extra_seeds: int) -> None:
@@ -60,8 +83,13 @@ def check_extra_seeds(extra_seeds: int) -> None:
                          f"extra round off), got {extra_seeds!r}")
 
 
-def rule_text(extra_seeds: int) -> str:
+def rule_text(extra_seeds: int, profile: str | None = None) -> str:
     """The rule in one paragraph, as the report states it."""
+    if extra_seeds == 0 and profile is not None and default_extra_seeds(profile) == 0:
+        return (f"**Extra seeds:** none at the {profile} profile unless asked: every verdict "
+                f"is decided on the planned seeds; `--extra-seeds {EXTRA_SEEDS}` adds one round "
+                f"of {EXTRA_SEEDS} more seeds for each experiment left with an inconclusive "
+                f"training claim (the full profile has it by default).")
     if extra_seeds == 0:
         return ("**Extra seeds:** turned off for this report (`--extra-seeds 0`): every "
                 "verdict is decided on the planned seeds.")
@@ -142,13 +170,17 @@ def ran_note(before: int, extra_seeds: int, because: list[str]) -> dict[str, Any
                     f"{', '.join(because)} {were} inconclusive on {before} seeds"}
 
 
-def skipped_note(seeds: int, extra_seeds: int, unmoved: list[str] | None = None
-                 ) -> dict[str, Any]:
+def skipped_note(seeds: int, extra_seeds: int, unmoved: list[str] | None = None,
+                 profile: str | None = None) -> dict[str, Any]:
     """``extra_round`` of an experiment that did not get one, with the reason (``unmoved``:
-    its inconclusive claims that more seeds cannot change, ``held_back``)."""
+    its inconclusive claims that more seeds cannot change, ``held_back``; ``profile``: the
+    profile, whose default may be no round)."""
+    by_default = extra_seeds == 0 and profile is not None and default_extra_seeds(profile) == 0
     if seeds < MIN_SEEDS:
         why = (f"{seeds} seed(s), fewer than {MIN_SEEDS}: its training claims stay "
                "inconclusive")
+    elif by_default:
+        why = f"none at the {profile} profile unless asked (--extra-seeds {EXTRA_SEEDS})"
     elif extra_seeds == 0:
         why = "turned off (--extra-seeds 0)"
     elif unmoved:
@@ -157,6 +189,8 @@ def skipped_note(seeds: int, extra_seeds: int, unmoved: list[str] | None = None
         why = f"no training claim was inconclusive on {seeds} seeds"
     note = {"ran": False, "extra_seeds": extra_seeds, "seeds_before": seeds,
             "text": f"no extra round: {why}"}
+    if by_default and seeds >= MIN_SEEDS:
+        note["profile_default"] = profile
     return {**note, "unmoved": list(unmoved)} if unmoved else note
 
 
