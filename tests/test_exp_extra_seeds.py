@@ -218,12 +218,16 @@ def test_quick_has_no_round_unless_asked_and_says_so(tmp_path, monkeypatch, trai
     assert rule_text(0, "quick") in md and "`--extra-seeds 2` adds one round" in md
     assert "turned off for this report" not in md
     assert quick.envelopes["wobbly"]["extra_round"]["text"] == \
+        "no extra round: none at the quick profile unless asked (--extra-seeds 2); " \
+        "wobbly.coin is inconclusive on 3 seeds and would call for one"
+    assert quick.envelopes["steady"]["extra_round"]["text"] == \
         "no extra round: none at the quick profile unless asked (--extra-seeds 2)"
     es = reproduce(Runner(tmp_path / "work", "cpu"), tmp_path / "out", "quick", lang="es",
                    report_only=True)
     md = (tmp_path / "out" / "report.md").read_text()
     assert es.meta["extra_seeds"] == 0 and "ninguna en el perfil quick salvo que se pidan" in md
-    assert "sin ronda adicional: ninguna en el perfil quick salvo que se pida" in md
+    assert "sin ronda adicional: ninguna en el perfil quick salvo que se pida " \
+        "(--extra-seeds 2); wobbly.coin: no concluyente con 3 semillas, pediría una" in md
     assert default_extra_seeds("full") == EXTRA_SEEDS == 2
     assert resolve_extra_seeds(None, "full") == 2 and resolve_extra_seeds(1, "quick") == 1
 
@@ -275,8 +279,8 @@ def test_off_below_three_seeds_and_turned_on_later(tmp_path, monkeypatch, traine
     calls = trained_hashes
     off = _run(tmp_path / "out", tmp_path / "work", extra_seeds=0)
     assert len(calls) == 6 and off.extra_round == {}
-    assert off.envelopes["wobbly"]["extra_round"]["text"] == \
-        "no extra round: none at the quick profile unless asked (--extra-seeds 2)"
+    assert off.envelopes["wobbly"]["extra_round"]["text"].startswith(
+        "no extra round: none at the quick profile unless asked (--extra-seeds 2); wobbly.coin")
     assert rule_text(0, "quick") in (tmp_path / "out" / "report.md").read_text()
     two = _run(tmp_path / "two", tmp_path / "work", seeds=2)  # seeds 0-1: trained already
     assert len(calls) == 6 and two.extra_round == {}

@@ -262,11 +262,13 @@ class Suite:
             settings = self.experiments[name].settings(self.profile, self.seeds)
             if seeds_of(settings) is not None:
                 candidates[name] = settings
-        due = triggers(verdicts, candidates) if extra_seeds > 0 else {}
+        calls = triggers(verdicts, candidates)  # the claims that call for a round
+        due = calls if extra_seeds > 0 else {}
         for name, settings in candidates.items():
             if name not in due:
                 self._note(name, skipped_note(seeds_of(settings), extra_seeds,
-                                              held_back(verdicts, name), self.profile))
+                                              held_back(verdicts, name), self.profile,
+                                              calls.get(name)))
         if not due:
             return {}
         wanted, extra = {}, {}

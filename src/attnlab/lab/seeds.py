@@ -171,10 +171,17 @@ def ran_note(before: int, extra_seeds: int, because: list[str]) -> dict[str, Any
 
 
 def skipped_note(seeds: int, extra_seeds: int, unmoved: list[str] | None = None,
-                 profile: str | None = None) -> dict[str, Any]:
+                 profile: str | None = None, calling: list[str] | None = None
+                 ) -> dict[str, Any]:
     """``extra_round`` of an experiment that did not get one, with the reason (``unmoved``:
     its inconclusive claims that more seeds cannot change, ``held_back``; ``profile``: the
-    profile, whose default may be no round)."""
+    profile, whose default may be no round; ``calling``: the claims that would have called
+    for one, said when the round is off).
+
+    >>> skipped_note(3, 0, profile="quick", calling=["x.a"])["text"].endswith(
+    ...     "(--extra-seeds 2); x.a is inconclusive on 3 seeds and would call for one")
+    True
+    """
     by_default = extra_seeds == 0 and profile is not None and default_extra_seeds(profile) == 0
     if seeds < MIN_SEEDS:
         why = (f"{seeds} seed(s), fewer than {MIN_SEEDS}: its training claims stay "
@@ -187,10 +194,16 @@ def skipped_note(seeds: int, extra_seeds: int, unmoved: list[str] | None = None,
         why = "more seeds cannot change its inconclusive claims (" + "; ".join(unmoved) + ")"
     else:
         why = f"no training claim was inconclusive on {seeds} seeds"
+    would = list(calling or []) if extra_seeds == 0 and seeds >= MIN_SEEDS else []
+    if would:
+        are = "is" if len(would) == 1 else "are"
+        why += f"; {', '.join(would)} {are} inconclusive on {seeds} seeds and would call for one"
     note = {"ran": False, "extra_seeds": extra_seeds, "seeds_before": seeds,
             "text": f"no extra round: {why}"}
     if by_default and seeds >= MIN_SEEDS:
         note["profile_default"] = profile
+    if would:
+        note["would_call"] = would
     return {**note, "unmoved": list(unmoved)} if unmoved else note
 
 

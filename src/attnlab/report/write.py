@@ -155,10 +155,11 @@ def round_text(note: dict[str, Any], lang: str) -> str:
                  before=before)
     if before < MIN_SEEDS:
         return t("round.few", lang, n=before, need=MIN_SEEDS)
-    if extra == 0 and note.get("profile_default"):
-        return t("round.default_off", lang, profile=note["profile_default"], n=EXTRA_SEEDS)
     if extra == 0:
-        return t("round.off", lang)
+        off = t("round.default_off", lang, profile=note["profile_default"], n=EXTRA_SEEDS) \
+            if note.get("profile_default") else t("round.off", lang)
+        would = note.get("would_call") or []
+        return off + (t("round.would", lang, which=", ".join(would), n=before) if would else "")
     if note.get("unmoved"):
         return t("round.unmoved", lang, which="; ".join(note["unmoved"]))
     return t("round.none", lang, n=before)
