@@ -1,36 +1,6 @@
-"""The suite's one pipeline: plan → train → analyse, then the claims, the extra round, the report.
-
-``Suite`` is written once and used by every command that runs experiments:
-
-- ``reproduce`` (``reproduce`` below): every selected experiment plans its
-  runs (``Suite.plan``; an experiment finished earlier with the same profile
-  and settings is reused), the runs of all of them go to the one runner at once
-  (``Suite.train``: one executor pass, longest runs first, so no worker idles at
-  an experiment's boundary), and each experiment, in registry order, reads its
-  runs, measures and writes its envelope, table and figure (``Suite.analyse``).
-  Then the claims are decided; each experiment with a training claim
-  inconclusive on at least 3 seeds gets its one extra round
-  (``Suite.extra_round``: the same three calls with more seeds; the rule is in
-  ``attnlab.lab.seeds``), and the report is written (``attnlab.report``);
-- ``attnlab run NAME``: the same pipeline for one experiment, no report;
-- ``reproduce --estimate`` times the runs of the same plan
-  (``attnlab.lab.estimate``).
-
-Everything is cached, so running it again skips finished work and resumes an
-interrupted run. Outcomes:
-
-- an experiment whose module cannot be imported, whose runs fail, or whose
-  ``analyse`` raises is *failed*, with its one-line error; the rest still run;
-- when the corpus cannot be found or fetched, experiments that need it are
-  *skipped* with the reason and the others still run;
-- a claim whose predicate raises is an *error* verdict.
-
-``reproduce`` is a function of its inputs (a runner, an output folder, a
-profile and its options) and returns a ``SuiteOutcome``; ``ok`` is False (and
-the command exits non-zero) when an experiment failed or a claim is an error.
-A ``Suite``'s envelopes change only through its own steps. The layers:
-``attnlab.lab`` (runner, registry, claims) and ``attnlab.report`` sit below this
-module; the CLI above it.
+"""The suite's steps: ``Suite`` plans, trains and analyses the selected experiments, decides
+their claims and grows the inconclusive ones by the extra round (``attnlab.suite`` says the
+whole pipeline; ``attnlab.suite.run`` strings these steps into ``reproduce``).
 """
 
 from __future__ import annotations
@@ -38,7 +8,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,7 +18,6 @@ from attnlab.lab import registry
 from attnlab.lab.claims import evaluate
 from attnlab.lab.context import Context
 from attnlab.lab.envelope import (
-    ENVELOPE,
     Envelope,
     finished_envelope,
     identity,
@@ -61,10 +30,8 @@ from attnlab.lab.registry import Experiment, seeds_of
 from attnlab.lab.runner import Runner, RunSpec
 from attnlab.lab.seeds import (
     check_extra_seeds,
-    grown,
     held_back,
     ran_note,
-    resolve_extra_seeds,
     skipped_note,
     triggers,
 )
@@ -334,148 +301,3 @@ def check_args(profile: str, seeds: int | None) -> None:
         raise UsageError(f"seeds must be a whole number >= 1, got {seeds!r}")
 
 
-@dataclass(frozen=True)
-class SuiteOutcome:
-    """What one ``reproduce`` made: the report's files, every envelope in registry order,
-    the verdicts and the run's metadata."""
-
-    paths: dict[str, Path]  # report files: md, html, json
-    envelopes: dict[str, dict]
-    verdicts: list[dict]
-    meta: dict[str, Any]
-    extra_round_now: dict[str, list[str]]  # experiment -> the claims that called, this call
-
-    @property
-    def extra_round(self) -> dict[str, list[str]]:
-        """Experiment -> the claims that called for its extra round, this call or an
-        earlier one whose envelope was reused."""
-        return grown(self.envelopes)
-
-    def named(self, status: str) -> list[str]:
-        return [n for n, e in self.envelopes.items() if status_of(e) == status]
-
-    @property
-    def failed(self) -> list[str]:
-        return self.named("failed")
-
-    @property
-    def skipped(self) -> list[str]:
-        return self.named("skipped")
-
-    @property
-    def errors(self) -> list[str]:
-        """The claims whose predicate raised."""
-        return [v["id"] for v in self.verdicts if v["status"] == "error"]
-
-    @property
-    def ok(self) -> bool:
-        """No experiment failed and no claim is an error (the command's exit 0)."""
-        return not self.failed and not self.errors
-
-
-def reproduce(runner: Runner, out: str | Path, profile: str, *, seeds: int | None = None,
-              only: Iterable[str] | None = None, report_only: bool = False,
-              extra_seeds: int | None = None, lang: str | None = None) -> SuiteOutcome:
-    """Run the suite (or the ``only`` experiments) on ``runner`` and write the report into
-    ``out`` (in ``lang``, English or Spanish; None: ``ATTNLAB_LANG``, the locale, then
-    English).
-
-    The runner says where runs live and train (its work folder, device, corpus, precision,
-    executor: ``--jobs`` local workers or a cluster) and where progress goes. ``seeds``
-    replaces every training experiment's seed count (None: the profile's);
-    ``extra_seeds`` is the size of the one extra round for experiments left with an
-    inconclusive training claim (0: off; None: the profile's, ``default_extra_seeds``).
-    ``report_only`` runs nothing: it rewrites the report from the results already finished
-    in ``out`` (with this profile and seeds, grown by any extra round); the others are
-    skipped.
-
-    Progress: ``{"kind": "experiment", "index", "total", "name", "event", ...}`` (event:
-    start, done, skipped, failed), ``{"kind": "suite", "event": "plan" | "train" | "extra",
-    ...}`` and the trainer's own progress dicts.
-    """
-    from attnlab.lab.meta import collect_meta, rerendered
-    from attnlab.report.write import write_report
-
-    check_args(profile, seeds)
-    extra_seeds = resolve_extra_seeds(extra_seeds, profile)
-    names, out = registry.select(None if only is None else list(only)), Path(out)
-    started_at, start = time.strftime("%Y-%m-%dT%H:%M:%S%z"), time.perf_counter()
-    suite = Suite.of(runner, out, profile, seeds, names)
-    if not report_only:
-        suite.ctx  # noqa: B018 - a device that does not resolve is one line, up front
-    corpus_reason, corpus_status = None, "not needed"
-    if report_only:
-        corpus_status = "not used (report only)"
-    elif any(e.needs_corpus for e in suite.experiments.values()):
-        corpus_reason, corpus_status = corpus_problem(runner.corpus)
-
-    def skip(exp: Experiment) -> tuple[str, str] | None:
-        if report_only:
-            return "skipped", (f"report only: no finished {profile} result at "
-                               f"{out / exp.name / ENVELOPE}")
-        if exp.needs_corpus and corpus_reason is not None:
-            return "skipped", f"corpus unavailable: {corpus_reason}"
-        return None
-
-    wanted = suite.wanted(None if report_only else extra_seeds, skip)  # report only: any round
-    if wanted:
-        suite.emit({"kind": "suite", "event": "plan", "experiments": list(wanted)})
-    plans = suite.plan(wanted)
-    t0 = time.perf_counter()
-    suite.train(plans)
-    phases = {"train": time.perf_counter() - t0}
-    suite.analyse(plans, names)
-    phases["analyse"] = time.perf_counter() - t0 - phases["train"]
-
-    verdicts = suite.verdicts()
-    due: dict[str, list[str]] = {}
-    if not report_only:
-        t1 = time.perf_counter()
-        due = suite.extra_round(verdicts, extra_seeds)
-        if due:  # the grown experiments' claims, decided again on all their seeds
-            verdicts = suite.verdicts()
-            phases["extra seeds"] = time.perf_counter() - t1
-    envelopes = suite.envelopes
-    meta = collect_meta(profile, seeds, corpus=runner.corpus, corpus_status=corpus_status,
-                        only=None if only is None else names, started_at=started_at,
-                        wall_s=time.perf_counter() - start, phases=phases,
-                        extra_seeds=extra_seeds, extra_round=grown(envelopes))
-    meta["machine"].update(runner.executor.where())  # its workers (a cluster: its nodes)
-    meta["machine"]["precision"] = runner.precision_used()
-    if report_only:  # the times to state are the run's that made the records, not this call's
-        meta = rerendered(meta, out)
-    paths = write_report(envelopes, verdicts, out, meta, lang=lang)
-    return SuiteOutcome(paths, envelopes, verdicts, meta, due)
-
-
-def estimate(profile: str, seeds: int | None, runner: Runner, *, only: list[str] | None = None,
-             extra_seeds: int = 0) -> Any:
-    """How long the training of ``reproduce`` should take here: the same plan, its pending
-    runs timed (``attnlab.lab.estimate``)."""
-    from attnlab.lab.estimate import estimate_plans, finished_runs
-
-    suite = Suite.of(runner, Path("."), profile, seeds, registry.select(only))
-    no_corpus = corpus_problem(runner.corpus)[0]
-    skipped = {name: f"corpus unavailable: {no_corpus}" for name, exp in
-               suite.experiments.items() if exp.needs_corpus and no_corpus is not None}
-    wanted = {name: exp.settings(profile, seeds) for name, exp in suite.experiments.items()
-              if name not in skipped}  # reproduce skips those too, and both say so
-    plans = suite.plan(wanted)
-    pending = {name: runner.pending(p.specs) for name, p in plans.items()}
-    planned = {name: n for name, p in plans.items() if (n := seeds_of(p.settings)) is not None}
-    return estimate_plans(profile, pending, runner, seeds=planned, extra_seeds=extra_seeds,
-                          skipped=skipped,
-                          finished=finished_runs({n: suite.experiments[n] for n in wanted},
-                                                 runner, extra_seeds))
-
-
-def run_experiment(name: str, profile: str, runner: Runner, out: Path,
-                   seeds: int | None = None, extra_seeds: int | None = None) -> dict[str, Any]:
-    """One experiment through the pipeline (or its finished envelope, one grown by
-    ``extra_seeds`` included); its envelope. No claims and no extra round (``attnlab run``
-    adds them); a failure raises."""
-    suite = Suite(runner, Path(out), profile, seeds, {name: registry.load(name)}, strict=True)
-    plans = suite.plan(suite.wanted(extra_seeds))
-    suite.train(plans)
-    suite.analyse(plans, [name])
-    return suite.envelopes[name]

@@ -1,0 +1,47 @@
+"""The suite's one pipeline: plan → train → analyse, then the claims, the extra round, the report.
+
+``Suite`` is written once and used by every command that runs experiments:
+
+- ``reproduce`` (``reproduce`` below): every selected experiment plans its
+  runs (``Suite.plan``; an experiment finished earlier with the same profile
+  and settings is reused), the runs of all of them go to the one runner at once
+  (``Suite.train``: one executor pass, longest runs first, so no worker idles at
+  an experiment's boundary), and each experiment, in registry order, reads its
+  runs, measures and writes its envelope, table and figure (``Suite.analyse``).
+  Then the claims are decided; each experiment with a training claim
+  inconclusive on at least 3 seeds gets its one extra round
+  (``Suite.extra_round``: the same three calls with more seeds; the rule is in
+  ``attnlab.lab.seeds``), and the report is written (``attnlab.report``);
+- ``attnlab run NAME``: the same pipeline for one experiment, no report;
+- ``reproduce --estimate`` times the runs of the same plan
+  (``attnlab.lab.estimate``).
+
+Everything is cached, so running it again skips finished work and resumes an
+interrupted run. Outcomes:
+
+- an experiment whose module cannot be imported, whose runs fail, or whose
+  ``analyse`` raises is *failed*, with its one-line error; the rest still run;
+- when the corpus cannot be found or fetched, experiments that need it are
+  *skipped* with the reason and the others still run;
+- a claim whose predicate raises is an *error* verdict.
+
+``reproduce`` is a function of its inputs (a runner, an output folder, a
+profile and its options) and returns a ``SuiteOutcome``; ``ok`` is False (and
+the command exits non-zero) when an experiment failed or a claim is an error.
+A ``Suite``'s envelopes change only through its own steps. The layers:
+``attnlab.lab`` (runner, registry, claims) and ``attnlab.report`` sit below this
+module; the CLI above it.
+"""
+
+from attnlab.suite.pipeline import (
+    Plan,
+    Suite,
+    check_args,
+    corpus_problem,
+    evaluate_claims,
+    finished_records,
+)
+from attnlab.suite.run import SuiteOutcome, estimate, reproduce, run_experiment
+
+__all__ = ["Plan", "Suite", "SuiteOutcome", "check_args", "corpus_problem", "estimate",
+           "evaluate_claims", "finished_records", "reproduce", "run_experiment"]
