@@ -12,10 +12,10 @@ takes an AdamW step (Loshchilov & Hutter 2019) at the rate of
 Reproducibility. The initial weights come from ``train.seed``; batches from
 a sampler generator seeded by ``(seed, rank)``; dropout from the global torch
 generator. A checkpoint holds the weights, the AdamW moments, the step and all
-three generator states, and the learning rate is a function of the step, so on
-the CPU a run interrupted and resumed ends with exactly the same weights as
-one never interrupted (tested with ``torch.equal``). On CUDA, kernels are not
-guaranteed bitwise deterministic.
+three generator states (``attnlab.train.generators``), and the learning rate is
+a function of the step, so on the CPU a run interrupted and resumed ends with
+exactly the same weights as one never interrupted (tested with ``torch.equal``).
+On CUDA, kernels are not guaranteed bitwise deterministic.
 
 Evaluation. Every ``eval_every`` steps and at the end: held-out perplexity
 on the *whole* held-out split and training perplexity on a fixed train slice
@@ -67,17 +67,17 @@ import torch
 from torch.nn.parallel import DistributedDataParallel
 
 from attnlab.data.dataset import sample_batch
-from attnlab.errors import DataError, first_line
+from attnlab.errors import DataError
 from attnlab.files import write_json
 from attnlab.nn.model import next_token_loss
 from attnlab.train import distributed as dist_utils
+from attnlab.train import generators
 from attnlab.train.checkpoint import (
     STATE,
     find_checkpoint,
     load_checkpoint,
     remove_stale,
     save_checkpoint,
-    tensor_to_b64,
     trainer_state,
 )
 from attnlab.train.config import RunConfig, run_hash
@@ -225,14 +225,7 @@ class _Run:
             remove_stale(self.run_dir)
         mine = trainer_state(ckpt, record, run_hash(self.cfg), self.info.world_size,
                              self.info.rank)
-        try:
-            torch.set_rng_state(mine["torch"])
-            self.sampler.set_state(mine["sampler"])
-            if mine["cuda"] is not None and self.device.type == "cuda":
-                torch.cuda.set_rng_state(mine["cuda"], self.device)
-        except RuntimeError as err:  # a state of the wrong size
-            raise DataError(f"{ckpt / STATE} is damaged: a random-generator state cannot be "
-                            f"restored ({first_line(err)})") from err
+        generators.restore(mine, self.sampler, self.device, ckpt)
         self.step = self.last_ckpt_step = record["step"]
         self.last_loss, self.wall_before = mine["last_loss"], mine["wall_s"]
         self.tokens_per_s = mine["tokens_per_s"]
@@ -380,14 +373,7 @@ class _Run:
     def _snapshot(self, wall: float) -> dict[str, Any]:
         """Everything a checkpoint of this step holds but the weights and moments (which
         stay as they are until the next update): the step, the losses, the generators."""
-        rng = {
-            "torch": tensor_to_b64(torch.get_rng_state()),
-            "sampler": tensor_to_b64(self.sampler.get_state()),
-            "cuda": (
-                tensor_to_b64(torch.cuda.get_rng_state(self.device))
-                if self.device.type == "cuda" else None
-            ),
-        }
+        rng = generators.capture(self.sampler, self.device)
         return {
             "step": self.step,
             "run_hash": run_hash(self.cfg),
