@@ -48,6 +48,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from attnlab.errors import UsageError
+from attnlab.i18n import text
 from attnlab.lab.claims import MIN_SEEDS
 
 EXTRA_SEEDS = 2  # seeds added by the one extra round (3 seeds -> 5)
@@ -65,6 +66,17 @@ def default_extra_seeds(profile: str) -> int:
     (0, 2)
     """
     return PROFILE_EXTRA_SEEDS.get(profile, EXTRA_SEEDS)
+
+
+def off_by_default(extra_seeds: int, profile: str | None) -> bool:
+    """No round because ``profile``'s default is none (not because 0 was asked elsewhere)."""
+    return extra_seeds == 0 and profile is not None and default_extra_seeds(profile) == 0
+
+
+def off_rule(extra_seeds: int, profile: str | None, lang: str) -> str:
+    """The rule paragraph of a report with no round (``extra_seeds`` 0), in ``lang``."""
+    key = "rule.extra_default_off" if off_by_default(extra_seeds, profile) else "rule.extra_off"
+    return text("report", key, lang, profile=profile, n=EXTRA_SEEDS)
 
 
 def resolve_extra_seeds(extra_seeds: int | None, profile: str) -> int:
@@ -85,14 +97,8 @@ def check_extra_seeds(extra_seeds: int) -> None:
 
 def rule_text(extra_seeds: int, profile: str | None = None) -> str:
     """The rule in one paragraph, as the report states it."""
-    if extra_seeds == 0 and profile is not None and default_extra_seeds(profile) == 0:
-        return (f"**Extra seeds:** none at the {profile} profile unless asked: every verdict "
-                f"is decided on the planned seeds; `--extra-seeds {EXTRA_SEEDS}` adds one round "
-                f"of {EXTRA_SEEDS} more seeds for each experiment left with an inconclusive "
-                f"training claim (the full profile has it by default).")
     if extra_seeds == 0:
-        return ("**Extra seeds:** turned off for this report (`--extra-seeds 0`): every "
-                "verdict is decided on the planned seeds.")
+        return off_rule(extra_seeds, profile, "en")
     return (
         f"**Extra seeds** (one round, fixed in advance): after every claim is decided, each "
         f"experiment with a training claim that is inconclusive on at least {MIN_SEEDS} seeds "
@@ -182,7 +188,7 @@ def skipped_note(seeds: int, extra_seeds: int, unmoved: list[str] | None = None,
     ...     "(--extra-seeds 2); x.a is inconclusive on 3 seeds and would call for one")
     True
     """
-    by_default = extra_seeds == 0 and profile is not None and default_extra_seeds(profile) == 0
+    by_default = off_by_default(extra_seeds, profile)
     if seeds < MIN_SEEDS:
         why = (f"{seeds} seed(s), fewer than {MIN_SEEDS}: its training claims stay "
                "inconclusive")
@@ -200,7 +206,7 @@ def skipped_note(seeds: int, extra_seeds: int, unmoved: list[str] | None = None,
         why += f"; {', '.join(would)} {are} inconclusive on {seeds} seeds and would call for one"
     note = {"ran": False, "extra_seeds": extra_seeds, "seeds_before": seeds,
             "text": f"no extra round: {why}"}
-    if by_default and seeds >= MIN_SEEDS:
+    if by_default:
         note["profile_default"] = profile
     if would:
         note["would_call"] = would

@@ -35,7 +35,7 @@ from attnlab.lab.claim_words import quick_changes
 from attnlab.lab.claims import MIN_SEEDS, STATUSES, Z
 from attnlab.lab.envelope import status_of
 from attnlab.lab.meta import ORIGINAL
-from attnlab.lab.seeds import EXTRA_SEEDS, default_extra_seeds, rule_text
+from attnlab.lab.seeds import EXTRA_SEEDS, off_rule, rule_text
 from attnlab.report import fidelity as chapter_fidelity
 from attnlab.report import overview
 from attnlab.report.claim_figures import claim_figures
@@ -171,21 +171,13 @@ def all_comparisons(envelopes: dict[str, dict]) -> list[chapter_fidelity.Compari
             for c in chapter_fidelity.compare(name, e.get("record") or {})]
 
 
-def _rule_extra_es(extra_seeds: int, profile: str | None, lang: str) -> str:
-    """``rule_text`` said again in ``lang`` (not English)."""
-    if extra_seeds == 0:
-        asked = profile is not None and default_extra_seeds(profile) == 0
-        return t("rule.extra_default_off" if asked else "rule.extra_off", lang,
-                 profile=profile, n=EXTRA_SEEDS)
-    return t("rule.extra", lang, n=extra_seeds)
-
-
 def verdict_rule(lang: str, extra_seeds: int | None = None, profile: str | None = None) -> str:
     """How a verdict is decided, in words (and the extra-seed rule, and the budgets' note)."""
     rule = t("rule.verdict", lang, z=f"{Z:g}", min_seeds=MIN_SEEDS)
     if extra_seeds is not None:
-        rule += " " + (rule_text(extra_seeds, profile) if lang == "en" else
-                       _rule_extra_es(extra_seeds, profile, lang))
+        rule += " " + (off_rule(extra_seeds, profile, lang) if extra_seeds == 0 else
+                       rule_text(extra_seeds) if lang == "en" else
+                       t("rule.extra", lang, n=extra_seeds))
     if profile != "full":
         rule += " " + t("rule.budgets", lang, profile=profile)
     return rule
