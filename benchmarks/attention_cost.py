@@ -10,7 +10,7 @@ fitted log-log exponents of every kind side by side, then the goals below
   (the naive scores alone are 8 heads × 16384² × 4 bytes = 8 GiB);
 - with --long, memeff also completes at n = 65,536.
 
-    PYTHONPATH=src python benchmarks/attention_cost.py --sizes 128,256,512 --repeats 1
+    python -m benchmarks.attention_cost --sizes 128,256,512 --repeats 1
 """
 
 from __future__ import annotations

@@ -23,8 +23,8 @@ Weights are the seeded initial ones: equality does not depend on training.
 On a GPU (``--device cuda``) every model and prompt lives there and each timed
 round ends with a synchronisation.
 
-    python benchmarks/generate.py [--new 512] [--rounds 5] [--threads 2] [--lengths 128 512 1024]
-    python benchmarks/generate.py --device cuda
+    python -m benchmarks.generate [--new 512] [--rounds 5] [--threads 2] [--lengths 128 512 1024]
+    python -m benchmarks.generate --device cuda
 """
 
 from __future__ import annotations
@@ -33,11 +33,12 @@ import argparse
 from functools import partial
 
 import torch
-from common import device_line, hf_gpt2, interleaved, processor, spread, synchronizer, verdict
 
 from attnlab.nn.config import ModelConfig
 from attnlab.nn.gpt2 import from_hf
 from attnlab.nn.model import LanguageModel
+
+from .harness import device_line, hf_gpt2, interleaved, processor, spread, synchronizer, verdict
 
 PROMPT = 16
 TARGET = 2.5  # attnlab / HF tokens/s (issue 12)

@@ -41,8 +41,8 @@ On a GPU (``--device cuda``) both sides train there, each round closed by a
 synchronisation; ``--precision bf16`` runs both under bf16 autocast and takes
 the peak from bf16 products; ``--parts`` stays a CPU analysis.
 
-    python benchmarks/train_throughput.py [--blocks 1 2] [--rounds 8] [--threads 2] [--parts]
-    python benchmarks/train_throughput.py --device cuda [--precision bf16]
+    python -m benchmarks.train_throughput [--blocks 1 2] [--rounds 8] [--threads 2] [--parts]
+    python -m benchmarks.train_throughput --device cuda [--precision bf16]
 """
 
 from __future__ import annotations
@@ -60,17 +60,6 @@ from typing import Any
 
 import numpy as np
 import torch
-from common import (
-    attnlab_sizes,
-    device_line,
-    hf_gpt2,
-    hf_sizes,
-    interleaved,
-    processor,
-    spread,
-    synchronizer,
-    verdict,
-)
 from torch import Tensor, nn
 
 from attnlab.cli.process import configure_process
@@ -82,6 +71,18 @@ from attnlab.train.config import RunConfig, load_run_config
 from attnlab.train.runtime import autocast, build_model, cpu_has_bf16
 from attnlab.train.speed import make_optimizer, maybe_compile
 from attnlab.train.trainer import train
+
+from .harness import (
+    attnlab_sizes,
+    device_line,
+    hf_gpt2,
+    hf_sizes,
+    interleaved,
+    processor,
+    spread,
+    synchronizer,
+    verdict,
+)
 
 CPU = torch.device("cpu")
 TARGETS = {1: 1.8, 2: 1.6}  # attnlab / HF tokens/s, by number of blocks (issue 12)

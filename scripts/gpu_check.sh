@@ -83,10 +83,10 @@ stage_train() {
 
 stage_bench() {
   local rc=0
-  "$py" benchmarks/train_throughput.py --device "$device" --rounds 8 --round-steps 4 || rc=1
-  "$py" benchmarks/train_throughput.py --device "$device" --precision bf16 --rounds 8 \
+  "$py" -m benchmarks.train_throughput --device "$device" --rounds 8 --round-steps 4 || rc=1
+  "$py" -m benchmarks.train_throughput --device "$device" --precision bf16 --rounds 8 \
     --round-steps 4 --bf16-widths || rc=1
-  "$py" benchmarks/generate.py --device "$device" --rounds 5 || rc=1
+  "$py" -m benchmarks.generate --device "$device" --rounds 5 || rc=1
   return $rc
 }
 

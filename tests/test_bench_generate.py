@@ -5,19 +5,14 @@ say yes: attnlab's cached greedy output equals its uncached one, and Hugging Fac
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
-from pathlib import Path
 
-_SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "generate.py"
+from benchmark_modules import run_benchmark
 
 
 def test_script_prints_ratio_and_identical_greedy_outputs():
-    out = subprocess.run(
-        [sys.executable, str(_SCRIPT), "--new", "24", "--rounds", "1", "--lengths", "8", "24",
-         "--d-model", "16", "--n-head", "2", "--vocab", "64", "--threads", "1"],
-        capture_output=True, text=True, check=True, timeout=300,
-    ).stdout
+    out = run_benchmark("generate", "--new", "24", "--rounds", "1", "--lengths", "8", "24",
+                        "--d-model", "16", "--n-head", "2", "--vocab", "64",
+                        "--threads", "1").stdout
     assert out.startswith("processor: ")
     ratio = re.search(r"^ratio generate: attnlab / HF tokens/s = ([\d.]+)x best rounds "
                       r"\(([\d.]+)x medians; ([\d.]+)x with HF's own weights.*"
@@ -36,8 +31,7 @@ def test_a_gpu_run_without_a_gpu_is_refused_in_one_line():
         import pytest
 
         pytest.skip("this machine has a GPU")
-    for script in ("generate.py", "train_throughput.py"):
-        proc = subprocess.run([sys.executable, str(_SCRIPT.parent / script), "--device", "cuda"],
-                              capture_output=True, text=True, timeout=120)
+    for script in ("generate", "train_throughput"):
+        proc = run_benchmark(script, "--device", "cuda", check=False)
         assert proc.returncode == 2, script
         assert proc.stderr.strip().endswith("--device cuda: torch sees no CUDA device here")

@@ -4,24 +4,17 @@ assertions: the figures are the script's to print, not the tests' to judge)."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import torch
 import torch.nn.functional as F
+from benchmark_modules import load_benchmark, run_benchmark
 
 from attnlab.nn.config import ModelConfig
 from attnlab.nn.model import LanguageModel
 
-_DIR = Path(__file__).resolve().parents[1] / "benchmarks"
-sys.path.insert(0, str(_DIR))  # the scripts import their shared helpers from common.py
-_spec = importlib.util.spec_from_file_location("train_throughput", _DIR / "train_throughput.py")
-bench = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(bench)
-import common  # noqa: E402
+bench = load_benchmark("train_throughput")
+harness = load_benchmark("harness")
 
 TINY = ["--d-model", "16", "--n-head", "2", "--n-ctx", "8", "--vocab", "64", "--batch", "4"]
 
@@ -63,9 +56,9 @@ def test_run_config_takes_the_command_line_sizes_and_lets_a_caller_override_them
 
 def test_hf_model_has_attnlab_sizes_and_no_dropout():
     cfg = bench.run_config(_args(), n_layer=2)
-    hf = common.hf_gpt2(cfg.model)
-    assert common.hf_sizes(hf) == common.attnlab_sizes(cfg.model)
-    assert common.hf_sizes(hf) == {"vocab_size": 64, "pos_rows": 8, "d_model": 16, "n_layer": 2,
+    hf = harness.hf_gpt2(cfg.model)
+    assert harness.hf_sizes(hf) == harness.attnlab_sizes(cfg.model)
+    assert harness.hf_sizes(hf) == {"vocab_size": 64, "pos_rows": 8, "d_model": 16, "n_layer": 2,
                                    "n_head": 2, "dropout": 0.0}
     assert sum(p.numel() for p in hf.parameters()) > 0
 
@@ -88,12 +81,9 @@ def test_both_steps_train_on_the_same_batches_and_targets():
 
 
 def test_script_prints_parseable_ratios_and_matching_sizes():
-    out = subprocess.run(
-        [sys.executable, str(_DIR / "train_throughput.py"), "--random-data", *TINY,
-         "--rounds", "2", "--round-steps", "1", "--threads", "1", "--bf16-widths", "32",
-         "--bf16-rounds", "1", "--peak-n", "64"],
-        capture_output=True, text=True, check=True, timeout=300,
-    ).stdout
+    out = run_benchmark("train_throughput", "--random-data", *TINY, "--rounds", "2",
+                        "--round-steps", "1", "--threads", "1", "--bf16-widths", "32",
+                        "--bf16-rounds", "1", "--peak-n", "64").stdout
     assert out.startswith("processor: ") and "load average" in out
     ratios = re.findall(r"^ratio (\d) block\(s\): attnlab / HF tokens/s = ([\d.]+)x best rounds "
                         r"\(([\d.]+)x medians.*\(target >= ([\d.]+)x: (met|NOT met)\)$", out, re.M)

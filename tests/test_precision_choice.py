@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from benchmark_modules import run_benchmark
 
 from attnlab.cli.main import main
 from attnlab.lab.runner import Runner
@@ -98,11 +99,9 @@ def test_the_report_says_bf16_and_not_fp32():
 
 
 def test_the_kernel_benchmark_times_every_kernel_in_both_precisions():
-    out = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "kernels.py"), "--random-data", "--vocab",
-         "64", "--shape", "16,2,1,8,4", "--rounds", "1", "--round-steps", "1", "--threads", "1"],
-        capture_output=True, text=True, check=True, timeout=300, cwd=ROOT / "benchmarks",
-    ).stdout
+    out = run_benchmark("kernel_table", "--random-data", "--vocab", "64", "--shape",
+                        "16,2,1,8,4", "--rounds", "1", "--round-steps", "1",
+                        "--threads", "1").stdout
     assert out.startswith("processor: ") and "bf16 instructions: " in out
     rows = re.findall(r"^\| (naive|sdpa|memeff) \| (fp32|bf16) \| ([\d,]+) tok/s", out, re.M)
     assert {(k, p) for k, p, _ in rows} == {(k, p) for k in ("naive", "sdpa", "memeff")

@@ -18,7 +18,7 @@ Three kernels compute the same function:
 ``memeff`` attnlab's tiled online-softmax attention (``attnlab.nn.memeff``),
            which never holds the (i, j) matrix (returns no weights).
 ``auto`` (the model's default) picks the fastest correct kernel for the device and
-precision (``KERNEL_TABLE``, measured by ``benchmarks/kernels.py``); a resolved run
+precision (``KERNEL_TABLE``, measured by ``benchmarks/kernel_table.py``); a resolved run
 config names the kernel it picked.
 Left out: attention-weight dropout in the fused kernels is PyTorch's own.
 """
@@ -56,7 +56,7 @@ Kernel = Callable[..., tuple[Tensor, Tensor | None]]  # (q, k, v, *, options) ->
 
 
 # The kernel ``auto`` stands for, per (device type, precision): a statement, whose evidence
-# is ``benchmarks/kernels.py`` (its table, per processor, in docs/benchmarks.md). A run's
+# is ``benchmarks/kernel_table.py`` (its table, per processor, in docs/benchmarks.md). A run's
 # config records the kernel this table gave it (``attnlab.train.runtime.resolve_run``), so
 # its hash says what it used. On a CPU with AMX, sdpa is the fastest in fp32 at every shape
 # measured (1.2-2.2x naive); under bf16 autocast naive is (1.03-1.3x sdpa) at all but the

@@ -15,8 +15,8 @@ its evidence).
 On a CPU without bf16 units bf16 autocast converts around fp32 arithmetic and a
 bf16 step takes many times an fp32 one: ``--precisions fp32`` skips it.
 
-    python benchmarks/kernels.py [--rounds 6] [--threads 2] [--configs chapter-1 quick-64]
-                                 [--shape 16,2,1,8,4] [--precisions fp32]
+    python -m benchmarks.kernel_table [--rounds 6] [--threads 2] [--configs chapter-1 quick-64]
+                                       [--shape 16,2,1,8,4] [--precisions fp32]
 """
 
 from __future__ import annotations
@@ -26,13 +26,14 @@ import logging
 from typing import Any
 
 import torch
-from common import interleaved, processor, spread, synchronizer
-from train_throughput import attnlab_step, random_tokens
 
 from attnlab.cli.process import configure_process
 from attnlab.data.dataset import load_token_data
 from attnlab.nn.attention import KERNEL_TABLE
 from attnlab.train.config import RunConfig, load_run_config
+
+from .harness import interleaved, processor, spread, synchronizer
+from .train_throughput import attnlab_step, random_tokens
 
 KERNELS = ("naive", "sdpa", "memeff")
 # name -> (width, heads, blocks, context, batch): the chapter's config, and the quick
