@@ -74,7 +74,8 @@ def test_build_warns_nothing(built: dict[str, Path]) -> None:
 def test_sdist_carries_what_its_tests_and_docs_need(built: dict[str, Path]) -> None:
     source = built["source"]
     for name in ("LICENSE", "README.md", "CHANGELOG.md", "CITATION.cff", "CONTRIBUTING.md",
-                 "constraints.txt", "docs/commands.md", "docs/api.md", "notebooks",
+                 "constraints.txt", "constraints.in", "docs/commands.md", "docs/api.md",
+                 "notebooks",
                  "tests/conftest.py", "tests/explorer_support.py", "tests/fault_tools.py",
                  "scripts/setup.sh", "scripts/commands_doc.py",
                  "src/attnlab/configs/tiny.toml", "src/attnlab/py.typed"):

@@ -1,5 +1,5 @@
 """scripts/setup.sh keeps a torch it finds: with torch in .venv, its second pip call is
-constrained to that torch (not constraints.txt's pin), and no call installs torch. The
+constrained to that torch (not the lock's pin, constraints.txt's), and no call installs torch. The
 script runs against a stand-in .venv/bin/python that records every pip call (no install)."""
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ fi
 
 
 def _setup(tmp_path: Path, torch: str) -> tuple[str, list[str]]:
-    if not Path("/usr/bin/chromium").exists():
-        pytest.skip("setup.sh would try to install chromium here")
+    if not Path("/usr/bin/chromium").exists() or not shutil.which("bwrap"):
+        pytest.skip("setup.sh would try to install chromium or bubblewrap here")
     (tmp_path / "scripts").mkdir()
     shutil.copy(ROOT / "scripts" / "setup.sh", tmp_path / "scripts" / "setup.sh")
     shutil.copy(ROOT / "constraints.txt", tmp_path / "constraints.txt")
