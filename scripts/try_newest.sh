@@ -7,8 +7,8 @@
 #
 # Run it on a schedule (once a week, say, from cron:
 #   0 6 * * 1  cd /path/to/attnlab && bash scripts/try_newest.sh > try_newest.log 2>&1
-# ) and before a release: a new release that breaks attnlab is then found by a maintainer,
-# not a user. When it passes, `bash scripts/lock.sh` moves the lock to those versions.
+# ) and before a release: a new release that breaks attnlab is then found before a user
+# meets it. When it passes, `bash scripts/lock.sh` moves the lock to those versions.
 # Arguments are passed to pytest (e.g. -x, or -k hf).
 set -euo pipefail
 cd "$(dirname "$0")/.."
