@@ -22,6 +22,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from attnlab.bounds import check_text
 from attnlab.errors import UsageError, WriteError
 
 __all__ = ["check_file", "check_folder", "check_suite_outputs"]
@@ -50,11 +51,11 @@ def _try_write(folder: Path, flag: str, shown: Path) -> None:
 def check_folder(flag: str, path: str | Path) -> Path:
     """``path`` as a folder a command will create or write into; else one line, exit 2.
 
-    Refused: an existing file (or a file above it, where the folder would be
-    made), and a folder (or, for one yet to be made, its nearest parent) in
-    which no file can be created.
+    Refused: a name that is not UTF-8 text (the run's files could not name it), an
+    existing file (or a file above it, where the folder would be made), and a folder
+    (or, for one yet to be made, its nearest parent) in which no file can be created.
     """
-    path = Path(path)
+    path = Path(check_text(str(path), flag, "folder name"))
     if path.exists() and not path.is_dir():
         raise UsageError(f"{flag} {path} is a file, not a folder: name a folder (or move the "
                          "file away)")  # fmt: skip
@@ -67,7 +68,7 @@ def check_folder(flag: str, path: str | Path) -> Path:
 
 def check_file(flag: str, path: str | Path) -> Path:
     """``path`` as a file a command will write (atomically, beside it); else one line, exit 2."""
-    path = Path(path)
+    path = Path(check_text(str(path), flag, "file name"))
     if path.is_dir():
         raise UsageError(f"{flag} {path} is a folder: name the file to write, e.g. "
                          f"{path / 'explorer.html'}")  # fmt: skip
