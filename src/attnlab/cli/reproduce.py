@@ -92,6 +92,10 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None,
             return 0
     if not args.report_only:  # above CONFIRM_RUNS: asked, or refused with no terminal
         confirm_runs(pending_runs(args, runner, out, only), args, args.only)
+    if getattr(args, "replace", False):  # every check has passed: the other profile's go now
+        from attnlab.cli.outputs import replace_other_profiles
+
+        replace_other_profiles(out, args.profile, stderr)
     result = reproduce(runner, out, args.profile, seeds=args.seeds, only=only,
                        report_only=args.report_only, extra_seeds=args.extra_seeds,
                        lang=getattr(args, "lang", None))
