@@ -1,9 +1,10 @@
-"""A report folder holds one profile (issue 47's hostile inputs).
+"""A report folder holds one profile, and its results whole (issue 47's hostile inputs).
 
 `run`, `reproduce` and `report` over a folder holding another profile's report or results are
 one line, exit 2, the folder byte for byte as it was, until `--replace` deletes the other
-profile's files. The folders are one real micro result (`params`, seconds, no training) and
-hand-written records.
+profile's files; a truncated experiment `result.json` under `report` is named as damaged, with
+the command that makes it again, and no report is written over the one that had it. The
+folders are one real micro result (`params`, seconds, no training) and hand-written records.
 """
 
 from __future__ import annotations
@@ -129,3 +130,17 @@ def test_held_says_what_a_folder_holds():
     assert held("full", ["cost"]) == "profile full's result (cost)"
     assert held("quick", ["report", "ladder", "params"]) == \
         "profile quick's report and 2 results (ladder, params)"
+
+
+# -- a truncated experiment result -------------------------------------------------------
+
+@pytest.mark.parametrize("command", [["report"], ["reproduce", "--report-only"]])
+def test_a_truncated_result_is_named_damaged_and_the_report_kept(folder, command):
+    path = folder / "params" / "result.json"
+    path.write_bytes(path.read_bytes()[:200])
+    before = tree_hash(folder)
+    line = one_line_error(cli(*command, "--profile", "micro", "--out", folder))
+    assert line.startswith(f"attnlab: error: {path} is damaged: not valid JSON (")
+    assert line.endswith(f"; make it again with `attnlab run params --profile micro --out "
+                         f"{folder}`, then run this command again")
+    assert tree_hash(folder) == before  # the report that had params is not written over
