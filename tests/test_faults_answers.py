@@ -140,8 +140,10 @@ def test_report_does_not_replace_another_profiles_report_unasked(tmp_path) -> No
     out.mkdir()
     (out / "results.json").write_text(json.dumps({"meta": {"profile": "micro"}}))
     before = tree_hash(out)
-    line = one_line_error(cli("report", "--out", out))
-    assert line == (f"attnlab: error: {out} holds the report of profile micro; `report` without "
-                    "--profile writes one of profile quick and would replace it: pass --profile "
-                    "micro to rewrite it (or --profile quick to replace it)")
-    assert tree_hash(out) == before
+    for argv in (["report", "--out", out], ["report", "--profile", "quick", "--out", out]):
+        line = one_line_error(cli(*argv))  # --profile quick replaces it no more: --replace
+        assert line == (f"attnlab: error: {out} holds profile micro's report; writing profile "
+                        "quick there would mix two profiles in one folder: pass --profile micro "
+                        "to keep to it, choose another --out, or pass --replace to delete them "
+                        "first")
+        assert tree_hash(out) == before

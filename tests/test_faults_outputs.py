@@ -190,3 +190,19 @@ def test_a_work_folder_that_is_a_file_is_refused_before_any_work(previous, tmp_p
     assert line == f"attnlab: error: --work {work} is a file, not a folder: name a folder (or " \
         "move the file away)"  # fmt: skip
     assert work.read_bytes() == b"x" and not out.exists()
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_an_output_named_in_bytes_that_are_not_utf8_makes_nothing(previous, tmp_path,
+                                                                  command) -> None:
+    """``--run-dir $'runs/\\xff'`` (Python passes the byte as a lone surrogate): one line
+    naming the byte, before anything is made (``train`` used to leave config.json and
+    meta.json in a half-made run folder; ``report`` ended in an internal error)."""
+    out = tmp_path / "runs" / "\udcff"
+    code, _, err = cli(*argv(command, out, tmp_path / "work", previous["corpus"]))
+    flag = "--run-dir" if command == "train" else "--out"
+    what = "file" if command == "explore" else "folder"
+    assert code == 2 and err == (f"attnlab: error: {flag} is not valid UTF-8 (byte 0xff) at "
+                                 f"character {len(str(out))}: pass the {what} name as UTF-8 "
+                                 "text\n"), err
+    assert list(tmp_path.iterdir()) == []

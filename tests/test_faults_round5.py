@@ -184,10 +184,32 @@ def test_a_run_of_a_newer_attnlab_is_named_so_not_called_damaged(finished, copy,
         assert "delete" not in line and "damaged" not in line.replace("not damaged", ""), line
 
 
-def test_the_same_change_under_this_version_is_still_damage(finished, copy):
-    newer_format(copy)  # meta.json says this version wrote it: edited by hand, say
-    line = one_line_error(cli("eval", copy, "--device", "cpu"))
-    assert "has format 2, expected 1" in line and "restore it from a copy" in line
+@pytest.mark.parametrize(("change", "what"), [
+    (newer_format, "checkpoint/state.json has format 2 (this attnlab reads format 1)"),
+    (newer_field, "config.json has the config field model.rotary_base, which this attnlab "
+                  "does not know"),
+])
+@pytest.mark.parametrize("version", [__version__, "0.0.1"])
+def test_the_same_change_under_this_version_or_an_older_may_be_newer(finished, copy, change,
+                                                                       what, version):
+    """meta.json names this version or an older one: a newer attnlab may still have written
+    the file (or it was edited), so the line says both, names the version meta.json records,
+    and never says to delete the run (it used to: "has format 2, expected 1; ... delete")."""
+    _, corpus, _, _ = finished
+    change(copy)
+    set_version(copy, version)
+    if change is newer_format:  # so that train resumes from the checkpoint
+        (copy / "result.json").unlink()
+    before = tree_hash(copy)
+    for argv in (["eval", copy, "--device", "cpu"],
+                 ["generate", copy, "--prompt", "the", "--tokens", "2", "--device", "cpu"],
+                 ["train", "--corpus", corpus, "--run-dir", copy, "--quiet", *SETTINGS]):
+        line = one_line_error(cli(*argv))
+        assert line == (f"attnlab: error: {copy / what}: a newer attnlab wrote it, or it was "
+                        f"edited ({copy / 'meta.json'} records attnlab {version}; this is "
+                        f"{__version__}). Read the run with the attnlab that wrote it, or put "
+                        "back a copy of the file; the run may not be damaged"), (argv, line)
+    assert tree_hash(copy) == before
 
 
 # -- many runs: asked first, refused with no terminal --------------------------------------

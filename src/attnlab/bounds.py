@@ -12,6 +12,10 @@ them is silently accepted and then fails deep inside (a thread count that
 segfaults libgomp, a seed that overflows a C integer, a seed count that takes
 minutes to plan). The config fields have their own ranges, checked by the
 config classes (``attnlab.train.config``, ``attnlab.nn.config``).
+
+A text option (a prompt, a sentence, a folder's name) must be UTF-8 text
+(``check_text``): bytes that are not reach Python as lone surrogates, which cannot be
+written anywhere, so they are one line before any work.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable
+
+from attnlab.errors import UsageError
 
 SEED_MAX = 2**32 - 1  # as train.seed: NumPy's legacy seeding and every C int take it
 
@@ -68,6 +74,22 @@ def temperature(text: str) -> float:
         raise argparse.ArgumentTypeError(
             f"must be 0 (greedy) or a number in [{lo}, {hi}], got {_short(text)}")
     return value
+
+
+def check_text(text: str, flag: str = "--text", what: str = "sentence") -> str:
+    """``text`` if it is valid Unicode; a UsageError for bytes that were not UTF-8.
+
+    Python turns such bytes of a command-line argument into lone surrogates
+    (``\udcff`` for the byte 0xff), which cannot be written to a page.
+    """
+    for i, c in enumerate(text):
+        if "\ud800" <= c <= "\udfff":
+            byte = f" (byte 0x{ord(c) - 0xDC00:02x})" if ord(c) >= 0xDC80 else ""
+            raise UsageError(
+                f"{flag} is not valid UTF-8{byte} at character {i + 1}: pass the {what} as "
+                "UTF-8 text"
+            )
+    return text
 
 
 def _short(text: str, limit: int = 30) -> str:

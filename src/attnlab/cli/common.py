@@ -113,6 +113,9 @@ def add_common(p: argparse.ArgumentParser, profiles: list[str]) -> None:
     from attnlab.cli.confirm import add_yes
 
     add_yes(p)  # more than CONFIRM_RUNS runs: asked, or refused with no terminal
+    from attnlab.cli.outputs import add_replace
+
+    add_replace(p)  # --out holding another profile's results: refused, or with it replaced
 
 
 def check_seeds(seeds: int | None, extra_seeds: int | None = 0) -> None:

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from attnlab.bounds import whole
+from attnlab.bounds import check_text, whole
 from attnlab.cli.outputs import check_file, check_folder
 from attnlab.errors import UsageError
 from attnlab.explorer.page.render import write_page
@@ -117,22 +117,6 @@ def _probe_page(args: argparse.Namespace) -> dict[str, Any]:
     if args.induction or args.agreement_distance:  # the presets written in both languages
         return page(work, progress=ProgressPrinter(sys.stderr), lang=args.lang)
     return page(work, progress=ProgressPrinter(sys.stderr))
-
-
-def check_text(text: str, flag: str = "--text", what: str = "sentence") -> str:
-    """``text`` if it is valid Unicode; a UsageError for bytes that were not UTF-8.
-
-    Python turns such bytes of a command-line argument into lone surrogates
-    (``\udcff`` for the byte 0xff), which cannot be written to a page.
-    """
-    for i, c in enumerate(text):
-        if "\ud800" <= c <= "\udfff":
-            byte = f" (byte 0x{ord(c) - 0xDC00:02x})" if ord(c) >= 0xDC80 else ""
-            raise UsageError(
-                f"{flag} is not valid UTF-8{byte} at character {i + 1}: pass the {what} as "
-                "UTF-8 text"
-            )
-    return text
 
 
 def run(args: argparse.Namespace) -> int:

@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
 
     import torch
 
-    from attnlab.cli.explore import check_text
+    from attnlab.bounds import check_text
     from attnlab.errors import DataError, UsageError
     from attnlab.train.runtime import load_trained
 

@@ -13,18 +13,33 @@ or an immutable folder says no. So the check creates and removes one empty
 temporary file in the folder (or, for a folder yet to be made, in its
 nearest existing parent). Left out: a disk that fills up later; the writes
 themselves are atomic (``attnlab.files``) and say so in one line.
+
+One folder holds one profile. ``run``, ``reproduce`` and ``report`` write a profile's
+results and report into ``--out``; a folder that holds another profile's finished report
+(``results.json``'s ``meta.profile``) or experiment results (each ``<name>/result.json``'s
+``profile``) is refused in one line (``check_one_profile``), which says what is there and
+the ways out: that profile's ``--profile``, another ``--out``, or ``--replace``, which
+deletes the other profile's files (``replace_other_profiles``) once every other check has
+passed, just before the command writes.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import tempfile
 from pathlib import Path
+from typing import TextIO
 
+from attnlab.bounds import check_text
 from attnlab.errors import UsageError, WriteError
+from attnlab.lab.envelope import ENVELOPE
 
-__all__ = ["check_file", "check_folder", "check_suite_outputs"]
+__all__ = ["add_replace", "check_file", "check_folder", "check_one_profile",
+           "check_suite_outputs", "profiles_in", "replace_other_profiles"]
+
+REPORT = "report"  # in profiles_in's lists: the folder's report (its three files)
 
 
 def _nearest_existing(path: Path) -> Path:
@@ -50,11 +65,11 @@ def _try_write(folder: Path, flag: str, shown: Path) -> None:
 def check_folder(flag: str, path: str | Path) -> Path:
     """``path`` as a folder a command will create or write into; else one line, exit 2.
 
-    Refused: an existing file (or a file above it, where the folder would be
-    made), and a folder (or, for one yet to be made, its nearest parent) in
-    which no file can be created.
+    Refused: a name that is not UTF-8 text (the run's files could not name it), an
+    existing file (or a file above it, where the folder would be made), and a folder
+    (or, for one yet to be made, its nearest parent) in which no file can be created.
     """
-    path = Path(path)
+    path = Path(check_text(str(path), flag, "folder name"))
     if path.exists() and not path.is_dir():
         raise UsageError(f"{flag} {path} is a file, not a folder: name a folder (or move the "
                          "file away)")  # fmt: skip
@@ -67,7 +82,7 @@ def check_folder(flag: str, path: str | Path) -> Path:
 
 def check_file(flag: str, path: str | Path) -> Path:
     """``path`` as a file a command will write (atomically, beside it); else one line, exit 2."""
-    path = Path(path)
+    path = Path(check_text(str(path), flag, "file name"))
     if path.is_dir():
         raise UsageError(f"{flag} {path} is a folder: name the file to write, e.g. "
                          f"{path / 'explorer.html'}")  # fmt: skip
@@ -82,6 +97,100 @@ def check_suite_outputs(args: argparse.Namespace) -> None:
     """``run``/``reproduce``/``report``: ``--out`` (default ``reports/<profile>``) and, where
     runs are trained, ``--work``, before any experiment is planned or analysed."""
     if not getattr(args, "estimate", False):
-        check_folder("--out", args.out or Path("reports") / (args.profile or "quick"))
+        out = check_folder("--out", args.out or Path("reports") / (args.profile or "quick"))
+        check_one_profile(out, args.profile or "quick", getattr(args, "replace", False))
     if not getattr(args, "report_only", False):
         check_folder("--work", args.work)
+
+
+def add_replace(p: argparse.ArgumentParser) -> None:
+    """``--replace``: of ``run``, ``reproduce`` and ``report``."""
+    p.add_argument("--replace", action="store_true",
+                   help="where --out holds another profile's report or results, delete them "
+                   "and write this profile's (without it such a folder is refused: one folder "
+                   "holds one profile)")
+
+
+def profiles_in(out: Path) -> dict[str, list[str]]:
+    """The profiles whose finished report or experiment results ``out`` holds: profile ->
+    what of it, ``REPORT`` first, then experiment names. A file that cannot be read as one
+    of ours (damaged, or a training run's record) is no profile's."""
+    found: dict[str, list[str]] = {}
+    profile = _profile_of(out / "results.json", "meta")
+    if profile is not None:
+        found[profile] = [REPORT]
+    for envelope in sorted(out.glob(f"*/{ENVELOPE}")):
+        profile = _profile_of(envelope)
+        if profile is not None:
+            found.setdefault(profile, []).append(envelope.parent.name)
+    return found
+
+
+def _profile_of(path: Path, *keys: str) -> str | None:
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        for key in keys:
+            record = record[key]
+        profile = record["profile"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return profile if isinstance(profile, str) else None
+
+
+def held(profile: str, what: list[str]) -> str:
+    """``profile micro's report and 2 results (ladder, params)`` and the like.
+
+    >>> held("micro", ["report"]), held("full", ["cost"])
+    ("profile micro's report", "profile full's result (cost)")
+    """
+    names = [w for w in what if w != REPORT]
+    parts = ["report"] if REPORT in what else []
+    if names:
+        count = "result" if len(names) == 1 else f"{len(names)} results"
+        parts.append(f"{count} ({', '.join(names)})")
+    return f"profile {profile}'s {' and '.join(parts)}"
+
+
+def check_one_profile(out: Path, profile: str, replace: bool) -> None:
+    """Refuse, in one line, to write ``profile``'s results or report into ``out`` when it
+    holds another profile's (``replace``: they will be deleted, so nothing is refused)."""
+    others = {p: what for p, what in profiles_in(Path(out)).items() if p != profile}
+    if not others or replace:
+        return
+    keep = f"pass --profile {next(iter(others))} to keep to it, " if len(others) == 1 else ""
+    raise UsageError(f"{out} holds {'; '.join(held(p, w) for p, w in others.items())}; "
+                     f"writing profile {profile} there would mix two profiles in one folder: "
+                     f"{keep}choose another --out, or pass --replace to delete them first")
+
+
+def replace_other_profiles(out: Path, profile: str, stderr: TextIO) -> None:
+    """``--replace``: delete the report and experiment results of every profile but
+    ``profile`` from ``out`` (each experiment's ``result.json`` first, as it marks the
+    experiment finished; the report's ``results.json`` last, as it names the report's
+    profile), and say so in one line on ``stderr``."""
+    from attnlab.report.write import REPORT_FILES
+
+    out = Path(out)
+    others = {p: what for p, what in profiles_in(out).items() if p != profile}
+    for what in others.values():
+        for item in what:
+            if item == REPORT:
+                _delete(out, [out / name for name in REPORT_FILES.values()])
+            else:
+                folder = out / item
+                _delete(out, [folder / name for name in (ENVELOPE, "table.md", "figure.png")])
+                if folder.is_dir() and not any(folder.iterdir()):
+                    folder.rmdir()
+    if others:
+        stderr.write(f"--replace: deleted {'; '.join(held(p, w) for p, w in others.items())} "
+                     f"from {out}\n")
+        stderr.flush()
+
+
+def _delete(out: Path, paths: list[Path]) -> None:
+    for path in paths:
+        try:
+            path.unlink(missing_ok=True)
+        except OSError as err:
+            raise WriteError(f"--replace: {path} cannot be deleted ({err.strerror or err}): "
+                             f"make {out} writable, or choose another --out") from err

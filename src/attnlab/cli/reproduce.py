@@ -25,7 +25,7 @@ from attnlab.cli.common import (
     out_dir,
 )
 from attnlab.cli.confirm import CONFIRM_RUNS, confirm_runs
-from attnlab.errors import UsageError
+from attnlab.errors import DataError, UsageError
 from attnlab.lab.cluster import sized
 
 __all__ = ["register", "run"]
@@ -80,6 +80,7 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None,
         raise UsageError("--only needs at least one experiment name")
     out = out_dir(args)
     if args.report_only:
+        check_no_damaged_results(out, only, args.profile, args.seeds)
         check_some_results(out, args.profile, args.seeds)
     progress = SuiteProgress(stderr)
     runner = build_runner(args, progress)  # the one runner of this command
@@ -92,6 +93,10 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None,
             return 0
     if not args.report_only:  # above CONFIRM_RUNS: asked, or refused with no terminal
         confirm_runs(pending_runs(args, runner, out, only), args, args.only)
+    if getattr(args, "replace", False):  # every check has passed: the other profile's go now
+        from attnlab.cli.outputs import replace_other_profiles
+
+        replace_other_profiles(out, args.profile, stderr)
     result = reproduce(runner, out, args.profile, seeds=args.seeds, only=only,
                        report_only=args.report_only, extra_seeds=args.extra_seeds,
                        lang=getattr(args, "lang", None))
@@ -144,3 +149,21 @@ def check_some_results(out: Path, profile: str, seeds: int | None) -> None:
         f"{out} holds no finished {profile} result{seeded}"
     raise UsageError(f"{where}; nothing to report: check --out and --profile, or make "
                      f"results first with `attnlab run NAME` or `attnlab reproduce`")
+
+
+def check_no_damaged_results(out: Path, only: list[str] | None, profile: str,
+                             seeds: int | None) -> None:
+    """Refuse, in one line, to write a report while an experiment's result in ``out`` is
+    damaged (truncated, say): it would be shown as not run, and the report written over
+    one that had it. The line names the file and the command that makes it again."""
+    from attnlab.lab import registry
+    from attnlab.lab.envelope import ENVELOPE, damage
+
+    for name in registry.select(only):
+        path = out / name / ENVELOPE
+        why = damage(path)
+        if why is not None:
+            flags = "" if profile == "quick" else f" --profile {profile}"
+            flags += "" if seeds is None else f" --seeds {seeds}"
+            raise DataError(f"{path} is damaged: {why}; make it again with `attnlab run "
+                            f"{name}{flags} --out {out}`, then run this command again")

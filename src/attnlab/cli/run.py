@@ -64,6 +64,10 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None,
 
     confirm_runs(sum(len(suite.runner.pending(p.specs)) for p in plans.values()), args,
                  only=args.name)  # above CONFIRM_RUNS: asked, or refused with no terminal
+    if getattr(args, "replace", False):  # every check has passed: the other profile's go now
+        from attnlab.cli.outputs import replace_other_profiles
+
+        replace_other_profiles(out, args.profile, stderr)
     suite.train(plans, announce=False)  # one experiment: no suite line
     suite.analyse(plans, [args.name])
     others = finished_records(out, args.profile, args.seeds, args.extra_seeds)

@@ -105,6 +105,24 @@ def finished_envelope(out: Path, name: str, ident: dict[str, Any],
     return cached if same else None
 
 
+def damage(path: Path) -> str | None:
+    """Why the envelope file ``path`` cannot be read as one (a truncated file: ``not valid
+    JSON (...)``), or None when it reads or there is none. ``finished_envelope`` analyses
+    such an experiment again; a report, which runs nothing, names it instead."""
+    try:
+        cached = json.loads(Path(path).read_bytes().decode("utf-8"))
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except UnicodeDecodeError as err:
+        return f"not UTF-8 text (byte {err.start})"
+    except ValueError as err:
+        return f"not valid JSON ({err})"
+    except OSError as err:
+        return f"cannot be read ({err.strerror or err})"
+    return None if isinstance(cached, dict) else \
+        f"expected a JSON object, got {type(cached).__name__}"
+
+
 def write_envelope(out: Path, envelope: Envelope, table: str, figure: Any) -> dict[str, Any]:
     """Write ``table.md``, ``figure.png`` and the envelope together (``files.staged``: a
     full disk halfway leaves the previous three as they were, never a new table beside an

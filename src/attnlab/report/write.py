@@ -56,6 +56,8 @@ from attnlab.report.words import (
 
 log = logging.getLogger(__name__)
 
+REPORT_FILES = {"markdown": "report.md", "html": "report.html", "json": "results.json"}  # by key
+
 
 def summary(envelopes: dict[str, dict], verdicts: list[dict]) -> dict[str, Any]:
     """Counts of claim verdicts and of experiment outcomes."""
@@ -340,11 +342,7 @@ def write_report(
     out_dir.mkdir(parents=True, exist_ok=True)
     meta = with_processor(meta)
     markdown = compose(envelopes, verdicts, meta, out_dir, experiments_dir, lang)
-    paths = {
-        "markdown": out_dir / "report.md",
-        "html": out_dir / "report.html",
-        "json": out_dir / "results.json",
-    }
+    paths = {key: out_dir / name for key, name in REPORT_FILES.items()}
     results = {
         "meta": meta,
         "summary": summary(envelopes, verdicts),
@@ -365,6 +363,6 @@ def write_report(
     return paths
 
 
-__all__ = ["CSS", "all_comparisons", "claim_table", "claim_text", "compose", "data_uri",
-           "run_times", "status_of", "summary", "to_html", "to_page", "total_s", "verdict_rule",
-           "wall_text", "write_report"]
+__all__ = ["CSS", "REPORT_FILES", "all_comparisons", "claim_table", "claim_text", "compose",
+           "data_uri", "run_times", "status_of", "summary", "to_html", "to_page", "total_s",
+           "verdict_rule", "wall_text", "write_report"]

@@ -196,10 +196,11 @@ def read_state(ckpt: Path) -> dict[str, Any]:
     if not isinstance(record, dict):
         raise DataError(f"{path} is damaged: expected an object, got {type(record).__name__}")
     found = record.get("format")
+    if type(found) is int and found > FORMAT:  # a newer attnlab's, or edited: never damage
+        raise newer_run(Path(ckpt).parent,
+                        f"{path} has format {found} (this attnlab reads format {FORMAT})")
     if found != FORMAT:
-        newer = type(found) is int and found > FORMAT and newer_run(
-            Path(ckpt).parent, f"{path} has format {found} (this attnlab reads format {FORMAT})")
-        raise newer or DataError(f"{path} has format {found!r}, expected {FORMAT}")
+        raise DataError(f"{path} has format {found!r}, expected {FORMAT}")
     _expect(path, record, "step", int)
     if record["step"] < 0:
         raise DataError(f"{path} is damaged: step {record['step']} is negative")

@@ -4,12 +4,21 @@ A later attnlab may write a checkpoint of a higher ``format``, or a config with
 a field this one does not know. Such a folder is not damaged, and deleting it
 would throw a good run away: the answer names the version that wrote it (the
 newest one ``meta.json`` records) and this one, and says to read it with the
-newer one. When ``meta.json`` records only this version or older ones, the same
-file is damage (edited by hand, say), and the usual advice stands.
+newer one.
 
     attnlab: error: runs/x/checkpoint/state.json has format 2 (this attnlab reads
     format 1): it was written by attnlab 0.2.0; this is 0.1.0. Read the run with
     attnlab 0.2.0 or later (pip install --upgrade attnlab); the run is not damaged
+
+When ``meta.json`` records only this version or older ones, the file may still be
+a newer attnlab's (that one wrote it into a run an older one started, or
+``meta.json`` was copied from elsewhere), or it was edited: the answer says both,
+names the version ``meta.json`` records, and never advises deleting the run.
+
+    attnlab: error: runs/x/checkpoint/state.json has format 2 (this attnlab reads
+    format 1): a newer attnlab wrote it, or it was edited (runs/x/meta.json records
+    attnlab 0.1.0; this is 0.1.0). Read the run with the attnlab that wrote it, or
+    put back a copy of the file; the run may not be damaged
 """
 
 from __future__ import annotations
@@ -60,13 +69,17 @@ def written_by(run_dir: Path) -> str | None:
     return max(known, key=version_key, default=None)
 
 
-def newer_run(run_dir: Path, what: str) -> NewerRun | None:
+def newer_run(run_dir: Path, what: str) -> NewerRun:
     """The error for a file of ``run_dir`` that holds ``what`` (``"path has format 2 (this
-    attnlab reads format 1)"``) if a newer attnlab wrote the run or its writer is not
-    recorded; None if this version or an older one wrote it (then the file is damaged)."""
+    attnlab reads format 1)"``): written by a newer attnlab, the one ``meta.json`` names,
+    or an unrecorded one; or, when ``meta.json`` records only this version or older ones,
+    by a newer attnlab or by hand. Never advice to delete the run."""
     writer = written_by(run_dir)
     if writer is not None and version_key(writer) <= version_key(__version__):
-        return None
+        return NewerRun(f"{what}: a newer attnlab wrote it, or it was edited ("
+                        f"{Path(run_dir) / META} records attnlab {writer}; this is "
+                        f"{__version__}). Read the run with the attnlab that wrote it, or put "
+                        "back a copy of the file; the run may not be damaged")
     by = f"attnlab {writer}" if writer is not None else \
         f"a newer attnlab ({Path(run_dir) / META} does not record which)"
     later = f"attnlab {writer} or later" if writer is not None else "a newer attnlab"
@@ -76,9 +89,8 @@ def newer_run(run_dir: Path, what: str) -> NewerRun | None:
 
 def refuse_newer_config(run_dir: Path, path: Path, stored: Any) -> None:
     """Raise a ``NewerRun`` if the config stored in ``path`` has a field this attnlab does
-    not know and a newer one wrote the run (or its writer is not recorded)."""
+    not know (a newer one's field, or an edit: never called damage)."""
     unknown = unknown_fields(stored)
-    newer = unknown and newer_run(run_dir, f"{path} has the config field {unknown[0]}, which "
-                                  "this attnlab does not know")
-    if newer:
-        raise newer
+    if unknown:
+        raise newer_run(run_dir, f"{path} has the config field {unknown[0]}, which this "
+                        "attnlab does not know")
