@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 import pytest
+from lab_cli import without_note
 
 from attnlab.cli.main import main
 from attnlab.i18n import text
@@ -83,6 +84,7 @@ def test_a_file_that_cannot_be_used_is_one_line_and_exit_2(started, capsys, case
         started = started.with_name("absent.py")
         want = text("labs", "unusable.no_file", lang, path=started)
     code, out, err = lab(capsys, "check", "4", str(started), "--lang", lang, "--time-limit", "1")
+    err = without_note(err)
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and want in err, err
 

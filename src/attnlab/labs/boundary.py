@@ -107,8 +107,8 @@ def command(program: str, harness: Path, file: Path, hide: Iterable[Path], secco
     made: dict[str, str] = {}
     for path in sorted(marks, key=lambda p: (p.count("/"), p)):
         kind, above = marks[path], _nearest(path, made)
-        if kind == "hide" and above in ("hide", "scratch"):
-            continue  # already out of sight
+        if kind == "hide" and above == "hide":
+            continue  # already out of sight (in the scratch it is made read-only too)
         if kind in ("keep", "file") and above in (None, "keep", "file"):
             continue  # already visible, read-only
         made[path] = kind
