@@ -7,10 +7,13 @@ read through :mod:`attnlab.labs.wire` (bounded frames, never unpickled, one dead
 whole check). Whatever the learner's code patches in its own process, the cases, the
 comparisons and the messages are the parent's.
 
-A **file** runs in a fresh interpreter (``python -I -S``, NumPy on its path, attnlab not): a
-PID namespace of its own where Linux allows it, the resource limits below, its standard
-streams sent to /dev/null (what it prints is not shown), and an audit hook that refuses
+A **file** runs in a fresh interpreter (``python -I -S``, NumPy on its path, attnlab not) under
+bubblewrap where it works (:mod:`attnlab.labs.boundary`: namespaces of its own, the filesystem
+read-only with attnlab and the learner's and class folders out of sight, a scratch /tmp, the
+limits below set before bwrap starts, no new process). Elsewhere it is not a boundary: a PID
+namespace of its own where Linux allows it, the same limits, and an audit hook that refuses
 attnlab's modules and files, new processes, signals to other processes and native libraries.
+Either way its standard streams go to /dev/null (what it prints is not shown).
 A **function** (a notebook's ``check("masks", my_fn)``) lives in the kernel, so its child is a
 fork of the kernel with the same limits and hook: for learning, not a boundary. Either child
 has a session of its own; at the deadline and at the end the parent freezes and kills it with
