@@ -14,10 +14,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from lab_cli import without_note
 
 from attnlab.cli.main import main
 from attnlab.i18n import text
-from attnlab.labs import EXERCISES, check, get
+from attnlab.labs import EXERCISES, boundary, check, get
 from attnlab.labs.notebook import solution_file, stub_file
 from attnlab.labs.sandbox import CHILD, isolated, kill_tree
 
@@ -179,6 +180,9 @@ HOSTILE = {  # name -> (the body of softmax(x, axis=-1), outcome of the file, of
         ctypes.CDLL(None).kill(os.getppid(), signal.SIGSTOP)
     """, FAILED, FAILED),
 }
+BOUNDARY = boundary.available() is not None
+if BOUNDARY:  # under bubblewrap attnlab's files are not there to read: the file just fails
+    HOSTILE["reads_the_solution_file"] = (HOSTILE["reads_the_solution_file"][0], FAILED, REFERENCE)
 HANGS = {name for name, (_, outcome, _) in HOSTILE.items() if outcome == TIME}
 LIMIT = 2.0  # seconds for the hostile files that hang; the others finish well before
 
@@ -317,6 +321,7 @@ def test_through_the_command_a_hostile_file_is_one_line_and_exit_2(name, tmp_pat
     path = hostile_file(tmp_path, name)
     code = main(["lab", "check", "1", str(path), "--time-limit", f"{LIMIT:g}"])
     out, err = capfd.readouterr()
+    err = without_note(err)  # without bubblewrap, the one line that says so comes first
     assert code == 2 and out == "" and err.count("\n") == 1, (code, out, err)
     assert survivors() == []
 
@@ -362,7 +367,7 @@ def test_the_checked_file_runs_alone_in_its_namespace_with_its_limits(tmp_path, 
         assert not isolated(get("softmax"), path, "en").passed
     pid, parent, memory = seen[0]
     assert memory == sandbox.MEMORY_LIMIT
-    if os.geteuid() == 0:  # where namespaces are allowed; elsewhere the fallback holds
+    if BOUNDARY or os.geteuid() == 0:  # where namespaces are allowed; else the fallback holds
         assert (pid, parent) == (1, 0)
 
 

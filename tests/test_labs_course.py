@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from lab_cli import lab
 from labs_wrong import WRONG
 
 from attnlab.i18n import LANGS, text
@@ -16,6 +17,7 @@ from attnlab.labs.exercises.induction import pattern
 from attnlab.labs.exercises.induction.solution import induction_weights
 from attnlab.labs.exercises.recurrence.measure import rate_of
 from attnlab.labs.exercises.recurrence.solution import rnn_backward
+from attnlab.labs.notebook import solution_file
 
 WRONG_COURSE = {(name, key): fn for (name, key), fn in WRONG.items()
                 if name in ("recurrence", "induction")}  # exercises 11-12
@@ -119,3 +121,18 @@ def test_weights_that_cannot_make_a_model_fail_in_one_line():
     assert reasons["misshapen"] == {"O2 has shape (10, 45), expected (10, 46)",
                                     "O2 has shape (4, 19), expected (4, 20)",
                                     "O2 has shape (16, 71), expected (16, 72)"}
+
+
+def test_check_9_fails_a_dv_wrong_only_beyond_8_keys(tmp_path):
+    """Exercise 9's cases reach the 32 keys lab train calls the backward with, so a dv wrong
+    only on long rows (here: scaled past 8 keys) fails ``lab check 9``, on that case alone."""
+    source = solution_file(get("backward")).replace(
+        "    return dq, dk, dv",
+        "    if k.shape[0] > 8:\n        dv = 1.5 * dv\n    return dq, dk, dv")
+    assert "1.5 * dv" in source
+    path = tmp_path / "backward.py"
+    path.write_text(source)
+    code, out, _ = lab("check", "9", path, "--lang", "en")
+    failed = [line for line in out.splitlines() if line.lstrip().startswith("FAIL")]
+    assert code == 1 and len(failed) == 1, out
+    assert "dv for (i, j, d_k, d_v) = (32, 32, 16, 16)" in failed[0]

@@ -22,15 +22,15 @@ from attnlab.labs.train import TOLERANCE, Budget, train
 
 FILES = ("attention", "masks", "backward", "sinusoidal")
 STEPS = "2"
-# Right on every input the checker gives (at most 5 keys), wrong on the longer ones training
-# gives: the kind of mistake only training finds.
+# Right on every input the checker gives (up to 5 keys, then 32), wrong on the lengths between
+# that training gives: the kind of mistake only training finds.
 WRONG_DV = ("    return dq, dk, dv",
-            "    if k.shape[0] > 8:\n        dv = 1.5 * dv\n    return dq, dk, dv")
+            "    if 8 < k.shape[0] < 32:\n        dv = 1.5 * dv\n    return dq, dk, dv")
 WRONG_OUT = ("    return weights @ v, weights",
              "    out = weights @ v\n    if q.shape[-2] > 8:\n        out = out[..., ::-1, :]\n"
              "    return out, weights")
 ENDLESS = ("    return dq, dk, dv",
-           "    while k.shape[0] > 8:\n        pass\n    return dq, dk, dv")
+           "    while 8 < k.shape[0] < 32:\n        pass\n    return dq, dk, dv")
 
 
 pytestmark = pytest.mark.usefixtures("no_chosen_language")

@@ -99,6 +99,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                 default=f"{DEFAULT_TIME_LIMIT:g}"))
     grade.add_argument("--jobs", type=_whole_in("jobs", JOBS), default=1, metavar="N",
                        help=say("jobs", low=JOBS[0], high=JOBS[1]))
+    grade.add_argument("--trust", action="store_true", help=say("trust"))
     grade.set_defaults(func=run_grade)
     train = action("train", "lang_train")
     train.description = say("train_description")
@@ -255,12 +256,15 @@ def run_start(args: argparse.Namespace) -> int:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from attnlab.i18n import resolve_lang
+    from attnlab.i18n import resolve_lang, text
+    from attnlab.labs import boundary
     from attnlab.labs.notebook import file_lang
     from attnlab.labs.sandbox import isolated
 
     lang = args.lang or file_lang(args.file) or resolve_lang()
     ex = _exercise(args.exercise, lang)
+    if boundary.available() is None:
+        print(text("labs", "unusable.no_boundary", lang), file=sys.stderr)
     result = isolated(ex, args.file, lang, args.time_limit or DEFAULT_TIME_LIMIT)
     if result.status == "unusable":
         raise DataError(result.headline)
@@ -295,6 +299,7 @@ def run_grade(args: argparse.Namespace) -> int:
 
     lang = resolve_lang(args.lang)
     out = args.out if args.out is not None else args.folder
+    grade.bounded(args.folder, args.trust, lang)
     grade.learners(args.folder, args.out, lang)  # bad input named before the output is made
     grade.writable(out, lang)
 
@@ -305,7 +310,7 @@ def run_grade(args: argparse.Namespace) -> int:
                    passed=sum(m.status == "passed" for m in checked)), file=sys.stderr)
 
     sheet = grade.grade(args.folder, lang, args.time_limit or DEFAULT_TIME_LIMIT, args.jobs,
-                        args.out, progress)
+                        args.out, progress, args.trust)
     markdown, csv = grade.write(sheet, out)
     passed, checked = grade.summary(sheet)
     _out(text("labs", "grade.done", lang, learners=len(sheet.learners),

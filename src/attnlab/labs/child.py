@@ -12,8 +12,13 @@ function's raw output in the frame that :mod:`attnlab.labs.wire` reads::
            | {"t": "dict", "v": {str: value}} | {"t": "opaque", "type": name}
            | {"t": "array", "dtype": "<f8", "shape": [...], "at": offset, "n": bytes}
 
-Before the learner's code runs, :func:`contain` puts this process in a PID namespace of its
-own where Linux allows (its processes die with it and cannot see the checker), sets resource
+Under bubblewrap (``setup["boundary"]``, :mod:`attnlab.labs.boundary`) the operating system is
+the boundary: the limits are set before bwrap starts, attnlab is not in the sandbox, and this
+script only sends the standard streams to /dev/null and closes every descriptor but its two
+pipes (what the learner's code prints never reaches the answers). An import is just an import.
+
+Without it (not a boundary), :func:`contain` puts this process in a PID namespace of its own
+where Linux allows (its processes die with it and cannot see the checker), sets resource
 limits, sends the standard streams to /dev/null and adds an audit hook that refuses attnlab's
 modules and files, new processes, signals to other processes, the /proc files of other
 processes (their memory) and loading native libraries.
@@ -48,12 +53,19 @@ def main(argv: list[str]) -> int:
     setup = _read(req)
     if setup is None:
         return 0
-    contain(req, ans, setup["limits"], setup["protect"], namespace=True)
+    bounded = setup.get("boundary") is True
+    if bounded:
+        _quiet(req, ans)
+    else:
+        contain(req, ans, setup["limits"], setup["protect"], namespace=True)
     sys.path.insert(0, setup["numpy"])
     import numpy  # noqa: F401 - before the learner's code, so a patched import cannot stop it
 
-    state = _guard(setup["protect"])
-    _limit(setup["limits"])
+    if bounded:
+        state = {"reference": False}
+    else:
+        state = _guard(setup["protect"])
+        _limit(setup["limits"])
     module = types.ModuleType(setup["module"])
     module.__file__ = setup["filename"]
     sys.modules[setup["module"]] = module
@@ -67,6 +79,7 @@ def main(argv: list[str]) -> int:
     try:
         exec(code, names)  # noqa: S102 - the learner's file, in the contained child
     except BaseException as err:  # noqa: BLE001 - anything the learner's module does
+        _reference(err, state)
         _write(ans, {"id": 0, "kind": "import", **_described(err)}, b"", state)
         return 0
     if not callable(names.get(setup["function"])):
@@ -97,6 +110,7 @@ def serve(names: dict, req: int, ans: int, state: dict) -> None:
             with np.errstate(all="ignore"):  # as the checker always ran it: no warnings
                 out = names[name](*args, **kwargs)
         except BaseException as err:  # noqa: BLE001 - KeyboardInterrupt and SystemExit too
+            _reference(err, state)
             _write(ans, {"id": number, "kind": "raised", **_described(err)}, b"", state)
             continue
         blob = bytearray()
@@ -129,15 +143,23 @@ def contain(req: int, ans: int, limits: dict, protect: list[str], namespace: boo
                 os.kill(os.getpid(), os.WTERMSIG(status))
             os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    _quiet(req, ans)
+
+
+def _quiet(req: int, ans: int) -> None:
+    """Standard streams to /dev/null, every other descriptor but the two pipes closed; the
+    streams' Python objects then write to the new descriptors (a notebook's kernel had its
+    own), so a print, a flush or 5 KB of output is harmless and never reaches the answers."""
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):  # what the learner's code writes never reaches the terminal
         os.dup2(null, fd)
     os.close(null)
-    sys.stdout = sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - for the child's life
     keep = sorted({req, ans})
     os.closerange(3, keep[0])
     os.closerange(keep[0] + 1, keep[-1])
     os.closerange(keep[-1] + 1, min(os.sysconf("SC_OPEN_MAX"), 1 << 20))
+    sys.stdout = open(1, "w", errors="replace", closefd=False)  # noqa: SIM115 - the child's life
+    sys.stderr = open(2, "w", errors="replace", closefd=False)  # noqa: SIM115
 
 
 def _unshared(libc: object) -> bool:
@@ -214,8 +236,6 @@ def _guard(protect: list[str]) -> dict:
             if name == "attnlab" or name.startswith("attnlab."):
                 state["reference"] = True
                 raise ImportError(REFUSED_REFERENCE)
-            if name in ("_posixsubprocess", "multiprocessing"):
-                raise PermissionError(REFUSED_PROCESS)
         elif event in PROCESS_EVENTS or (event in ("os.kill", "os.killpg")
                                           and (event == "os.killpg" or args[0] != me)):
             raise PermissionError(REFUSED_PROCESS)
@@ -287,6 +307,17 @@ def _encoded(x: object, blob: bytearray, nodes: list[int], depth: int) -> object
     if isinstance(x, bool | int | float):
         return (bool if isinstance(x, bool) else int if isinstance(x, int) else float)(x)
     return {"t": "opaque", "type": _type_name(x)}
+
+
+def _reference(err: BaseException, state: dict) -> None:
+    """Under the boundary attnlab is simply not there: an import of it that fails is said to be
+    a use of the reference, as the hook says it (a learner's own ``refused`` only hurts them)."""
+    try:
+        name = getattr(err, "name", None) if isinstance(err, ImportError) else None
+        if type(name) is str and name.split(".")[0] == "attnlab":
+            state["reference"] = True
+    except BaseException:  # noqa: BLE001, S110 - the learner's exception may do anything
+        pass
 
 
 def _described(err: BaseException) -> dict:

@@ -14,9 +14,11 @@ checker named), each exercise's counts, and the class's most common named mistak
 made them. Learner folder names are data: escaped in the Markdown, and a CSV cell that starts
 with ``=``, ``+``, ``-`` or ``@`` (a spreadsheet formula) is prefixed with ``'``.
 
-Left out: scores, weights and partial credit (the checker says what is wrong, not how much),
-and any isolation beyond the sandbox's: it is not a container (docs/labs.md says what to run a
-grading inside).
+Each file runs under the operating-system boundary (:mod:`attnlab.labs.boundary`) with the
+class folder out of its sight, so no learner's file can read, change or run a classmate's.
+Where there is no boundary (no bubblewrap), :func:`grade` refuses unless told ``trust=True``.
+
+Left out: scores, weights and partial credit (the checker says what is wrong, not how much).
 """
 
 from __future__ import annotations
@@ -32,9 +34,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from attnlab.errors import DataError, WriteError
+from attnlab.errors import DataError, UsageError, WriteError
 from attnlab.i18n import resolve_lang, text
-from attnlab.labs import EXERCISES
+from attnlab.labs import EXERCISES, boundary
 from attnlab.labs.core import Exercise
 from attnlab.labs.sandbox import TIME_LIMIT, isolated
 
@@ -102,14 +104,18 @@ def learners(folder: str | Path, skip: Path | None = None, lang: str | None = No
 
 def grade(folder: str | Path, lang: str | None = None, time_limit: float = TIME_LIMIT,
           jobs: int = 1, skip: Path | None = None,
-          progress: Callable[[int, int, str, dict[str, Mark]], None] | None = None) -> Sheet:
+          progress: Callable[[int, int, str, dict[str, Mark]], None] | None = None,
+          trust: bool = False) -> Sheet:
     """Check every exercise file of every learner folder of ``folder`` in the sandbox.
 
     ``jobs`` learners are checked at a time; ``progress(done, total, learner, marks)`` is
     called after each learner, in order. Nothing a learner's file does stops the grading.
+    Without an operating-system boundary here, a :class:`UsageError` unless ``trust``.
     """
     lang = resolve_lang(lang)
+    bounded(folder, trust, lang)
     folders = learners(folder, skip, lang)
+    hide = (Path(folder).resolve(),)  # every learner's folder: out of each file's sight
     found = {p.name: _files(p) for p in folders}
     present = {name for files in found.values() for name in files}
     exercises = tuple(ex for ex in EXERCISES if ex.name in present)
@@ -118,7 +124,7 @@ def grade(folder: str | Path, lang: str | None = None, time_limit: float = TIME_
     def one(path: Path) -> dict[str, Mark]:
         files = found[path.name]
         return {ex.name: _mark(ex, files[ex.name], f"{path.name}/{ex.name}.py", lang,
-                               time_limit, totals[ex.name])
+                               time_limit, totals[ex.name], hide)
                 if ex.name in files else Mark("missing", total=totals[ex.name])
                 for ex in exercises}
 
@@ -132,6 +138,13 @@ def grade(folder: str | Path, lang: str | None = None, time_limit: float = TIME_
                  lang, time_limit)
 
 
+def bounded(folder: str | Path, trust: bool, lang: str | None = None) -> None:
+    """Return when the files can run under the boundary, or ``trust`` says to grade without;
+    else a :class:`UsageError` of one line."""
+    if not trust and boundary.available() is None:
+        raise UsageError(text("labs", "grade.no_boundary", lang, folder=folder))
+
+
 def _files(learner: Path) -> dict[str, Path]:
     """The learner's exercise files: exercise name -> path (an unreadable folder has none)."""
     names = {ex.name for ex in EXERCISES}
@@ -143,8 +156,8 @@ def _files(learner: Path) -> dict[str, Path]:
 
 
 def _mark(ex: Exercise, path: Path, shown: str, lang: str, time_limit: float,
-          total: int) -> Mark:
-    result = isolated(ex, path, lang, time_limit)
+          total: int, hide: tuple[Path, ...] = ()) -> Mark:
+    result = isolated(ex, path, lang, time_limit, hide)
     if result.status == "unusable":
         timed_out = text("labs", "unusable.time", lang, seconds=f"{time_limit:g}")
         status = "time" if result.headline == timed_out else "unusable"

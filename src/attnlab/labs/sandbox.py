@@ -7,10 +7,13 @@ read through :mod:`attnlab.labs.wire` (bounded frames, never unpickled, one dead
 whole check). Whatever the learner's code patches in its own process, the cases, the
 comparisons and the messages are the parent's.
 
-A **file** runs in a fresh interpreter (``python -I -S``, NumPy on its path, attnlab not): a
-PID namespace of its own where Linux allows it, the resource limits below, its standard
-streams sent to /dev/null (what it prints is not shown), and an audit hook that refuses
+A **file** runs in a fresh interpreter (``python -I -S``, NumPy on its path, attnlab not) under
+bubblewrap where it works (:mod:`attnlab.labs.boundary`: namespaces of its own, the filesystem
+read-only with attnlab and the learner's and class folders out of sight, a scratch /tmp, the
+limits below set before bwrap starts, no new process). Elsewhere it is not a boundary: a PID
+namespace of its own where Linux allows it, the same limits, and an audit hook that refuses
 attnlab's modules and files, new processes, signals to other processes and native libraries.
+Either way its standard streams go to /dev/null (what it prints is not shown).
 A **function** (a notebook's ``check("masks", my_fn)``) lives in the kernel, so its child is a
 fork of the kernel with the same limits and hook: for learning, not a boundary. Either child
 has a session of its own; at the deadline and at the end the parent freezes and kills it with
@@ -33,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from attnlab.i18n import text
-from attnlab.labs import wire
+from attnlab.labs import boundary, wire
 from attnlab.labs.core import Exercise, Fn, Raised, Result, run_exercise
 
 TIME_LIMIT = 20.0  # seconds for a whole check; every exercise's checker takes well under one
@@ -52,8 +55,10 @@ class Unusable(Exception):
 
 
 def isolated(ex: Exercise, source: Fn | str | Path, lang: str | None = None,
-             time_limit: float = TIME_LIMIT) -> Result:
-    """Check ``source`` (a function, or a file holding ``ex.function``) in a child process."""
+             time_limit: float = TIME_LIMIT, hide: tuple[Path, ...] = ()) -> Result:
+    """Check ``source`` (a function, or a file holding ``ex.function``) in a child process;
+    a file under the boundary where there is one, with ``hide`` (the class folder, say) out of
+    its sight too."""
     seconds = time_limit if math.isfinite(time_limit) and time_limit > 0 else TIME_LIMIT
     deadline = time.monotonic() + seconds
     if not hasattr(os, "fork"):
@@ -66,7 +71,7 @@ def isolated(ex: Exercise, source: Fn | str | Path, lang: str | None = None,
             code = path.read_bytes()
         except OSError:
             return _unusable(ex, text("labs", "unusable.no_file", lang, path=path))
-        child = _Child.spawned(path, code, ex.function, seconds, deadline)
+        child = _Child.spawned(path, code, ex.function, seconds, deadline, hide)
     try:
         loaded = child.receive(0, deadline)
         if loaded["kind"] != "ready":
@@ -80,7 +85,8 @@ def isolated(ex: Exercise, source: Fn | str | Path, lang: str | None = None,
 
 @contextlib.contextmanager
 def session(path: str | Path, function: str, lang: str | None = None,
-            seconds: float = SESSION_LIMIT, call_seconds: float = TIME_LIMIT) -> Iterator[Fn]:
+            seconds: float = SESSION_LIMIT, call_seconds: float = TIME_LIMIT,
+            hide: tuple[Path, ...] = ()) -> Iterator[Fn]:
     """The learner's file at ``path`` loaded once in a contained child (as :func:`isolated`
     loads it), and a proxy of its ``function`` for as many calls as the caller makes::
 
@@ -102,7 +108,7 @@ def session(path: str | Path, function: str, lang: str | None = None,
     except OSError:
         raise Unusable(text("labs", "unusable.no_file", lang, path=path)) from None
     deadline = time.monotonic() + seconds
-    child = _Child.spawned(path, code, function, seconds, deadline)
+    child = _Child.spawned(path, code, function, seconds, deadline, hide)
     try:
         try:
             loaded = child.receive(0, min(deadline, time.monotonic() + call_seconds))
@@ -165,21 +171,32 @@ class _Child:
 
     @classmethod
     def spawned(cls, path: Path, code: bytes, function: str, seconds: float,
-                deadline: float) -> _Child:
+                deadline: float, hide: tuple[Path, ...] = ()) -> _Child:
+        """The file's child: under bubblewrap where it works (:mod:`attnlab.labs.boundary`),
+        else a fresh interpreter that contains itself (not a boundary)."""
         import numpy
 
         req_r, req_w = os.pipe()
         ans_r, ans_w = os.pipe()
-        popen = subprocess.Popen(  # noqa: S603 - our own interpreter and script
-            [sys.executable, "-I", "-S", "-B", str(CHILD), str(req_r), str(ans_w)],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            pass_fds=(req_r, ans_w), start_new_session=True, env=_ENV)
-        os.close(req_r)
-        os.close(ans_w)
+        program = boundary.available()
+        try:
+            if program is None:
+                popen = subprocess.Popen(  # noqa: S603 - our own interpreter and script
+                    [sys.executable, "-I", "-S", "-B", str(CHILD), str(req_r), str(ans_w)],
+                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL, pass_fds=(req_r, ans_w), start_new_session=True,
+                    env=_ENV)
+            else:
+                popen = _bounded(program, path, hide, seconds, req_r, ans_w)
+        finally:
+            os.close(req_r)
+            os.close(ans_w)
         child = cls(popen.pid, req_w, ans_r, popen)
-        setup = {"numpy": str(Path(numpy.__file__).resolve().parents[1]), "protect": [_PACKAGE],
+        protect = [_PACKAGE, *map(str, boundary.packages())]  # the hook's, without bwrap
+        setup = {"numpy": str(Path(numpy.__file__).resolve().parents[1]), "protect": protect,
                  "limits": _limits(seconds, os.getpid(), on_top=False), "source": code,
-                 "filename": str(path), "module": path.stem, "function": function}
+                 "filename": str(path.resolve()) if program else str(path),
+                 "module": path.stem, "function": function, "boundary": program is not None}
         with contextlib.suppress(wire.Stopped):  # a child that died early says so on reading
             wire.send(req_w, setup, deadline, child.alive)
         return child
@@ -253,6 +270,34 @@ class _Child:
                     time.sleep(0.01)
                     continue
             return
+
+
+def _bounded(program: str, path: Path, hide: tuple[Path, ...], seconds: float, req: int,
+             ans: int) -> subprocess.Popen:
+    """Start the child script under bwrap, its limits set before bwrap starts (inherited by
+    all it runs) and its process filter read by bwrap from a pipe."""
+    filtered = boundary.seccomp_program()
+    limits = {"RLIMIT_AS": (MEMORY_LIMIT, MEMORY_LIMIT),
+              "RLIMIT_CPU": (math.ceil(seconds) + 1, math.ceil(seconds) + 2),
+              "RLIMIT_FSIZE": (FILE_LIMIT, FILE_LIMIT), "RLIMIT_CORE": (0, 0)}
+    if filtered is None:  # no filter for this machine: the process count, where it binds
+        limits["RLIMIT_NPROC"] = (PROCESS_LIMIT, PROCESS_LIMIT)
+    fds = [req, ans]
+    if filtered is not None:
+        rule, writing = os.pipe()
+        os.write(writing, filtered)  # a few hundred bytes: well within a pipe's buffer
+        os.close(writing)
+        fds.append(rule)
+    try:
+        return subprocess.Popen(  # noqa: S603 - bwrap around our own interpreter and script
+            boundary.command(program, CHILD, path, hide, fds[2] if filtered else None,
+                             [str(req), str(ans)]),
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            pass_fds=tuple(fds), start_new_session=True, env=_ENV,
+            preexec_fn=boundary.limiter(limits))  # noqa: PLW1509 - setrlimit only
+    finally:
+        if filtered is not None:
+            os.close(fds[2])
 
 
 def kill_tree(root: int) -> None:
