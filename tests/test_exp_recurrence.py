@@ -5,7 +5,9 @@ each claim reads."""
 
 from __future__ import annotations
 
+import logging
 import math
+import re
 
 import pytest
 import torch
@@ -63,9 +65,17 @@ def test_agreement_models_have_matched_parameter_counts() -> None:
     assert max(counts.values()) / min(counts.values()) < 1.05
 
 
-def test_micro_run_through_the_registry(tmp_path, shakespeare_head) -> None:
+def test_micro_run_through_the_registry(tmp_path, shakespeare_head, caplog) -> None:
     runner = Runner(tmp_path / "w", corpus=str(shakespeare_head))
-    env = run_experiment("recurrence", "micro", runner, tmp_path / "out", seeds=3)
+    with caplog.at_level(logging.INFO, logger="attnlab"):
+        env = run_experiment("recurrence", "micro", runner, tmp_path / "out", seeds=3)
+    # what the analysis says on the terminal: each model named, each seed's factor rounded
+    said = [r.getMessage() for r in caplog.records if "gradient reach" in r.getMessage()]
+    assert [m.split(",")[0] for m in said] == ["recurrence: Elman RNN (tanh)",
+                                              "recurrence: LSTM",
+                                              "recurrence: attention (ladder row 9)"]
+    assert all(len(m.split(": ")[-1].split(", ")) == 3 and not re.search(r"\d{4}", m)
+               for m in said), said
     rec = env["record"]
     assert len(rec["reach"]["rnn"]["trained"]) == 3
     assert len(rec["reach"]["lstm"]["init"][0]) == rec["reach"]["window"] - 1
