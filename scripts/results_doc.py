@@ -4,6 +4,7 @@ those files alone.
 
     python scripts/results_doc.py QUICK_REPORT [--full FULL_REPORT] [--estimates DIR]
     python scripts/results_doc.py --check          # exit 1 if a generated block is stale
+    python scripts/results_doc.py --render         # the blocks again, from the files as they are
 
 - ``claims.json``: the quick report's claims (verdict, the measured figure and the
   chapter's, as the report's claim summary shows them: ``attnlab.report.claim_figures``),
@@ -59,6 +60,8 @@ def collect(report: Path) -> dict[str, Any]:
     for v in data["claims"]:
         figures = claim_figures(v)
         claims.append({"id": v["id"], "text": v["text"], "status": v["status"],
+                       # None: a report made before rule versions were recorded
+                       "version": v.get("version"),
                        "experiment": v.get("experiment"),
                        "seeds": v.get("seeds", 0) if v.get("trained", True) else None,
                        "measured": figures["measured"], "chapter": figures["chapter"],
@@ -167,11 +170,18 @@ def _duration(seconds: float | None) -> str:
     return format_duration(seconds) if seconds else "–"
 
 
+def version(claim: dict[str, Any]) -> str:
+    """``v2``: the version of the rule that decided a recorded verdict; ``not recorded`` for
+    a verdict of a run made before versions were recorded (none is made up for it)."""
+    number = claim.get("version")
+    return "not recorded" if number is None else f"v{number}"
+
+
 def _full_cell(claim: dict[str, Any], full: dict[str, Any] | None) -> str:
     found = next((c for c in (full or {"claims": []})["claims"] if c["id"] == claim["id"]), None)
     if found is None:
         return "not run here"
-    return f"**{found['status'].upper()}** {_cell(found['measured'])}"
+    return f"**{found['status'].upper()}** (rule {version(found)}) {_cell(found['measured'])}"
 
 
 def render_claims(results: dict[str, Any], full: dict[str, Any] | None) -> str:
@@ -181,11 +191,11 @@ def render_claims(results: dict[str, Any], full: dict[str, Any] | None) -> str:
         "[results/report.html](results/report.html)), and of the full profile where this "
         "machine ran it ([results/claims-full.json](results/claims-full.json)):",
         "",
-        "| claim | verdict | measured | the chapter | full |",
-        "|---|---|---|---|---|",
+        "| claim | verdict | rule | measured | the chapter | full |",
+        "|---|---|---|---|---|---|",
     ]
     for c in results["claims"]:
-        lines.append(f"| {_cell(c['text'])} | **{c['status'].upper()}** | "
+        lines.append(f"| {_cell(c['text'])} | **{c['status'].upper()}** | {version(c)} | "
                      f"{_cell(c['measured'])} | {_cell(c['chapter'])} | {_full_cell(c, full)} |")
     lines += [
         "",
@@ -193,7 +203,9 @@ def render_claims(results: dict[str, Any], full: dict[str, Any] | None) -> str:
         "figure each claim's rule compares (a ratio is the later model's held-out perplexity "
         "over the earlier one's); the chapter: its published figure for the same quantity († "
         "derived from its text, which states a difference; – none published); full: the "
-        "verdict and figure at the chapter's own settings.",
+        "verdict and figure at the chapter's own settings. Rule: the version of the claim's "
+        "rule that decided the verdict ([rules.json](rules.json) holds every version); not "
+        "recorded: the run was made before verdicts recorded it.",
     ]
     return "\n".join(lines)
 
@@ -323,14 +335,15 @@ def main(argv: list[str]) -> int:
     if not argv or len(argv) % 2 != 1 or set(options) - {"--full", "--estimates"}:
         print(__doc__, file=sys.stderr)
         return 2
-    report = Path(argv[0])
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    _write(FILE, collect(report))
-    if "--full" in options:
-        _write(FULL, collect_full(Path(options["--full"]), _read(FULL)))
-    if "--estimates" in options:
-        _write(ESTIMATES, collect_estimates(Path(options["--estimates"])))
-    publish_sample(report)
+    if argv != ["--render"]:  # --render: the blocks alone, after their rendering changed
+        report = Path(argv[0])
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        _write(FILE, collect(report))
+        if "--full" in options:
+            _write(FULL, collect_full(Path(options["--full"]), _read(FULL)))
+        if "--estimates" in options:
+            _write(ESTIMATES, collect_estimates(Path(options["--estimates"])))
+        publish_sample(report)
     files = read_all()
     for page, names in BLOCKS.items():
         text = page.read_text(encoding="utf-8")

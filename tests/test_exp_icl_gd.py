@@ -1,11 +1,13 @@
 """In-context regression against one GD step: the layer can be GD exactly, the agreement
-measures by hand, a micro run through the registry, and every claim both ways."""
+measures by hand, a micro run through the registry, and every part of every claim held, not
+held and inconclusive on seeds with real spread."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import torch
+from claim_cases import CASES, by_id, check_case, check_real_record, margins
 
 from attnlab.experiments import icl_gd
 from attnlab.lab.claims import evaluate
@@ -53,35 +55,48 @@ def test_micro_run_through_the_registry(tmp_path):
     rec = env["record"]
     assert len(rec["per_seed"]) == 1 and rec["per_seed"][0]["eta"] > 0
     assert "one GD step" in (tmp_path / "out" / "icl_gd" / "table.md").read_text()
-    assert {v["status"] for v in evaluate({"icl_gd": rec}, icl_gd.CLAIMS)} == {"inconclusive"}
+    check_real_record(evaluate({"icl_gd": rec}, icl_gd.CLAIMS), seeds=1)
 
 
-def _run(lsa=1.0, gd=1.0, cos=0.99, ctrl=3.0, ctrl_cos=0.1) -> dict:
-    return {"eta": 1.0, "loss": {"lsa": lsa, "gd": gd, "control": ctrl, "zero": 3.3},
-            "lsa_vs_gd": {"cosine": cos, "rel_l2": 0.1},
-            "control_vs_gd": {"cosine": ctrl_cos, "rel_l2": 1.0}}
+# -- claims on synthetic records with real spread (claim_cases) -----------------------
+
+U = 0.01  # a margin's scale: relative MSE differences and cosines near their thresholds
+# (claim id, part name) -> per-seed margins -> the per-seed numbers that give them, by hand
+# from each rule: GD's loss 1, so the relative difference is the layer's loss − 1
+KNOBS = {
+    ("icl_gd.loss_matches", ""): ("lsa", lambda m: 1 + (0.05 - m)),  # |lsa − 1| < 0.05
+    ("icl_gd.predictions_agree", ""): ("cos", lambda m: 0.95 + m),  # cosine > 0.95
+    ("icl_gd.control_does_not", "loss differs"): ("ctrl", lambda m: 1 + 0.10 + m),  # > 0.10
+    ("icl_gd.control_does_not", "predictions differ"): ("ctrl_cos", lambda m: 0.90 - m),
+}
 
 
-def _status(**change) -> dict[str, str]:
-    runs = [_run(**{k: v + 0.001 * i for k, v in change.items()}) for i in range(3)]
-    return {v["id"]: v["status"] for v in evaluate({"icl_gd": {"per_seed": runs}},
-                                                    icl_gd.CLAIMS)}
+def _record(**set_margins: list[float]) -> dict:
+    """Three seeds, each part's margins ``held`` unless ``set_margins`` names it."""
+    values = {}
+    for knob, value in KNOBS.values():
+        wanted = set_margins.get(knob, margins("held", U))
+        values[knob] = [value(m) for m in wanted]
+    runs = [{"eta": 1.0, "loss": {"lsa": values["lsa"][s], "gd": 1.0,
+                                  "control": values["ctrl"][s], "zero": 3.3},
+             "lsa_vs_gd": {"cosine": values["cos"][s], "rel_l2": 0.1},
+             "control_vs_gd": {"cosine": values["ctrl_cos"][s], "rel_l2": 1.0}}
+            for s in range(3)]
+    return {"icl_gd": {"per_seed": runs}}
 
 
-def test_claims_hold_when_the_layer_is_gd_and_the_control_is_not():
-    assert set(_status().values()) == {"held"}
+def test_every_claim_holds_when_the_layer_is_gd_and_the_control_is_not():
+    assert {v["status"] for v in evaluate(_record(), icl_gd.CLAIMS)} == {"held"}
 
 
-@pytest.mark.parametrize(("change", "fails"), [
-    ({"lsa": 1.2}, "icl_gd.loss_matches"),
-    ({"cos": 0.8}, "icl_gd.predictions_agree"),
-    ({"ctrl": 1.02}, "icl_gd.control_does_not"),
-    ({"ctrl_cos": 0.97}, "icl_gd.control_does_not"),
-])
-def test_each_claim_fails_when_its_numbers_say_so(change, fails):
-    status = _status(**change)
-    assert status[fails] == "not held"
-    assert {c for c, v in status.items() if v != "held"} == {fails}
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize(("cid", "name"), list(KNOBS))
+def test_each_part_is_held_not_held_and_inconclusive_as_its_spread_says(cid, name, case):
+    knob, _ = KNOBS[(cid, name)]
+    wanted = margins(case, U)
+    verdicts = by_id(evaluate(_record(**{knob: wanted}), icl_gd.CLAIMS))
+    check_case(verdicts[cid], name, case, wanted)
+    assert {c for c, v in verdicts.items() if v["status"] != "held"} <= {cid}
 
 
 def test_quick_is_the_full_settings():

@@ -1,13 +1,17 @@
 """Why attention replaced recurrence: the counted steps, the reach on a hand-made recurrence,
-matched parameter counts, a micro run through the registry, and every claim both ways on
-synthetic records."""
+matched parameter counts, a micro run through the registry, and every part of every claim held,
+not held and inconclusive on seeds with real spread, the premises failing and the distances
+each claim reads."""
 
 from __future__ import annotations
 
+import logging
 import math
+import re
 
 import pytest
 import torch
+from claim_cases import CASES, by_id, check_case, check_real_record, margins, part
 
 from attnlab.experiments import recurrence
 from attnlab.experiments.recurrence import measure
@@ -61,9 +65,17 @@ def test_agreement_models_have_matched_parameter_counts() -> None:
     assert max(counts.values()) / min(counts.values()) < 1.05
 
 
-def test_micro_run_through_the_registry(tmp_path, shakespeare_head) -> None:
+def test_micro_run_through_the_registry(tmp_path, shakespeare_head, caplog) -> None:
     runner = Runner(tmp_path / "w", corpus=str(shakespeare_head))
-    env = run_experiment("recurrence", "micro", runner, tmp_path / "out", seeds=3)
+    with caplog.at_level(logging.INFO, logger="attnlab"):
+        env = run_experiment("recurrence", "micro", runner, tmp_path / "out", seeds=3)
+    # what the analysis says on the terminal: each model named, each seed's factor rounded
+    said = [r.getMessage() for r in caplog.records if "gradient reach" in r.getMessage()]
+    assert [m.split(",")[0] for m in said] == ["recurrence: Elman RNN (tanh)",
+                                              "recurrence: LSTM",
+                                              "recurrence: attention (ladder row 9)"]
+    assert all(len(m.split(": ")[-1].split(", ")) == 3 and not re.search(r"\d{4}", m)
+               for m in said), said
     rec = env["record"]
     assert len(rec["reach"]["rnn"]["trained"]) == 3
     assert len(rec["reach"]["lstm"]["init"][0]) == rec["reach"]["window"] - 1
@@ -78,76 +90,197 @@ def test_micro_run_through_the_registry(tmp_path, shakespeare_head) -> None:
     table = (folder / "table.md").read_text()
     assert "| d = 16 (beyond) |" in table and "first d below 0.7" in table
     assert table.count("| RNN | ") >= 3 + 1  # three seeds in the drop table, one above
-    verdicts = evaluate({"recurrence": rec}, CLAIMS)
-    assert {v["status"] for v in verdicts} <= {"held", "not held", "inconclusive"}
+    verdicts = by_id(evaluate({"recurrence": rec}, CLAIMS))
+    check_real_record(list(verdicts.values()), seeds=3)
+    # counted, not trained: attention's steps do not grow with T at any T (the recurrences'
+    # exponent nears 1 only over quick's longer T: at micro's T = 8, 16 a fixed overhead
+    # keeps it below 0.9, and that part is not held)
+    assert part(verdicts["recurrence.sequential_steps"], "attention")["status"] == "held"
 
 
-# -- claims on synthetic records -------------------------------------------------
+# -- claims on synthetic records with real spread (claim_cases) -----------------------
+
+U_RATE, U_ACC, U_EXP, U_TIME = 0.05, 0.02, 0.05, 0.1  # each margin's scale
+W = 64  # the reach window: norms for k = 1 … 63
+DISTANCES, TRAINED = [8, 24, 40, 48], [8, 32]  # 40 and 48 lie beyond the trained range
+HOLDS_WORDS = {  # held distance per seed (RNN, LSTM) -> LSTM's minus RNN's, in words
+    "held": ((8, 8, 8), (24, 40, 48)),  # 16, 32, 40
+    "not held": ((24, 40, 40), (8, 8, 8)),  # −16, −32, −32
+    "inconclusive": ((24, 8, 8), (8, 24, 48)),  # −16, 16, 40: mean 13 > 0, SE 16
+}
 
 
-def _decay(rate: float, window: int = 64, power: float | None = None) -> list[float]:
-    if power is not None:
-        return [k ** -power for k in range(1, window)]
-    return [rate**k for k in range(1, window)]
+def _decay(rate: float, power: float = 0.0) -> list[float]:
+    """‖g_k‖ = rate^k · k^−power for k = 1 … W − 1."""
+    return [rate**k * k**-power for k in range(1, W)]
 
 
-def _record(rnn=0.6, lstm=0.9, attention=None, acc=None, steps=None, times=None) -> dict:
-    acc = acc or {"rnn": [0.9, 0.7, 0.52], "lstm": [0.95, 0.9, 0.8], "attention": [1, 1, 0.99]}
-    attention_reach = _decay(1.0, power=0.1) if attention is None else attention
-    reach = {"window": 64}
-    for m, curve in (("rnn", _decay(rnn)), ("lstm", _decay(lstm)), ("attention", attention_reach)):
-        reach[m] = {"trained": [[v * (1 + 0.01 * s) for v in curve] for s in range(3)]}
-    jitter = (0.0, 0.01, -0.01)
-    agreement = {"distances": [8, 24, 48], "trained_d": [8, 48]}
-    for m, a in acc.items():
-        agreement[m] = {"acc": [[x + j for x in a] for j in jitter]}
+def _shape(rate: float, margin: float) -> list[float]:
+    """A reach whose R²(geometric) − R²(power law) is ``margin``: a geometric decay with a
+    power law mixed in, its power found by bisection (0: purely geometric)."""
+    def gap(power: float) -> float:
+        fit = geometric_fit(_decay(rate, power))
+        return fit["r2_geometric"] - fit["r2_power"]
+
+    lo, hi = 0.0, 60.0  # the gap falls as the power law takes over
+    assert gap(lo) > margin > gap(hi)
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if gap(mid) > margin else (lo, mid)
+    return _decay(rate, lo)
+
+
+def _held(n: int, d: int, high: float = 0.9, low: float = 0.6) -> list[float]:
+    """Accuracies at DISTANCES that hold the agreement (≥ 0.7) up to ``d`` (0: nowhere)."""
+    return [high if x <= d else low for x in DISTANCES][:n]
+
+
+def _record(**set_: list[float] | str) -> dict:
+    """Three seeds (and three benchmark rounds) whose margins are each part's ``held``
+    unless ``set_`` gives them, turned into numbers by hand from each rule."""
+    def m(knob: str, unit: float, held: list[float] | None = None) -> list[float]:
+        return set_.get(knob, held or margins("held", unit))  # type: ignore[return-value]
+
+    rnn_rate = [0.9 - x for x in m("rate", U_RATE)]  # r ≤ 0.9
+    lstm_rate = [r + x for r, x in zip(rnn_rate, m("slower", U_RATE), strict=True)]
+    shape = set_.get("shape") or [None] * 3  # None: purely geometric
+    att_rate = [math.exp((x - 1) * math.log(10) / (W - 2)) for x in m("flat", U_RATE)]
+    reach = {"window": W,
+             "rnn": {"trained": [_decay(r) if x is None else _shape(r, x)
+                                 for r, x in zip(rnn_rate, shape, strict=True)]},
+             "lstm": {"trained": [_decay(r) for r in lstm_rate]},
+             "attention": {"trained": [_decay(r) for r in att_rate]}}
+    # the RNN: at the smallest d a0, at the largest a_last; "falls": a0 − a_last − 0.1,
+    # "to chance": 0.6 − a_last, its premise a0 ≥ 0.6. Each knob keeps the other part held
+    # and the premise clear of its bar.
+    if "falls" in set_:
+        last = [0.55 + 0.01 * i for i in range(3)]
+        first = [a + 0.1 + x for a, x in zip(last, m("falls", U_ACC), strict=True)]
+    else:
+        last = [0.6 - x for x in m("chance", U_ACC, [0.15, 0.14, 0.16])]
+        first = [0.9 + 0.01 * i for i in range(3)]
+    rnn_to, lstm_to = HOLDS_WORDS[set_.get("holds", "held")]  # type: ignore[index]
+    rnn = [[f, *_held(4, d)[1:3], a] for f, a, d in zip(first, last, rnn_to, strict=True)]
+    lstm = [[0.95, *_held(4, d)[1:]] for d in lstm_to]
+    # attention: 0.1 − (a0 − a at the largest trained d, 24); chance beyond the training
+    attention = [[0.98, 0.88 + x, 0.5, 0.5] for x in m("free", U_ACC)]
+    agreement = {"distances": DISTANCES, "trained_d": TRAINED, "rnn": {"acc": rnn},
+                 "lstm": {"acc": lstm}, "attention": {"acc": attention}}
     T = [32, 64, 128, 256, 512, 1024]
-    steps = steps or {"rnn": [3 * t + 20 for t in T], "lstm": [6 * t + 20 for t in T],
-                      "attention": [33] * 6}
-    times = times or {"lstm": 3.0, "attention": 1.0}
-    timing = {"T": T}
-    for m, f in times.items():
-        timing[m] = {"rounds": [[f * (1 + 0.02 * r) for _ in T] for r in range(3)]}
-    return {"recurrence": {"reach": reach, "agreement": agreement, "steps": {"T": T, **steps},
+    (grows,), (flat,) = m("grows", U_EXP, [0.1]), m("constant", U_EXP, [0.02])
+    steps = {"T": T, "rnn": [3 * t ** (0.9 + grows) for t in T],
+             "lstm": [6 * t ** (0.9 + grows + 0.05) for t in T],
+             "attention": [33 * t ** (0.05 - flat) for t in T]}
+    attention_s = [1e-3 * (1 + 0.1 * i) for i in range(len(T))]  # per T, one round
+    lstm_s = [[a * math.exp(x + 0.2 * i) for i, a in enumerate(attention_s)]  # least at T0
+              for x in m("cheaper", U_TIME)]
+    timing = {"T": T, "lstm": {"rounds": lstm_s},
+              "attention": {"rounds": [attention_s] * len(lstm_s)}}
+    return {"recurrence": {"reach": reach, "agreement": agreement, "steps": steps,
                            "timing": timing}}
 
 
-def _status(record: dict) -> dict[str, str]:
-    return {v["id"]: v["status"] for v in evaluate(record, CLAIMS)}
+# (claim id, part name) -> the knob that sets its margins, and the margins' unit
+KNOBS = {
+    ("recurrence.rnn_reach_geometric", "rate"): ("rate", U_RATE),
+    ("recurrence.rnn_reach_geometric", "shape"): ("shape", U_RATE),
+    ("recurrence.lstm_reach_slower", ""): ("slower", U_RATE),
+    ("recurrence.attention_reach_flat", ""): ("flat", U_RATE),
+    ("recurrence.attention_distance_free", ""): ("free", U_ACC),
+    ("recurrence.rnn_falls_to_chance", "falls"): ("falls", U_ACC),
+    ("recurrence.rnn_falls_to_chance", "to chance"): ("chance", U_ACC),
+    ("recurrence.attention_step_cheaper_here", ""): ("cheaper", U_TIME),
+}
+UNTRAINED = {("recurrence.sequential_steps", "recurrences"): "grows",
+             ("recurrence.sequential_steps", "attention"): "constant"}
+
+
+def _verdicts(record: dict) -> dict[str, dict]:
+    return by_id(evaluate(record, CLAIMS))
 
 
 def test_every_claim_holds_on_the_chapters_picture() -> None:
-    assert set(_status(_record()).values()) == {"held"}
+    assert {v["status"] for v in _verdicts(_record()).values()} == {"held"}
 
 
-@pytest.mark.parametrize(("changes", "claim"), [
-    ({"rnn": 0.95, "lstm": 0.99}, "recurrence.rnn_reach_geometric"),  # < 10% a step
-    ({"rnn": 0.6, "lstm": 0.5}, "recurrence.lstm_reach_slower"),
-    ({"attention": _decay(0.9)}, "recurrence.attention_reach_flat"),
-    ({"acc": {"rnn": [0.9, 0.7, 0.52], "lstm": [0.95, 0.9, 0.8], "attention": [1, 0.8, 0.7]}},
-     "recurrence.attention_distance_free"),
-    ({"acc": {"rnn": [0.75, 0.72, 0.68], "lstm": [0.95, 0.9, 0.8], "attention": [1, 1, 1]}},
-     "recurrence.rnn_falls_to_chance"),
-    ({"acc": {"rnn": [0.9, 0.8, 0.52], "lstm": [0.95, 0.6, 0.5], "attention": [1, 1, 1]}},
-     "recurrence.lstm_holds_longer"),
-    ({"steps": {"rnn": [50] * 6, "lstm": [60] * 6, "attention": [33] * 6}},
-     "recurrence.sequential_steps"),
-    ({"times": {"lstm": 1.0, "attention": 2.0}}, "recurrence.attention_step_cheaper_here"),
-])
-def test_each_claim_fails_when_its_numbers_say_so(changes: dict, claim: str) -> None:
-    status = _status(_record(**changes))
-    assert status[claim] == "not held"
-    assert all(v == "held" for c, v in status.items() if c != claim)
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize(("cid", "name"), list(KNOBS))
+def test_each_part_is_held_not_held_and_inconclusive_as_its_spread_says(cid, name, case):
+    knob, unit = KNOBS[(cid, name)]
+    wanted = margins(case, unit)
+    verdicts = _verdicts(_record(**{knob: wanted}))
+    check_case(verdicts[cid], name, case, wanted)
+    assert {c for c, v in verdicts.items() if v["status"] != "held"} <= {cid}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_the_lstm_holds_longer_by_whole_distances(case) -> None:
+    rnn, lstm = HOLDS_WORDS[case]
+    verdicts = _verdicts(_record(holds=case))
+    check_case(verdicts["recurrence.lstm_holds_longer"], "", case,
+               [float(b - a) for a, b in zip(rnn, lstm, strict=True)])
+    assert {c for c, v in verdicts.items() if v["status"] != "held"} <= {
+        "recurrence.lstm_holds_longer"}
+
+
+@pytest.mark.parametrize("case", ["held", "not held"])
+@pytest.mark.parametrize(("cid", "name"), list(UNTRAINED))
+def test_the_counted_steps_are_one_evaluation_held_or_not(cid, name, case) -> None:
+    wanted = [margins(case, U_EXP)[1]]  # one evaluation: no seeds, no spread
+    verdict = _verdicts(_record(**{UNTRAINED[(cid, name)]: wanted}))[cid]
+    assert part(verdict, name)["margins"] == pytest.approx(wanted, abs=1e-9)
+    assert verdict["status"] == part(verdict, name)["status"] == case
+    assert verdict["why"].endswith("one evaluation (no training)")
 
 
 def test_attention_is_judged_on_the_distances_it_trained_on() -> None:
-    # past the trained range attention may fail (a relative distance it never saw): the
-    # claim is about the distances of its training, and the figure shows the rest
-    record = _record(acc={"rnn": [0.9, 0.7, 0.52], "lstm": [0.95, 0.9, 0.8],
-                          "attention": [1, 1, 0.5]})
-    assert _status(record)["recurrence.attention_distance_free"] == "not held"
-    record["recurrence"]["agreement"]["trained_d"] = [8, 24]
-    assert _status(record)["recurrence.attention_distance_free"] == "held"
+    # attention at chance beyond its training (d = 40, 48 here) does not move its claim: the
+    # rule reads the largest trained d (24 of the held-out distances)
+    verdict = _verdicts(_record())["recurrence.attention_distance_free"]
+    assert verdict["status"] == "held"
+    assert verdict["parts"][0]["numbers"]["acc_largest_trained_d"] == pytest.approx(0.9)
+
+
+def test_the_recurrences_claims_read_the_untrained_distances_too() -> None:
+    """Unlike attention's, the RNN's fall and the LSTM's hold read every held-out distance,
+    the two beyond the training (40, 48) included: an RNN that holds 0.9 at every trained
+    distance and is at chance beyond them has "fallen to chance", and an LSTM that holds up
+    to 48 counts all of it. (Issue 50 asks for one distance rule for every model; until it is
+    decided, this is what the rules say, and this test changes with them.)"""
+    record = _record()
+    ag = record["recurrence"]["agreement"]
+    for i, (rnn, lstm) in enumerate(zip(ag["rnn"]["acc"], ag["lstm"]["acc"], strict=True)):
+        rnn[:] = [0.9, 0.88, 0.5 + 0.01 * i, 0.5]  # no fall inside the trained range [8, 32]
+        lstm[:] = [0.95, 0.9, 0.85, 0.8 + 0.01 * i]  # holds at every distance
+    verdicts = _verdicts(record)
+    falls = verdicts["recurrence.rnn_falls_to_chance"]
+    assert falls["status"] == "held"
+    assert part(falls, "to chance")["numbers"]["acc_largest_d"] == pytest.approx(0.5)  # d = 48
+    holds = verdicts["recurrence.lstm_holds_longer"]  # the RNN holds to 24, the LSTM to 48
+    assert holds["status"] == "held"
+    assert holds["parts"][0]["margins"] == [24.0, 24.0, 24.0]
+    assert holds["parts"][0]["numbers"] == {"rnn_holds_to_d": 24, "lstm_holds_to_d": 48}
+
+
+@pytest.mark.parametrize(("model", "cid"), [("rnn", "recurrence.rnn_falls_to_chance"),
+                                            ("attention", "recurrence.attention_distance_free")])
+def test_a_model_that_never_learned_the_agreement_cannot_test_its_claim(model, cid) -> None:
+    record = _record()
+    for i, acc in enumerate(record["recurrence"]["agreement"][model]["acc"]):
+        acc[:] = [0.5 + 0.01 * i] * len(DISTANCES)  # at chance everywhere
+    verdict = _verdicts(record)[cid]
+    assert verdict["status"] == "inconclusive" and verdict["premise"]["held"] is False
+    assert "has not learned the agreement even at the smallest distance, d = 8" in verdict["why"]
+
+
+def test_neither_recurrence_holding_anywhere_leaves_nothing_to_compare() -> None:
+    record = _record()
+    for model in ("rnn", "lstm"):
+        for i, acc in enumerate(record["recurrence"]["agreement"][model]["acc"]):
+            acc[:] = [0.6 + 0.01 * i, 0.55, 0.5, 0.5]
+    verdict = _verdicts(record)["recurrence.lstm_holds_longer"]
+    assert verdict["status"] == "inconclusive" and verdict["premise"]["held"] is False
+    assert verdict["why"].startswith("neither model holds the agreement")
 
 
 def test_a_power_law_reach_is_not_geometric() -> None:

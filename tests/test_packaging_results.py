@@ -50,19 +50,37 @@ def test_every_figure_in_the_claim_table_is_in_the_results_files():
     rows = [r for r in block.splitlines() if r.startswith("| ") and "**" in r]
     assert len(rows) == len(by_text)
     for row in rows:
-        text, verdict, measured, chapter, full_cell = [c.strip()
-                                                       for c in row.strip("|").split(" | ")]
+        text, verdict, rule, measured, chapter, full_cell = [
+            c.strip() for c in row.strip("|").split(" | ")]
         claim = by_text[text.replace("\\|", "|")]
         assert verdict == f"**{claim['status'].upper()}**"
+        assert rule == _version(claim)  # the recorded version, or "not recorded", never made up
         cells = [(measured, claim["measured"]), (chapter, claim["chapter"])]
         if claim["id"] in at_full:
-            assert full_cell.startswith(f"**{at_full[claim['id']]['status'].upper()}**")
-            cells.append((full_cell, at_full[claim["id"]]["measured"]))
+            found = at_full[claim["id"]]
+            head = f"**{found['status'].upper()}** (rule {_version(found)}) "
+            assert full_cell.startswith(head)
+            cells.append((full_cell.removeprefix(head), found["measured"]))
         else:
             assert full_cell == "not run here"
         for cell, source in cells:
             for figure in NUMBER.findall(cell):
                 assert figure in source, f"{text}: {figure} is not in the results file"
+
+
+def _version(claim: dict) -> str:
+    return "not recorded" if claim.get("version") is None else f"v{claim['version']}"
+
+
+def test_a_verdict_without_a_recorded_version_is_shown_as_such():
+    script = _script()
+    old = {"id": "x.a", "text": "a claim", "status": "held", "measured": "1", "chapter": "–"}
+    full = {"claims": [{**old, "version": 2}]}
+    text = script.render_claims({"profile": "quick", "processor": "cpu", "cpu_count": 2,
+                                 "device": "cpu", "started_at": "2026-12-01T00:00",
+                                 "claims": [old], "summary": {"held": 1}}, full)
+    row = next(r for r in text.splitlines() if r.startswith("| a claim"))
+    assert row == "| a claim | **HELD** | not recorded | 1 | – | **HELD** (rule v2) 1 |"
 
 
 def test_no_run_time_is_written_by_hand_outside_a_generated_block():

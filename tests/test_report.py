@@ -141,6 +141,21 @@ def test_report_markdown(tmp_path):
         md.index("## 1. The alpha experiment")
 
 
+@pytest.mark.parametrize(("lang", "v2", "none"), [
+    ("en", "rule v2; 1 evaluation", "rule version not recorded; 3 seeds"),
+    ("es", "regla v2; 1 evaluación", "versión de la regla sin registrar; 3 semillas")])
+def test_each_claim_says_its_rule_version_and_an_older_record_none(tmp_path, lang, v2, none):
+    envelopes, verdicts, meta = synthetic(tmp_path)
+    verdicts[1]["version"] = 2  # alpha.one is a record from before versions: it has none
+    md = write_report(envelopes, verdicts, tmp_path, meta, lang=lang)["markdown"].read_text()
+    lines = md.splitlines()
+    beta, alpha = (next(i for i, line in enumerate(lines)
+                        if line.startswith("- **") and text in line)
+                   for text in ("beta hurts", "alpha helps"))
+    assert lines[beta + 1].strip().startswith(v2)
+    assert lines[alpha + 1].strip().startswith(none)
+
+
 def test_report_html_is_self_contained(tmp_path):
     envelopes, verdicts, meta = synthetic(tmp_path)
     page = write_report(envelopes, verdicts, tmp_path, meta)["html"].read_text()
@@ -185,7 +200,10 @@ def test_reproduce_micro_params(params_run):
     root, result = params_run
     assert result.ok and not result.failed and not result.skipped
     assert [v["status"] for v in result.verdicts] == ["skipped", "held"]  # micro: no HF
+    recorded = json.loads((root / "out" / "results.json").read_text())["claims"]
+    assert [v["version"] for v in recorded] == [c.version for c in registry.load("params").claims]
     md = (root / "out" / "report.md").read_text()
+    assert md.count("  rule v1; 1 evaluation; ") == 2
     assert "| claims | **1 held**, **1 skipped** (of 2) |" in md
     assert "124,439,808" in md and "![Where the parameters are](params/figure.png)" in md
     assert result.meta["only"] == ["params"]

@@ -313,8 +313,9 @@ def _accuracy(records: Records) -> Margins:
 
 def learned_premise(consequence: str, consequence_es: str) -> Premise:
     """The premise that the model learned the agreement (the rule of
-    ``agreement.predicts_form``; added with its own rule version, before any verdict under
-    it): a claim about the heads that route the subject needs a model that routes it."""
+    ``agreement.predicts_form``; added to the head claims as their rule version 2, before
+    any verdict under it): a claim about the heads that route the subject needs a model
+    that routes it."""
     return Premise(
         f"held-out top-1 ≥ majority-form baseline + {WELL_ABOVE:g}", _accuracy,
         "the model has not learned the agreement (held-out top-1 {top1:.2f} against a "
@@ -353,17 +354,19 @@ CLAIMS: list[Claim] = [
           "Some head puts most of its weight at the predicting position on the subject "
           "pronoun.", NAME,
           Part(f"largest weight of any head on the subject pronoun > {MOST:g}", _subject_head,
-               "weight"), premises=[LEARNED]),
+               "weight"), premises=[LEARNED], version=2),  # v2: the premise (abfd38c)
     claim("agreement.subject_and_stems_head",
           "The curriculum's verb-form head: at the position that predicts the verb, some head "
           "puts most of its mass on the subject pronoun and the verb stem together (positions "
           "6 and 4 of `I work , you work , he ___`), with maybe some on the earlier stem.", NAME,
           Part(f"largest weight of any head on the subject pronoun and the verb stems together "
-               f"> {MOST:g}", _subject_and_stems, "weight"), premises=[LEARNED]),
+               f"> {MOST:g}", _subject_and_stems, "weight"), premises=[LEARNED],
+          version=2),  # v2: the premise (abfd38c)
     claim("agreement.partial_specialisation",
           "Head specialisation is partial: no single head does all the routing.", NAME,
           Part(f"largest share of all heads' weight on the subject and the stems held by one "
-               f"head < {SHARE:g}", _partial, "share"), premises=[LEARNED]),
+               f"head < {SHARE:g}", _partial, "share"), premises=[LEARNED],
+          version=2),  # v2: the premise (abfd38c)
 ]
 
 FIGURES = {

@@ -11,13 +11,16 @@ the measured numbers come with the verdict (``attnlab.lab.quantities``).
   ratio)``; a margin of zero spread says so (``past its threshold by 0.5 (fraction; no
   spread over the seeds)``, never ``± 0.0000``); an exact count says the counts agree;
 - ``claim_text``, ``part_name``, ``part_rule``, ``evaluations`` (``5 seeds`` /
-  ``4 rounds`` / ``1 evaluation``) and ``why`` (a failed premise's reason).
+  ``4 rounds`` / ``1 evaluation``), ``version`` (``rule v2``; ``rule version not recorded``
+  for a verdict read from a record made before versions were) and ``why`` (a failed
+  premise's reason).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from attnlab import i18n
 from attnlab.i18n import catalogue
 from attnlab.lab.quantities import number, with_se
 
@@ -162,6 +165,15 @@ def evaluations(verdict: dict[str, Any], lang: str = "en") -> str:
     if n == 1:
         return _w(over[:-1], lang)
     return _w(over, lang, n=n)
+
+
+def version(verdict: dict[str, Any], lang: str = "en") -> str:
+    """``rule v2``: the version of the rule that decided ``verdict``; a verdict that records
+    none (made before versions were recorded) says so, and no number is made up for it."""
+    number = verdict.get("version")
+    if number is None:
+        return i18n.text("report", "claims.no_version", lang)
+    return i18n.text("report", "claims.version", lang, version=number)
 
 
 def why(verdict: dict[str, Any], lang: str = "en") -> str:

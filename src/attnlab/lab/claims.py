@@ -39,6 +39,15 @@ same word means the same number in every experiment (``NEGLIGIBLE`` <
 ``CLEAR`` < ``FAR``); the experiments import these and add only thresholds of
 their own kind (an exponent, a perplexity ratio at a longer window).
 
+Rule versions. A claim's ``statement`` (its parts' names and rules, thresholds in them, its
+premises' rules, what its margins are over) is its rule; ``version`` numbers it, and every
+verdict records it (``version``). A rule whose statement changes gets the next version,
+committed before its first verdict; docs/rules.json keeps each version's statement and
+hash, appended by ``scripts/rule_versions.py`` (which refuses a changed statement under a
+version already recorded), and ``tests/test_claims_versions.py`` fails when a statement
+and its version part. A verdict read from a record made before versions were recorded has
+none, and is shown as such.
+
 Nothing here is hard-coded: change the results and the verdicts change.
 """
 
@@ -117,6 +126,9 @@ class Claim:
     # what each number its parts return is, for a reader (key pattern -> Quantity)
     figures: Mapping[str, Quantity] = field(default_factory=dict)
     over: str = "seeds"  # what its margins are per: "seeds", or a benchmark's "rounds"
+    # The version of its rule (``statement``), recorded with every verdict; it goes up by one
+    # whenever the statement changes, and docs/rules.json keeps every version's statement.
+    version: int = 1
 
     @property
     def rule(self) -> str:
@@ -125,13 +137,37 @@ class Claim:
             return self.parts[0].rule
         return "; ".join(f"{p.name}: {p.rule}" for p in self.parts)
 
+    @property
+    def statement(self) -> str:
+        """Everything that decides the verdict, in words: each part's name and rule (its
+        threshold in it), each premise's rule, and what the margins are over. A change here
+        is a new rule, and ``version`` must change with it."""
+        return statement([(p.name, p.rule) for p in self.parts], [p.rule for p in self.premises],
+                         self.over if self.trained else "")
+
+
+def statement(parts: Sequence[tuple[str, str]], premises: Sequence[str], over: str) -> str:
+    """A rule's statement from its parts ((name, rule) pairs), its premises' rules and what
+    its margins are over ("" for one evaluation, no training).
+
+    >>> print(statement([("", "x > 1")], ["learned"], "seeds"))
+    part: x > 1
+    premise: learned
+    decided over seeds
+    """
+    lines = [f"part{' ' + name if name else ''}: {rule}" for name, rule in parts]
+    lines += [f"premise: {rule}" for rule in premises]
+    lines.append(f"decided over {over}" if over else "decided on one evaluation")
+    return "\n".join(lines)
+
 
 def claim(cid: str, text: str, needs: str | tuple[str, ...], *parts: Part,
           trained: bool = True, premises: Sequence[Premise] = (),
-          figures: Mapping[str, Quantity] | None = None, over: str = "seeds") -> Claim:
+          figures: Mapping[str, Quantity] | None = None, over: str = "seeds",
+          version: int = 1) -> Claim:
     """A ``Claim`` with ``needs`` given as one name or several."""
     return Claim(cid, text, (needs,) if isinstance(needs, str) else needs, parts, trained,
-                 tuple(premises), dict(figures or {}), over)
+                 tuple(premises), dict(figures or {}), over, version)
 
 
 def with_figures(claims: Sequence[Claim], figures: Mapping[str, Quantity]) -> list[Claim]:
@@ -200,8 +236,9 @@ def combine(statuses: Sequence[str]) -> str:
 
 def decide(c: Claim, records: Records) -> dict[str, Any]:
     """The verdict of one claim: status, why, and per part its margins and numbers."""
-    out: dict[str, Any] = {"id": c.id, "text": c.text, "rule": c.rule, "trained": c.trained,
-                           "needs": list(c.needs), "over": c.over, "parts": []}
+    out: dict[str, Any] = {"id": c.id, "text": c.text, "rule": c.rule, "version": c.version,
+                           "trained": c.trained, "needs": list(c.needs), "over": c.over,
+                           "parts": []}
     missing = [n for n in c.needs if n not in records]
     if missing:
         return {**out, "status": "skipped", "why": f"no record of {', '.join(missing)}"}
@@ -293,14 +330,14 @@ def fmt_margin(part: dict[str, Any], lang: str = "en") -> str:
 
 
 def render(verdicts: list[dict[str, Any]], lang: str = "en") -> str:
-    """Markdown: one item per claim with its verdict, how many seeds, why, and per part its
-    name, what it measured, its margin and its rule, in ``lang``."""
+    """Markdown: one item per claim with its verdict, its rule's version, how many seeds, why,
+    and per part its name, what it measured, its margin and its rule, in ``lang``."""
     from attnlab.lab import claim_words as w
 
     lines = []
     for v in verdicts:
         lines.append(f"- **{v['status'].upper()}** — {w.claim_text(v, lang)}  ")
-        lines.append(f"  {w.evaluations(v, lang)}; {w.why(v, lang)}  ")
+        lines.append(f"  {w.version(v, lang)}; {w.evaluations(v, lang)}; {w.why(v, lang)}  ")
         for p in v.get("parts", []):
             name = w.part_name(v, p, lang)
             lines.append(f"  {name + ': ' if name else ''}{w.measured_text(p, lang)}; "

@@ -174,11 +174,13 @@ def why(text: str, lang: str) -> str:
 
 
 def claims_list(verdicts: list[dict], lang: str) -> str:
-    """Markdown: one item per claim, in full, with its reason, rule and margin per part."""
+    """Markdown: one item per claim, in full, with its rule's version, its reason, and the
+    rule and margin per part."""
     lines = []
     for v in verdicts:
         lines += [f"- **{verdict(v['status'], lang)}** — {claim_text(v, lang)}  ",
-                  f"  {words.evaluations(v, lang)}; {why(words.why(v, lang), lang)}  "]
+                  f"  {words.version(v, lang)}; {words.evaluations(v, lang)}; "
+                  f"{why(words.why(v, lang), lang)}  "]
         for p in v.get("parts", []):
             name = words.part_name(v, p, lang)
             measured = words.measured_text(p, lang)

@@ -350,8 +350,8 @@ def _head_formed(records: Records) -> Margins:
 
 
 def head_formed(consequence: str, consequence_es: str) -> Premise:
-    """The premise that the two-block model formed an induction head (added with its own
-    rule version, before any verdict under it): a claim about that head's forming or its
+    """The premise that the two-block model formed an induction head (added as their
+    rule version 2, before any verdict under it): a claim about that head's forming or its
     ablation cannot be tested on a model that has none."""
     return Premise(
         f"the best block-2 head's induction score > {MOST:g}", _head_formed,
@@ -407,7 +407,8 @@ CLAIMS: list[Claim] = [
           Part(f"share of the induction head's score rise within that window > {MOST:g}",
                _coincides, "share", "where the induction score rises"),
           premises=[head_formed("there is no rise of a head to time",
-                                "no hay subida de una cabeza que cronometrar")]),
+                                "no hay subida de una cabeza que cronometrar")],
+          version=2),  # v2: the premise (abfd38c)
     claim("induction.ablation_k_composition",
           "Ablating the previous-token head removes the induction head's score and its "
           "benefit, while ablating another head of block 1 does not (K-composition).", NAME,
@@ -420,7 +421,8 @@ CLAIMS: list[Claim] = [
           Part(f"benefit left with any other block-1 head ablated > {MOST:g}",
                _kept("benefit", False), "fraction", "other heads: benefit"),
           premises=[head_formed("there is no head whose feed an ablation could remove",
-                                "no hay cabeza cuya entrada pueda quitar una ablación")]),
+                                "no hay cabeza cuya entrada pueda quitar una ablación")],
+          version=2),  # v2: the premise (abfd38c)
 ]
 
 FIGURES = {

@@ -54,7 +54,7 @@ from attnlab.experiments.recurrence.settings import (
     TITLE,
     Settings,
 )
-from attnlab.experiments.recurrence.view import figure, table
+from attnlab.experiments.recurrence.view import LABELS, figure, table
 from attnlab.lab.context import Context, SentenceStream
 from attnlab.lab.kit import lm_summary
 from attnlab.lab.registry import Experiment
@@ -155,7 +155,8 @@ def _reach(settings: Settings, results: Results, ctx: Context) -> dict[str, Any]
         out[model] = {"trained": trained, "init": init,
                       "fit": [geometric_fit(n) for n in trained],
                       "fit_init": [geometric_fit(n) for n in init]}
-        log.info("recurrence: %s reach rate %s", model, [f["rate"] for f in out[model]["fit"]])
+        log.info("recurrence: %s, gradient reach's fitted factor per step, seed by seed: %s",
+                 LABELS[model], ", ".join(f"{f['rate']:.3g}" for f in out[model]["fit"]))
     return out
 
 

@@ -57,15 +57,16 @@ RNN_MAX_RATE = 1 - CLEAR
 # k = W − 1; a recurrence at the RNN's bound loses more than five.
 ATTENTION_MAX_DECADES = 1.0
 # Agreement. "Not clearly below": attention's accuracy at the largest d it trained on is less
-# than CLEAR (10 points) below its accuracy at the smallest (rule version 2: the held-out
+# than CLEAR (10 points) below its accuracy at the smallest (rule version 3: the held-out
 # distances now reach past the trained ones, and what attention does at a distance between
 # two words it never saw is the position experiment's question, not this claim's; the
-# figure shows it). "Falls toward chance": the RNN's accuracy
+# figure shows it. Version 2 was the premise below; f662472, which made this change, called
+# it version 2 when versions were counted per part). "Falls toward chance": the RNN's accuracy
 # drops by at least CLEAR from the smallest d to the largest, and ends within CLEAR of chance.
 # "Holds": accuracy at least WELL_ABOVE (20 points) above chance; "holds longer": the largest
 # distance up to which the LSTM holds (at every distance up to it) exceeds the RNN's.
 HOLDS = CHANCE + WELL_ABOVE
-# Premises (added with their own rule version, before any verdict under them): a claim
+# Premises (added as their claims' rule version 2, before any verdict under them): a claim
 # about how an accuracy changes with d can be tested only on a model that learned the
 # agreement where it is easiest, at the smallest d: "clearly above chance", CLEAR (10
 # points) above it. "Holds longer" needs one of the two models to hold (HOLDS) there.
@@ -269,7 +270,8 @@ CLAIMS: list[Claim] = [
                                     "a distance cannot matter to a model that never learned "
                                     "the agreement",
                                     "la distancia no puede importar a un modelo que nunca "
-                                    "aprendió la concordancia")]),
+                                    "aprendió la concordancia")],
+          version=3),  # v2: the premise (abfd38c); v3: the largest trained d (f662472)
     claim("recurrence.rnn_falls_to_chance",
           "The RNN's agreement accuracy falls toward chance as d grows.", NAME,
           Part(f"accuracy(smallest d) − accuracy(largest d) ≥ {CLEAR:g}", _rnn_falls,
@@ -279,7 +281,8 @@ CLAIMS: list[Claim] = [
           premises=[learned_premise("rnn", "the RNN", "la RNN",
                                     "it is at chance already, so there is nothing to fall from",
                                     "ya está en el azar, así que no hay nada desde donde "
-                                    "caer")]),
+                                    "caer")],
+          version=2),  # v2: the premise (abfd38c)
     claim("recurrence.lstm_holds_longer",
           "The LSTM holds the agreement to longer distances than the RNN.", NAME,
           Part(f"largest d up to which accuracy ≥ {HOLDS:g} at every distance: LSTM's > RNN's "
@@ -292,7 +295,8 @@ CLAIMS: list[Claim] = [
               "ninguno de los dos modelos mantiene la concordancia ni a la distancia más "
               "corta, d = {d} (acierto: RNN {rnn:.2f}, LSTM {lstm:.2f}; mantenerla exige "
               "{bar:g}): no hay distancia que comparar",
-              f"acierto de la RNN o de la LSTM a la d más corta ≥ {HOLDS:g}")]),
+              f"acierto de la RNN o de la LSTM a la d más corta ≥ {HOLDS:g}")],
+          version=2),  # v2: the premise (abfd38c)
     claim("recurrence.sequential_steps",
           "The recurrence's dependent sequential steps grow with T; attention's do not.", NAME,
           Part(f"exponent of counted steps against T ≥ {GROWS:g} for the RNN and the LSTM",
