@@ -240,3 +240,19 @@ def test_config_errors_are_clear() -> None:
     with pytest.raises(ValueError, match="at least one token"):
         _model("rnn")(torch.ones(2, 3, dtype=torch.long), torch.tensor([3, 0]),
                       torch.ones(2, 2, dtype=torch.long))
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_each_model_reads_a_batch_of_the_translation_language(arch: str) -> None:
+    from attnlab.data.translation import PAD, encode_batch, sample_pairs, source_vocab, target_vocab
+
+    src_v, tgt_v = source_vocab(), target_vocab()
+    batch = encode_batch(sample_pairs(4, (5, 14), seed=0), src_v, tgt_v)
+    torch.manual_seed(0)
+    model = build_seq2seq(Seq2SeqConfig(arch=arch, src_vocab=src_v.size, tgt_vocab=tgt_v.size,
+                                        d_model=16, n_layer=1))
+    src, lengths, tgt_in, tgt_out = (torch.from_numpy(a) for a in (
+        batch.src, batch.src_lengths, batch.tgt_in, batch.tgt_out))
+    logits = model(src, lengths, tgt_in)
+    assert logits.shape == (*tgt_in.shape, tgt_v.size)
+    assert torch.isfinite(seq2seq_loss(logits, tgt_out, PAD))
