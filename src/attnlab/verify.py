@@ -211,6 +211,134 @@ def check_hf_gpt2_params() -> Check:
     return Check(f"GPT-2 small params: formula {formula:,} vs HF {hf:,}", abs(formula - hf), 0)
 
 
+# ---------------------------------------------------------------- two sequences (issue 49)
+
+_SOURCE_LENGTHS = (9, 5, 1)  # a batch of sources of unequal lengths, padded to 9
+
+
+@torch.no_grad()
+def check_cross_attention(t: int = 6, d: int = 32, h: int = 4) -> list[Check]:
+    """Cross-attention vs ``nn.MultiheadAttention`` with separate query and key/value
+    inputs and a key-padding mask: outputs and per-head weights, same weights."""
+    from attnlab.nn.cross import CrossAttention, copy_from_torch_mha, padding_mask
+
+    torch.manual_seed(7)
+    ref = torch.nn.MultiheadAttention(d, h, batch_first=True).eval()
+    ours = CrossAttention(d, h, backend="naive").eval()
+    copy_from_torch_mha(ours, ref)
+    lengths = torch.tensor(_SOURCE_LENGTHS)
+    x, memory = torch.randn(len(lengths), t, d), torch.randn(len(lengths), max(lengths), d)
+    keep = padding_mask(lengths, memory.shape[1])  # True = a real key (ours)
+    y, w = ours(x, memory, keep, need_weights=True)
+    y_ref, w_ref = ref(x, memory, memory, key_padding_mask=~keep,  # theirs: True = ignore
+                       average_attn_weights=False)
+    return [Check("cross-attention vs nn.MultiheadAttention, key padding (fp32)",
+                  _maxdiff(y, y_ref), 1e-6),
+            Check("cross-attention weights vs nn.MultiheadAttention's (fp32)",
+                  _maxdiff(w, w_ref), 1e-6)]
+
+
+def _torch_layer(kind: str, d: int, h: int, norm: str) -> torch.nn.Module:
+    layer = getattr(torch.nn, f"Transformer{kind}Layer")
+    return layer(d, h, dim_feedforward=4 * d, dropout=0.0, activation="gelu",
+                 batch_first=True, norm_first=norm == "pre").eval()
+
+
+@torch.no_grad()
+def check_decoder_layer(t: int = 7, d: int = 32, h: int = 4) -> list[Check]:
+    """Our encoder–decoder layers vs ``nn.TransformerDecoderLayer`` (post-norm, the 2017 layout,
+    and ``norm_first``) and ``nn.TransformerEncoderLayer``, with copied weights: causal
+    self-attention, cross-attention over a padded memory, MLP."""
+    from attnlab.nn.config import Seq2SeqConfig
+    from attnlab.nn.cross import padding_mask
+    from attnlab.nn.encdec import (
+        DecoderLayer,
+        EncoderLayer,
+        copy_from_torch_decoder_layer,
+        copy_from_torch_encoder_layer,
+    )
+
+    rows = []
+    lengths = torch.tensor(_SOURCE_LENGTHS)
+    keep = padding_mask(lengths, max(_SOURCE_LENGTHS))
+    for norm in ("post", "pre"):
+        torch.manual_seed(8)
+        cfg = Seq2SeqConfig(d_model=d, n_head=h, norm=norm, backend="naive")
+        ref = _torch_layer("Decoder", d, h, norm)
+        ours = DecoderLayer(cfg).eval()
+        copy_from_torch_decoder_layer(ours, ref)
+        x, memory = torch.randn(len(lengths), t, d), torch.randn(len(lengths), keep.shape[1], d)
+        y, _ = ours(x, memory, keep)
+        y_ref = ref(x, memory, tgt_mask=~causal_mask(t, t), memory_key_padding_mask=~keep)
+        rows.append(Check(f"decoder layer vs nn.TransformerDecoderLayer, {norm}-norm (fp32)",
+                          _maxdiff(y, y_ref), 1e-5))
+    torch.manual_seed(9)
+    ref = _torch_layer("Encoder", d, h, "post")
+    ours = EncoderLayer(Seq2SeqConfig(d_model=d, n_head=h, norm="post", backend="naive")).eval()
+    copy_from_torch_encoder_layer(ours, ref)
+    x = torch.randn(len(lengths), keep.shape[1], d)
+    y, _ = ours(x, keep)
+    with torch.enable_grad():  # PyTorch's inference fast path zeroes padded rows; skip it
+        y_ref = ref(x.requires_grad_(), src_key_padding_mask=~keep)
+    real = keep[..., None].expand_as(y)  # padded positions' outputs are never read
+    rows.append(Check("encoder layer vs nn.TransformerEncoderLayer (fp32)",
+                      _maxdiff(y[real], y_ref[real]), 1e-5))
+    return rows
+
+
+def check_additive(b: int = 2, i: int = 4, j: int = 6) -> list[Check]:
+    """Additive (Bahdanau) attention: our module vs the NumPy reference (fp32 vs float64,
+    padded source), and the reference's hand-written backward vs torch autograd (float64)."""
+    from attnlab.nn.additive import AdditiveAttention
+    from attnlab.nn.cross import padding_mask
+    from attnlab.reference.additive import additive_attention_backward, additive_attention_forward
+
+    torch.manual_seed(10)
+    ours = AdditiveAttention(5, 7, 8).eval()
+    s, h, dc = torch.randn(b, i, 5), torch.randn(b, j, 7), torch.randn(b, i, 7)
+    keep = padding_mask(torch.tensor([j, 3]), j)
+    w, u, v = (_cpu(p) for p in (ours.W.weight, ours.U.weight, ours.v.weight[0]))
+    context_ref, weights_ref, cache = additive_attention_forward(
+        _cpu(s), _cpu(h), w, u, v, mask=_cpu(keep)[:, None, :].astype(bool))
+    with torch.no_grad():
+        context, weights = ours(s, h, keep)
+    grads = additive_attention_backward(_cpu(dc), cache)
+    ours64 = ours.double()
+    s64, h64 = (x.detach().double().requires_grad_() for x in (s, h))
+    (ours64(s64, h64, keep)[0] * dc.double()).sum().backward()
+    auto = (s64.grad, h64.grad, ours64.W.weight.grad, ours64.U.weight.grad, ours64.v.weight.grad[0])
+    return [
+        Check("additive attention vs NumPy reference, padded (fp32)",
+              max(_maxdiff(context, context_ref), _maxdiff(weights, weights_ref)), 1e-6),
+        Check("additive backward by hand vs torch autograd (float64)",
+              max(_maxdiff(a, g) for a, g in zip(auto, grads, strict=True)), 1e-10),
+    ]
+
+
+@torch.no_grad()
+def check_source_padding() -> list[Check]:
+    """A source alone and the same source padded in a batch of longer ones: the same logits,
+    for each of the three translation models (padding is invisible to all three)."""
+    from attnlab.nn.config import Seq2SeqConfig
+    from attnlab.nn.seq2seq import build_seq2seq
+
+    rows = []
+    for arch in ("rnn", "bahdanau", "transformer"):
+        torch.manual_seed(11)
+        model = build_seq2seq(Seq2SeqConfig(arch=arch, src_vocab=23, tgt_vocab=29, d_model=32,
+                                            backend="naive")).eval()
+        lengths = torch.tensor(_SOURCE_LENGTHS)
+        src = torch.randint(3, 23, (len(lengths), max(_SOURCE_LENGTHS)))
+        src[torch.arange(src.shape[1]) >= lengths[:, None]] = 0  # the pad id past each length
+        tgt = torch.randint(3, 29, (len(lengths), 6))
+        batch = model(src, lengths, tgt)
+        alone = [model(src[k : k + 1, : n], lengths[k : k + 1], tgt[k : k + 1])
+                 for k, n in enumerate(_SOURCE_LENGTHS)]
+        rows.append(Check(f"{arch}: source alone vs padded in a batch (fp32)",
+                          _maxdiff(batch, torch.cat(alone)), 1e-5))
+    return rows
+
+
 CHECKS: list[Callable[[], Check | list[Check]]] = [
     check_torch_mha,
     check_sdpa,
@@ -219,6 +347,10 @@ CHECKS: list[Callable[[], Check | list[Check]]] = [
     check_means,
     check_kv_cache,
     check_memeff,
+    check_cross_attention,
+    check_decoder_layer,
+    check_additive,
+    check_source_padding,
     check_gpt2_params,
     check_hf_gpt2,
     check_hf_gpt2_params,

@@ -6,6 +6,7 @@
 - ``dataset``    token arrays, the 90/10 split, random training windows.
 - ``perplexity`` exp(mean NLL) over a whole split in non-overlapping windows.
 - ``synthetic``  the Winograd referent and verb-agreement languages.
+- ``translation`` English → Spanish with gold alignments, for the encoder–decoders.
 """
 
 from attnlab.data.cache import cache_dir

@@ -1,9 +1,13 @@
-"""The one model configuration from which every model in attnlab is built.
+"""The model configurations from which every model in attnlab is built.
 
 Every experiment (the ladder rows, the √d_k runs, pre/post-norm, the position
 schemes, the Winograd probe, GPT-2 parity) is a ``ModelConfig`` value, never a
 model class of its own. Choices are fields with a fixed set of values, checked
 on construction so that a typo fails at once with a clear ``ValueError``.
+Models of two sequences (a source and a target: translation) are a
+``Seq2SeqConfig`` value, whose ``arch`` field picks one of three encoder–decoders
+(``attnlab.nn.seq2seq``); their transformer blocks are built from the
+``ModelConfig`` it derives (``block_config``).
 """
 
 from __future__ import annotations
@@ -115,6 +119,91 @@ class ModelConfig:
         unknown = sorted(set(data) - known)
         if unknown:
             raise ValueError(f"unknown ModelConfig field(s): {', '.join(unknown)}")
+        return cls(**data)
+
+
+SEQ2SEQ_ARCHS = ("rnn", "bahdanau", "transformer")
+SEQ2SEQ_NORMS = ("pre", "post")
+SEQ2SEQ_POSITIONS = ("sinusoidal", "learned")
+
+
+@dataclass(frozen=True)
+class Seq2SeqConfig:
+    """An encoder–decoder from a source vocabulary to a target vocabulary (translation)."""
+
+    # rnn: GRU encoder–decoder whose decoder sees only the encoder's last state (Cho et al.
+    # 2014) | bahdanau: the same with additive attention (Bahdanau et al. 2015) |
+    # transformer: encoder–decoder of blocks with cross-attention (Vaswani et al. 2017)
+    arch: str = "transformer"
+    src_vocab: int = 64  # source words (pad, bos, eos included)
+    tgt_vocab: int = 64  # target words (pad, bos, eos included)
+    d_model: int = 64  # the width: the GRU state (rnn, bahdanau) or the residual stream
+    d_embed: int | None = None  # word-vector width of the recurrent models (None: d_model)
+    d_attn: int | None = None  # width a of Bahdanau's score vᵀ tanh(W s + U h) (None: d_model)
+    bidirectional: bool = False  # recurrent encoder reads both ways (Bahdanau's); off: one way
+    n_layer: int = 2  # transformer: blocks in the encoder, and as many in the decoder
+    n_head: int = 4  # transformer: heads of every attention, each of width d_model / n_head
+    mlp_ratio: int = 4  # transformer: hidden width of the MLP as a multiple of d_model
+    gelu: str = "exact"  # transformer MLP's GELU: exact erf, or the tanh approximation
+    norm: str = "pre"  # transformer LayerNorm: pre (GPT-2's, + a final LN) | post (2017's)
+    norm_eps: float = 1e-5  # LayerNorm epsilon
+    position: str = "sinusoidal"  # transformer: sinusoidal (any length) | learned (n_pos rows)
+    n_pos: int = 512  # longest sequence a learned table holds (sinusoids: computed beyond)
+    dropout: float = 0.0  # on attention weights and sublayer outputs (transformer)
+    backend: str = "auto"  # transformer attention kernel; weights asked for use naive's
+
+    def __post_init__(self) -> None:
+        _check_choice("arch", self.arch, SEQ2SEQ_ARCHS)
+        _check_choice("norm", self.norm, SEQ2SEQ_NORMS)
+        _check_choice("position", self.position, SEQ2SEQ_POSITIONS)
+        _check_choice("gelu", self.gelu, GELUS)
+        _check_choice("backend", self.backend, BACKENDS)
+        for name in ("src_vocab", "tgt_vocab"):
+            _check_range(name, getattr(self, name), 1, RANGES["vocab_size"][1])
+        for name in ("d_model", "d_embed", "d_attn"):
+            if getattr(self, name) is not None:
+                _check_range(name, getattr(self, name), 1, RANGES["d_model"][1])
+        _check_range("n_layer", self.n_layer, 1, RANGES["n_layer"][1])
+        _check_range("n_head", self.n_head, 1, RANGES["n_head"][1])
+        _check_range("mlp_ratio", self.mlp_ratio, *RANGES["mlp_ratio"])
+        _check_range("n_pos", self.n_pos, 1, RANGES["n_ctx"][1])
+        if self.arch == "transformer" and self.d_model % self.n_head:
+            raise ValueError(f"n_head={self.n_head} does not divide d_model={self.d_model}: "
+                             "each head must have width d_model / n_head")
+        if not 0 < self.norm_eps <= 1:
+            raise ValueError(f"norm_eps must be a number in (0, 1], got {self.norm_eps}")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+
+    @property
+    def embed_width(self) -> int:
+        return self.d_embed or self.d_model
+
+    @property
+    def attn_width(self) -> int:
+        return self.d_attn or self.d_model
+
+    def block_config(self) -> ModelConfig:
+        """The ``ModelConfig`` of the transformer's blocks: multi-head attention with biases
+        on q, k, v and W_o, no positions inside (they are added to the embeddings)."""
+        return ModelConfig(d_model=self.d_model, n_head=self.n_head, mixer="mha",
+                           qkv_bias=True, position="none", mlp_ratio=self.mlp_ratio,
+                           gelu=self.gelu, norm=self.norm, norm_eps=self.norm_eps,
+                           dropout=self.dropout, backend=self.backend)
+
+    def replace(self, **changes: Any) -> Seq2SeqConfig:
+        """A copy with some fields changed (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Seq2SeqConfig:
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"unknown Seq2SeqConfig field(s): {', '.join(unknown)}")
         return cls(**data)
 
 

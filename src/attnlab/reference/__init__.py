@@ -4,11 +4,18 @@
                 boolean ↔ additive.
 - ``attention`` scaled dot-product and multi-head attention.
 - ``backward``  hand-written backward of attention and a finite-difference check.
+- ``additive``  additive (Bahdanau) attention, forward and hand-written backward.
 - ``positions`` sinusoidal encoding, RoPE, ALiBi.
 """
 
 from __future__ import annotations
 
+from attnlab.reference.additive import (
+    AdditiveCache,
+    AdditiveGrads,
+    additive_attention_backward,
+    additive_attention_forward,
+)
 from attnlab.reference.attention import multi_head_attention, scaled_dot_product_attention
 from attnlab.reference.backward import (
     AttentionCache,
@@ -28,6 +35,10 @@ from attnlab.reference.softmax import (
 )
 
 __all__ = [
+    "AdditiveCache",
+    "AdditiveGrads",
+    "additive_attention_backward",
+    "additive_attention_forward",
     "AttentionCache",
     "additive_mask",
     "alibi_bias",
