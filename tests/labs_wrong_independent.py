@@ -233,14 +233,16 @@ INDEPENDENT = {
     ("attention", "weights_transposed"): (attention_weights_transposed, NONE),
     ("attention", "scale_after"): (attention_scale_after, NONE),
     ("attention", "mask_times"): (attention_mask_times, NONE),
-    ("masks", "triu"): (mask_triu, NONE),
+    # square, triu is the causal mask transposed: transposed's message is true of fn(4, 4)
+    ("masks", "triu"): (mask_triu, frozenset({"transposed"})),
     ("masks", "minus_1e4"): (mask_minus_1e4, NONE),
     # triu(k=0) of a square hides the diagonal: diagonal_hidden's message is true of fn(4, 4)
     ("masks", "triu_inf"): (mask_triu_inf, frozenset({"diagonal_hidden"})),
     ("masks", "window"): (mask_window, NONE),
     # square, it is a 0/1 matrix times -inf: the NaN that times_inf names is there in fn(3, 3)
     ("masks", "square_times_inf"): (mask_square_times_inf, frozenset({"times_inf"})),
-    ("masks", "square_padded"): (mask_square_padded, NONE),
+    # the causal square of the last keys, the earlier keys hidden: square_only, exactly
+    ("masks", "square_padded"): (mask_square_padded, frozenset({"square_only"})),
     ("heads", "split_straight"): (heads_split_straight, NONE),
     ("heads", "reversed"): (heads_reversed, NONE),
     ("heads", "w_o_untransposed"): (heads_w_o_untransposed, NONE),

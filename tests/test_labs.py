@@ -130,3 +130,19 @@ def test_a_function_that_changes_its_input_in_place_cannot_change_the_cases():
 @pytest.mark.parametrize("ex", EXERCISES, ids=lambda ex: ex.name)
 def test_no_probe_recognises_a_mistake_in_the_solution(ex):
     assert [m.key for m in ex.mistakes if m.detect(ex.solution)] == []
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_an_array_of_no_numbers_and_a_list_are_said_as_what_they_are(lang):
+    """Once "expected an array, got a ndarray", and a list named as a dtype mistake."""
+
+    def ragged(x, axis=-1):
+        return np.array([np.zeros(2), np.zeros(3)], dtype=object)
+
+    result = check("softmax", ragged, lang=lang)
+    assert text("labs", "fail.not_numbers", lang) in str(result)
+    assert "got a ndarray" not in str(result)
+    sol = get("masks").solution
+    listed = run_exercise(get("masks"), lambda *a: sol(*a).tolist(), lang)
+    assert listed.mistakes == ("masks.mistake.list",)
+    assert text("labs", "fail.not_ndarray", lang, kind="list") in str(listed)

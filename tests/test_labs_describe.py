@@ -163,10 +163,8 @@ def reasons(name, fn, lang):
 @pytest.mark.parametrize(
     "name, label, key, fields",
     [
-        ("masks", "triu", "mask_transposed", {}),
         ("masks", "minus_1e4", "mask_finite", {"value": "-10000"}),
         ("masks", "window", "mask_past_hidden", {"count": 1}),
-        ("masks", "square_padded", "mask_square_only", {"n_query": 2, "past": 1}),
         ("softmax", "axis0_default", "other_axis", {"got": 0, "want": 1}),
         ("backward", "dk_scaled_twice", "factor", {"factor": "÷√2"}),  # d_k = 2: ÷√d_k
         ("backward", "dq_unscaled", "factor", {"factor": "×√2"}),
@@ -185,10 +183,9 @@ def test_a_failed_case_no_probe_recognises_ends_with_its_shape(name, label, key,
 
 
 def test_the_english_words_read_as_a_teacher_would_say_them():
-    _, said = reasons("masks", INDEPENDENT["masks", "triu"][0], "en")
-    assert said[0] == ("0.0 at index (0, 1), expected -inf; the mask is transposed: each "
-                       "query sees itself and the future (j >= i) instead of itself and the "
-                       "past (j <= i)")
+    _, said = reasons("masks", INDEPENDENT["masks", "window"][0], "en")
+    assert said[0] == ("-inf at index (2, 0), expected 0.0; keys at or before their query "
+                       "that are hidden: 1 (a query sees itself and the past)")
     _, said = reasons("backward", INDEPENDENT["backward", "dk_scaled_twice"][0], "es")
     assert "tu salida es igual a la esperada ÷2: sobra o falta un factor constante" in said[1]
 
@@ -202,3 +199,16 @@ def test_no_description_follows_a_recognised_mistake():
 def test_a_difference_of_no_known_shape_gets_no_description():
     result, said = reasons("attention", INDEPENDENT["attention", "mask_times"][0], "en")
     assert result.described == () and said
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+@pytest.mark.parametrize("label, key", [("triu", "transposed"), ("square_padded", "square_only")])
+def test_a_mask_once_only_described_is_a_mistake_counted_in_the_header(label, key, lang):
+    """A transposed mask was named on each failed line but counted "mistakes recognised: 0"
+    in the header and the grading sheet (which counts ``result.mistakes``); it is a mistake."""
+    result = run_exercise(get("masks"), INDEPENDENT["masks", label][0], lang)
+    assert result.mistakes == (f"masks.mistake.{key}",)
+    failed = sum(not line.passed for line in result.lines) - 1
+    assert result.headline == text("labs", "result.failed", lang, number=4, name="masks",
+                                   failed=failed, cases=len(result.lines) - 1, mistakes=1)
+    assert text("labs", f"masks.mistake.{key}", lang) in str(result)

@@ -21,6 +21,11 @@ def _bwd_parts():
     return s, p, dp, ds
 
 
+def _axis0() -> np.ndarray:
+    _, p, dp, _ = _bwd_parts()
+    return p * (dp - (dp * p).sum(0, keepdims=True))
+
+
 def _learner(fn: Fn) -> tuple[np.ndarray, ...]:
     return tuple(np.asarray(g) for g in fn(_BQ, _BK, _BV, _BD))
 
@@ -29,6 +34,13 @@ def _dq_dk(fn: Fn, ds: np.ndarray, s: float) -> bool:
     """The learner's dq and dk are both what the softmax gradient ``ds`` gives, times ``s``."""
     dq, dk = _learner(fn)[:2]
     return same(dq, ds @ _BK * s) and same(dk, ds.T @ _BQ * s)
+
+
+def _swapped(fn: Fn) -> bool:
+    """The learner's first gradient is dK and their second dQ (q and k are both (3, 3) here)."""
+    s, _, _, ds = _bwd_parts()
+    dq, dk = _learner(fn)[:2]
+    return same(dq, ds.T @ _BQ * s) and same(dk, ds @ _BK * s)
 
 
 MISTAKES = (
@@ -43,4 +55,9 @@ MISTAKES = (
         "backward.mistake.dk_transpose",
         lambda fn: same(_learner(fn)[1], _bwd_parts()[3] @ _BQ * _bwd_parts()[0]),
     ),
+    Mistake(  # dP ⊙ P summed down each column (over the queries), not along each row
+        "backward.mistake.rowsum_axis0",
+        lambda fn: _dq_dk(fn, _axis0(), _bwd_parts()[0]),
+    ),
+    Mistake("backward.mistake.dq_dk_swapped", _swapped),
 )

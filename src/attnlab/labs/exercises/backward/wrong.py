@@ -54,10 +54,27 @@ def backward_dk(q, k, v, dout):
     return ds @ k * s, ds @ q * s, p.T @ dout
 
 
+def backward_rowsum_axis0(q, k, v, dout):
+    s, p = _forward(q, k)
+    dp = dout @ v.T
+    ds = p * (dp - (dp * p).sum(axis=0, keepdims=True))  # down the columns
+    return ds @ k * s, ds.T @ q * s, p.T @ dout
+
+
+def backward_swapped(q, k, v, dout):
+    s, p = _forward(q, k)
+    dp = dout @ v.T
+    ds = p * (dp - (dp * p).sum(-1, keepdims=True))
+    dq, dk = ds @ k * s, ds.T @ q * s
+    return dk, dq, p.T @ dout
+
+
 WRONG = {  # mistake -> a function that makes it
     "no_rowsum": backward_no_rowsum,
     "no_scale": backward_no_scale,
     "sign": backward_sign,
     "dv_transpose": backward_dv,
     "dk_transpose": backward_dk,
+    "rowsum_axis0": backward_rowsum_axis0,
+    "dq_dk_swapped": backward_swapped,
 }

@@ -25,11 +25,14 @@ def _heads(w, split="block"):
     return y.reshape(2, 4, 3, _H).transpose(0, 3, 1, 2)  # head h owns columns h, h + H, ...
 
 
-def _per_head(split="block", factor=None):
+def _per_head(split="block", factor=None, axis=-1, shared=False):
+    """Each head's output, (b, h, n, d_k): as it must be, or with one mistake made."""
     factor = 1 / math.sqrt(3) if factor is None else factor
     w_q, w_k, w_v, _ = _W
     q, k, v = _heads(w_q, split), _heads(w_k, split), _heads(w_v, split)
-    return ref.softmax(q @ k.transpose(0, 1, 3, 2) * factor) @ v  # (b, h, n, d_k)
+    if shared:  # head 0's K and V for every head
+        k, v = k[:, :1], v[:, :1]  # (b, 1, n, d_k), broadcast over the heads
+    return ref.softmax(q @ k.transpose(0, 1, 3, 2) * factor, axis) @ v
 
 
 def _merged(heads):
@@ -65,5 +68,13 @@ MISTAKES = (
     Mistake(
         "heads.mistake.scale_d_model",
         lambda fn: same(_run(fn), _merged(_per_head(factor=1 / math.sqrt(6))) @ _W[3].T),
+    ),
+    Mistake(  # scores (b, h, n, n): axis 1 is the heads
+        "heads.mistake.softmax_heads",
+        lambda fn: same(_run(fn), _merged(_per_head(axis=1)) @ _W[3].T),
+    ),
+    Mistake(
+        "heads.mistake.shared_kv",
+        lambda fn: same(_run(fn), _merged(_per_head(shared=True)) @ _W[3].T),
     ),
 )

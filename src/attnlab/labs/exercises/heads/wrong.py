@@ -58,10 +58,29 @@ def heads_scale_d(x, w_q, w_k, w_v, w_o, n_head):
     return h.transpose(0, 2, 1, 3).reshape(b, n, d) @ w_o.T
 
 
+def heads_softmax_over_heads(x, w_q, w_k, w_v, w_o, n_head):
+    b, n, d = x.shape
+    dk = d // n_head
+    q, k, v = ((x @ w.T).reshape(b, n, n_head, dk).transpose(0, 2, 1, 3) for w in (w_q, w_k, w_v))
+    w = _soft(q @ k.transpose(0, 1, 3, 2) / np.sqrt(dk), axis=1)  # (b, h, n, n): over h
+    return (w @ v).transpose(0, 2, 1, 3).reshape(b, n, d) @ w_o.T
+
+
+def heads_shared_kv(x, w_q, w_k, w_v, w_o, n_head):
+    b, n, d = x.shape
+    dk = d // n_head
+    q = (x @ w_q.T).reshape(b, n, n_head, dk).transpose(0, 2, 1, 3)  # (b, h, n, d_k)
+    k, v = x @ w_k[:dk].T, x @ w_v[:dk].T  # (b, n, d_k): one K and V, for every head
+    w = _soft(q @ k[:, None].transpose(0, 1, 3, 2) / np.sqrt(dk))
+    return (w @ v[:, None]).transpose(0, 2, 1, 3).reshape(b, n, d) @ w_o.T
+
+
 WRONG = {  # mistake -> a function that makes it
     "no_w_o": heads_no_wo,
     "merge_order": heads_merge_order,
     "interleaved_split": heads_interleaved,
     "transposed_weights": heads_transposed,
     "scale_d_model": heads_scale_d,
+    "softmax_heads": heads_softmax_over_heads,
+    "shared_kv": heads_shared_kv,
 }

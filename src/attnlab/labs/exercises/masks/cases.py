@@ -37,7 +37,9 @@ def _same_bits(fn: Fn, scores: np.ndarray) -> Fail | None:
 
 def _float16(fn: Fn, scores: np.ndarray) -> Fail | None:
     m = fn(4, 4, np.float16)
-    if np.asarray(m).dtype != np.float16:
+    if not isinstance(m, np.ndarray):  # a list has no dtype to be float16
+        return Fail("fail.not_ndarray", {"kind": type(m).__name__})
+    if m.dtype != np.float16:
         return Fail("fail.dtype", {"got": np.asarray(m).dtype, "want": "float16"})
     half = scores[:4, :4].astype(np.float16)
     w = ref.softmax((half + m).astype(np.float64))

@@ -33,6 +33,15 @@ def _hidden_hold(fn: Fn, value: float) -> bool:
     return same(_fp64(fn), np.where(_keep(3, 3), 0.0, value))
 
 
+def _square_only(fn: Fn) -> bool:
+    """Right when queries and keys are as many; with fewer queries (a cache), the causal
+    square of the last keys alone: the earlier keys every query may see hidden, or left out."""
+    square = _additive(_keep(2, 2))
+    return same(fn(4, 4), _additive(_keep(4, 4))) and (
+        same(fn(2, 5), np.concatenate([np.full((2, 3), -INF), square], axis=1))
+        or same(fn(2, 5), square))
+
+
 def _nan_where_kept(m: np.ndarray) -> bool:
     """NaN exactly where keys may be seen and -inf where they may not: 0 × -inf and 1 × -inf."""
     m = np.asarray(m, dtype=np.float64)
@@ -57,10 +66,15 @@ MISTAKES = (
         lambda fn: _hidden_hold(fn, np.finfo(np.float64).min),
     ),
     Mistake("masks.mistake.boolean", lambda fn: np.asarray(fn(3, 3)).dtype == np.bool_),
-    Mistake(
+    Mistake(  # a list has no dtype: that it comes back float64 is np.asarray's doing, not theirs
         "masks.mistake.ignores_dtype",
-        lambda fn: _fp16(fn).dtype == np.float64 and same(fn(3, 3), _additive(_keep(3, 3))),
+        lambda fn: isinstance(fn(3, 3, np.float16), np.ndarray) and _fp16(fn).dtype == np.float64
+        and same(fn(3, 3), _additive(_keep(3, 3))),
     ),
+    Mistake("masks.mistake.list", lambda fn: isinstance(fn(3, 3), list | tuple)),
+    Mistake("masks.mistake.transposed",
+            lambda fn: same(fn(4, 4), _additive(_keep(4, 4).T))),
+    Mistake("masks.mistake.square_only", _square_only),
     Mistake(
         "masks.mistake.no_offset",
         lambda fn: (

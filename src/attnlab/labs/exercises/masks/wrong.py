@@ -66,6 +66,22 @@ def mask_multiplicative(n_query, n_key, dtype=np.float64):
     return (j <= i).astype(dtype)
 
 
+def mask_list(n_query, n_key, dtype=np.float64):
+    i, j = _positions(n_query, n_key)
+    return np.where(j <= i, 0.0, -np.inf).astype(dtype).tolist()
+
+
+def mask_transposed(n_query, n_key, dtype=np.float64):
+    i, j = _positions(n_query, n_key)
+    return np.where(j >= i, 0.0, -np.inf).astype(dtype)
+
+
+def mask_square_only(n_query, n_key, dtype=np.float64):
+    mask = np.full((n_key, n_key), -np.inf)  # built for as many queries as keys ...
+    mask[:n_query, :n_query] = np.triu(np.full((n_query, n_query), -np.inf), 1)
+    return np.roll(mask[:n_query], n_key - n_query, axis=1).astype(dtype)  # ... then shifted
+
+
 WRONG = {  # mistake -> a function that makes it
     "diagonal_hidden": mask_diagonal,
     "next_visible": mask_next,
@@ -78,4 +94,7 @@ WRONG = {  # mistake -> a function that makes it
     "no_offset": mask_no_offset,
     "inverted": mask_inverted,
     "multiplicative": mask_multiplicative,
+    "list": mask_list,
+    "transposed": mask_transposed,
+    "square_only": mask_square_only,
 }
