@@ -18,7 +18,7 @@ from attnlab.labs import get
 from attnlab.labs.core import Raised
 from attnlab.labs.notebook import solution_file
 from attnlab.labs.sandbox import Unusable, session
-from attnlab.labs.train import TOLERANCE, Budget, train
+from attnlab.labs.train import TOLERANCE, Budget, Parting, Report, train
 
 FILES = ("attention", "masks", "backward", "sinusoidal")
 STEPS = "2"
@@ -87,9 +87,36 @@ def test_a_mistake_the_checker_misses_is_named(tmp_path, shakespeare_head, chang
     assert code == 1, err
     assert f"verdict: they part at step 1, in {tensor}" in out
     assert exercise in out
-    report = train(folder, corpus=shakespeare_head, steps=1)
+    report = train(folder, corpus=shakespeare_head, steps=4)
     assert report.parting is not None and report.parting.step == 1
     assert report.parting.exercise == change[0]
+    assert len(report.yours) == len(report.reference) == 1  # stopped where they part
+    assert "training stopped at step 1 of 4" in str(report)
+    assert_legend_clear_of_label(report.figure())
+
+
+def assert_legend_clear_of_label(fig):
+    """The legend covers neither the parting step's label nor a curve's point; the label lies
+    inside the figure."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    ax = fig.axes[0]
+    legend = ax.get_legend().get_window_extent(renderer)
+    (label,) = (t.get_window_extent(renderer) for t in ax.texts)
+    assert not legend.overlaps(label)
+    assert not legend.overlaps(ax.get_window_extent(renderer))  # outside the curves' axes
+    assert fig.bbox.x0 <= label.x0 and label.x1 <= fig.bbox.x1
+
+
+@pytest.mark.parametrize("steps, at", [(7, 7), (1, 1), (1, 0), (40, 3)])
+def test_the_legend_never_covers_the_parting_label(steps, at):
+    ref = list(6.9 - 0.01 * np.arange(steps))
+    report = Report(Budget(), ref[:-1] + [ref[-1] + 1e-3], ref, (300.0, 300.1),
+                    Parting(at, "dv", 3e-4), 3e-4, "learned", "tiny.txt", 1024, 1.0, "en")
+    assert_legend_clear_of_label(report.figure())
 
 
 def test_a_missing_or_failing_exercise_refuses_in_one_line(tmp_path, shakespeare_head):

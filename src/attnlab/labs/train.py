@@ -14,7 +14,9 @@ query on the keys it may see (the causal row *is* unmasked attention over its pr
 Beside it, the same model from the same seed trains with attnlab's own attention on the same
 batches. At every step the learner's output and gradients are compared with attnlab's on the
 *same* q, k, v (so the first tensor that parts names the exercise to revisit), and the two loss
-curves with each other; at the end both models' held-out perplexity::
+curves with each other. Training stops at the end of the step where they part: past it the two
+models hold different weights, and what they compute says nothing more about the learner's
+code. At the end, both models' held-out perplexity::
 
     report = train("my-labs", steps=40)       # in a notebook; lab train DIR on the command line
     print(report); report.figure()
@@ -83,7 +85,7 @@ class Report:
     """What :func:`train` returns: prints as the command's output; ``figure()`` draws."""
 
     budget: Budget
-    yours: list[float]  # training loss per step, the learner's attention
+    yours: list[float]  # training loss per step run (it stops where they part), the learner's
     reference: list[float]  # the same, attnlab's attention
     perplexity: tuple[float, float]  # held-out (yours, attnlab's)
     parting: Parting | None  # None: equal within TOLERANCE everywhere
@@ -120,6 +122,8 @@ class Report:
                              tensor=say(f"tensor.{p.tensor}"), difference=f"{p.difference:.2e}",
                              tol=f"{TOLERANCE:g}"))
             lines.append(_revisit(p.exercise, self.lang))
+            if len(self.yours) < b.steps:
+                lines.append(say("stopped_early", step=len(self.yours), steps=b.steps))
         if self.png is not None:
             lines.append(say("figure", path=self.png))
         return "\n".join(lines)
@@ -129,32 +133,49 @@ class Report:
     def figure(self) -> Any:
         """Both loss curves against the step, the parting step marked (a matplotlib Figure)."""
         from matplotlib.figure import Figure
+        from matplotlib.ticker import MaxNLocator
 
-        say, fig = self.say, Figure(figsize=(7, 5))
+        say, fig = self.say, Figure(figsize=(7, 5.6))
         ax, gap = fig.subplots(2, 1, sharex=True, height_ratios=(3, 1.4))
         steps = np.arange(1, len(self.yours) + 1)
         yours, ref = np.array(self.yours), np.array(self.reference)
+        dots = "o" if len(steps) <= 30 else None  # a run stopped early: a few points, shown
         with np.errstate(all="ignore"):  # an equal step is drawn at the floor, 1e-17
             gap.semilogy(steps, np.maximum(np.abs(yours - ref) / np.abs(ref), 1e-17), ".-",
                          color="tab:red", ms=3)
         gap.axhline(TOLERANCE, color="0.4", lw=0.8, ls="--")
         gap.set_ylabel(say("axis.gap"), fontsize=8)
-        ax.plot(steps, self.reference, "-", color="0.6", lw=3,
+        ax.plot(steps, self.reference, "-", color="0.6", lw=3, marker=dots, ms=6,
                 label=say("curve.reference", ppl=_num(self.perplexity[1])))
-        ax.plot(steps, self.yours, "--", color="tab:red", lw=1.2,
+        ax.plot(steps, self.yours, "--", color="tab:red", lw=1.2, marker=dots, ms=3,
                 label=say("curve.yours", ppl=_num(self.perplexity[0])))
         if self.parting is not None:
-            ax.axvline(self.parting.step, color="tab:red", lw=0.8, ls=":")
-            ax.annotate(say("parted_short", step=self.parting.step,
-                            tensor=say(f"tensor.{self.parting.tensor}")),
-                        (self.parting.step, ax.get_ylim()[1]), xytext=(4, -12),
-                        textcoords="offset points", fontsize=8, color="tab:red")
+            self._mark_parting(ax, steps)
         gap.set_xlabel(say("axis.step"))
+        gap.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))  # whole steps
         ax.set_ylabel(say("axis.loss"))
-        ax.set_title(say("title.equal" if self.equal else "title.parted"), fontsize=10)
-        ax.legend()
+        ax.ticklabel_format(axis="y", useOffset=False)  # an offset's text sits where the legend is
+        fig.suptitle(say("title.equal" if self.equal else "title.parted"), fontsize=10)
+        # above the axes, under the title: never over the curves or the parting step's label
+        ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.01), fontsize=8, frameon=False,
+                  borderaxespad=0.0)
         fig.tight_layout()
         return fig
+
+    def _mark_parting(self, ax: Any, steps: np.ndarray) -> None:
+        """The parting step's line and label, the label on the side of the line with room."""
+        p, say = self.parting, self.say
+        at = max(p.step, 1)  # parted before training (the mask, the positions): at step 1
+        ax.axvline(at, color="tab:red", lw=0.8, ls=":")
+        if len(steps) == 1:  # one point: give the axis a width for the label to sit in
+            ax.set_xlim(0.5, 1.5)
+        low, high = ax.get_ylim()
+        ax.set_ylim(low, high + 0.12 * (high - low))  # a row above the curves for the label
+        left = at > np.mean(ax.get_xlim())  # in the right half: write it to the left
+        ax.annotate(say("parted_short", step=p.step, tensor=say(f"tensor.{p.tensor}")),
+                    (at, 1.0), xycoords=("data", "axes fraction"),
+                    xytext=(-4 if left else 4, -12), textcoords="offset points",
+                    ha="right" if left else "left", fontsize=8, color="tab:red")
 
 
 def _num(x: float) -> str:
@@ -255,6 +276,8 @@ def train(folder: str | Path, budget: Budget | None = None, lang: str | None = N
             watch.compare_loss(losses[0][-1], losses[1][-1])
             if progress is not None:
                 progress(step, budget.steps, losses[0][-1], losses[1][-1])
+            if watch.parting is not None:  # parted (before training, or in this step): stop
+                break
         watch.step, watch.on = budget.steps + 1, False
         held = data.held[: budget.held_tokens]
         ppl = tuple(watch.guarded(perplexity, m, held, budget.n_ctx) for m in (yours, reference))
