@@ -102,15 +102,15 @@ def read(path: str | Path, lang: str | None = None) -> Policy:
     by_name = {ex.name: ex for ex in EXERCISES}
     tables = [ALL, *by_name]
 
-    def bad(key: str, **fields: Any) -> DataError:
-        return DataError(text("labs", f"policy.{key}", lang, path=path, **fields))
+    def bad(problem: str, **fields: Any) -> DataError:
+        return DataError(text("labs", f"policy.{problem}", lang, path=path, **fields))
 
     for name, table in data.items():
         if name not in tables or not isinstance(table, dict):
             raise bad("unknown_table", table=name, choices=", ".join(tables))
         for key in table:
             if key not in KEYS or (name == ALL and key == "hidden_sizes"):
-                raise bad("unknown_key", table=name, key=key, choices=", ".join(
+                raise bad("unknown_key", table=name, name=key, choices=", ".join(
                     k for k in KEYS if name != ALL or k != "hidden_sizes"))
     common = data.get(ALL, {})
     rules = {}
@@ -158,7 +158,7 @@ def _rule(table: dict[str, Any], own: dict[str, Any], ex: Exercise, where: str, 
         value = table.get(key, [])
         if not (isinstance(value, list) and len(value) <= MAX_SEEDS and all(
                 type(v) is int and low <= v <= high for v in value)):
-            raise bad("bad_value", table=where, key=key,
+            raise bad("bad_value", table=where, name=key,
                       want=want("whole_list", low=low, high=high, most=MAX_SEEDS))
         return tuple(value)
 
@@ -173,15 +173,15 @@ def _rule(table: dict[str, Any], own: dict[str, Any], ex: Exercise, where: str, 
         except ValueError:
             until = "bad"
     if until is not None and type(until) is not dt.date:  # a datetime, a number, a bad string
-        raise bad("bad_value", table=where, key="locked_until", want=want("locked_until"))
+        raise bad("bad_value", table=where, name="locked_until", want=want("locked_until"))
     hints = table.get("open_hints", 1)
     if type(hints) is not int or not 0 <= hints <= ex.hints:
-        raise bad("bad_value", table=where, key="open_hints",
+        raise bad("bad_value", table=where, name="open_hints",
                   want=want("open_hints", most=ex.hints))
     limit = table.get("time_limit")
     low, high = TIME_LIMIT
     if limit is not None and (type(limit) not in (int, float) or not low <= limit <= high):
-        raise bad("bad_value", table=where, key="time_limit",
+        raise bad("bad_value", table=where, name="time_limit",
                   want=want("time_limit", low=f"{low:g}", high=f"{high:g}"))
     seeds = whole_list("hidden_seeds", 0, 2**32 - 1)
     if ex.hidden is None:  # [all]'s seeds pass it over; its own table may not ask for any
