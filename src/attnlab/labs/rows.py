@@ -66,7 +66,8 @@ def drawn(solution: Fn, draw: Draw, parts: tuple[tuple[str, Callable[[Any], Any]
     """``build(seed, size)`` of an exercise's grade-only cases (``core.Hidden``): the inputs
     ``draw(rng, size)`` makes from ``seed``, and one case per named part of the output (the
     whole of it when ``parts`` is empty) against the reference ``solution``'s. Each case's
-    title is ``grade_only``: catalogue key ``<exercise>.case.grade_only``, fields seed, size, part."""
+    title is ``grade_only``: catalogue key ``<exercise>.case.grade_only``, fields seed, size and
+    part."""
     import numpy as np
 
     def build(seed: int, size: int) -> list[Case]:
