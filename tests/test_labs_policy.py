@@ -10,6 +10,7 @@ import csv
 import datetime as dt
 import html
 import io
+from pathlib import Path
 
 import pytest
 from lab_cli import lab
@@ -167,3 +168,15 @@ def test_the_html_sheet_names_each_learner_and_each_reason_in_its_language(grade
     assert html.escape(text("labs", "grade.policy", lang, path=FILE, hidden=6)) in page
     other = {"en": "es", "es": "en"}[lang]
     assert html.escape(text("labs", "grade.summary", other)) not in page
+
+
+def test_the_teachers_guide_lists_each_labs_minutes_sections_and_grade_only_cases():
+    page = (Path(__file__).resolve().parents[1] / "docs" / "labs.md").read_text(encoding="utf-8")
+    for ex in EXERCISES:
+        h = ex.hidden
+        hidden = (f"{len(h.seeds) * len(h.sizes)} draws at sizes {', '.join(map(str, h.sizes))}"
+                  f" (a policy: up to {h.max_size})" if h else "–")
+        chapter = text("labs", f"course.chapter.{ex.chapter}", "en")
+        curriculum = text("labs", "course.curriculum." + (ex.curriculum or "none"), "en")
+        assert (f"| {ex.number} | `{ex.name}` | {ex.minutes} | {chapter} | {curriculum} | "
+                f"{hidden} |") in page, f"docs/labs.md: the teacher's table, exercise {ex.number}"
