@@ -58,7 +58,7 @@ def test_grading_a_class_exits_0_with_one_summary_line_and_progress_per_learner(
     assert code == 0
     assert stdout.splitlines() == [text(
         "labs", "grade.done", "en", learners=10, exercises=3, passed=27, checked=30,
-        markdown=out / "sheet.md", csv=out / "sheet.csv")]
+        files="sheet.md, sheet.csv, sheet.html, gradebook.csv", folder=out)]
     lines = stderr.splitlines()
     assert len(lines) == 10 and lines[0].startswith("[1/10] =HYPERLINK(1)|*x*: 3 of 3")
     assert "[8/10] hana: 2 of 3 files passed" in lines
@@ -69,8 +69,9 @@ def test_the_sheet_has_a_row_per_learner_and_says_who_is_wrong_how(graded):
     marks = sheet.split("## Learners and exercises")[1].split("##")[0]
     rows = {line.split(" | ")[0][2:]: line for line in marks.splitlines()
             if line.startswith("| ")}
-    assert rows["ana"] == "| ana | passed 11/11 | passed 9/9 | passed 10/10 |"
-    assert "failed 2/10: `diagonal_hidden`" in rows["hana"]
+    # each exercise ships two grade-only cases: 11 + 2, 9 + 2, 10 + 2
+    assert rows["ana"] == "| ana | passed 13/13 | passed 11/11 | passed 12/12 |"
+    assert "failed 2/12: `diagonal_hidden`" in rows["hana"]
     assert rows["ivan"].split(" | ")[1] == "unusable"
     assert rows["jon"].split(" | ")[2] == "time limit"
     assert r"=HYPERLINK(1)\|\*x\*" in rows  # the folder name is text, not a column or emphasis
@@ -90,10 +91,12 @@ def test_the_sheet_has_a_row_per_learner_and_says_who_is_wrong_how(graded):
 def test_the_csv_has_a_row_per_learner_and_exercise_and_no_formula(graded):
     rows = list(csv.reader((graded[3] / "sheet.csv").open(newline="")))
     assert rows[0] == ["learner", "number", "exercise", "status", "cases passed", "cases",
-                       "mistakes", "what they mean", "note"]
+                       "mistakes", "what they mean", "note", "grade-only cases passed",
+                       "grade-only cases", "failed cases and why"]
     assert len(rows) == 1 + 30
     by = {(r[0], r[2]): r for r in rows[1:]}
-    assert by["hana", "masks"][3:7] == ["failed", "2", "10", "diagonal_hidden"]
+    assert by["hana", "masks"][3:7] == ["failed", "2", "12", "diagonal_hidden"]
+    assert by["hana", "masks"][9:11] == ["0", "2"]  # the grade-only cases fail too
     assert by["hana", "masks"][7] == text("labs", "masks.mistake.diagonal_hidden", "en")
     assert by["jon", "mean"][3] == "time limit" and by["ivan", "softmax"][3] == "unusable"
     assert ("'=HYPERLINK(1)|*x*", "softmax") in by  # a spreadsheet shows it, never runs it
@@ -106,7 +109,7 @@ def test_a_sheet_in_spanish_from_the_same_catalogue(tmp_path):
     assert code == 0 and stdout.startswith("corregidas 2 personas en 3 ejercicios: aprueban 5")
     sheet = (root / "sheet.md").read_text()
     assert sheet.startswith(f"# {text('labs', 'grade.title', 'es')}")
-    assert "| ana | pasa 11/11 | pasa 9/9 | pasa 10/10 |" in sheet
+    assert "| ana | pasa 13/13 | pasa 11/11 | pasa 12/12 |" in sheet
     assert text("labs", "masks.mistake.diagonal_hidden", "es").split(":")[0] in sheet
     assert (root / "sheet.csv").read_text().startswith("persona,número,ejercicio,estado")
 

@@ -18,7 +18,7 @@ FOLDER = ROOT / "src" / "attnlab" / "labs" / "exercises"
 # An exercise's parts, in the one order they may import each other: a part imports only parts
 # before it in its own folder, never the face (its __init__) and never another exercise. The
 # mutation table (wrong.py) imports only the solution, apart from the probes it tests.
-PARTS = ("solution", "measure", "cases", "mistakes", "describers")
+PARTS = ("solution", "measure", "cases", "mistakes", "describers", "hidden")
 TABLE = "wrong"
 
 
@@ -68,4 +68,4 @@ def test_each_exercise_imports_its_parts_one_way():
         for part in [None, *parts]:
             module = face if part is None else f"{face}.{part}"
             wrong += [f"{module} -> {t}" for t in edges[module] if not allowed(face, part, t)]
-    assert wrong == [], "imports against the order solution, measure, cases, mistakes, describers"
+    assert wrong == [], f"imports against the order {', '.join(PARTS)}"

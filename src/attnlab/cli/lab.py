@@ -218,10 +218,37 @@ def run_list(args: argparse.Namespace) -> int:
 
     lang = resolve_lang(args.lang)
     lines = [text("labs", "cli.list_header", lang)]
-    lines += [f"{ex.number:3d}  {ex.name:11s} {ex.title(lang)}  ({ex.function})"
-              for ex in EXERCISES]
+    for ex in EXERCISES:
+        lines.append(f"{ex.number:3d}  {ex.name:11s} {ex.title(lang)}  ({ex.function})")
+        lines.append(" " * 17 + course_line(ex, lang))
     _out("\n".join(lines) + "\n")
     return 0
+
+
+def course_line(ex, lang: str) -> str:  # noqa: ANN001 - an Exercise, imported late
+    """How long ``ex`` takes and the chapter's and curriculum's sections it serves, one line."""
+    from attnlab.i18n import text
+
+    return text("labs", "cli.list_course", lang, minutes=ex.minutes,
+                chapter=text("labs", f"course.chapter.{ex.chapter}", lang),
+                curriculum=text("labs", f"course.curriculum.{ex.curriculum or 'none'}", lang))
+
+
+def _locked(ex, index: int | None, lang: str) -> None:  # noqa: ANN001 - an Exercise
+    """A one-line :class:`UsageError` when the class policy locks ``ex``'s solution (``index``
+    None) or its hint ``index``; the policy is found as ``attnlab.labs.policy.find`` says."""
+    from attnlab.i18n import text
+    from attnlab.labs.policy import ALWAYS, find
+
+    policy = find(lang)
+    until = policy.locked(ex) if index is None else policy.hint_locked(ex, index)
+    if until is None:
+        return
+    key = "cli.locked_solution" if index is None else "cli.locked_hint"
+    key += "_always" if until == ALWAYS else ""
+    raise UsageError(text("labs", key, lang, number=ex.number, path=policy.path,
+                          date=until.isoformat(), index=index,
+                          open=policy.rule(ex).open_hints, total=ex.hints))
 
 
 def run_start(args: argparse.Namespace) -> int:
@@ -280,6 +307,7 @@ def run_hint(args: argparse.Namespace) -> int:
     if not 1 <= args.index <= ex.hints:
         raise UsageError(text("labs", "cli.no_hint", lang, number=ex.number,
                               total=ex.hints, index=args.index))
+    _locked(ex, args.index, lang)
     _out(text("labs", "cli.hint", lang, index=args.index, total=ex.hints,
               hint=text("labs", f"{ex.name}.hint{args.index}", lang)) + "\n")
     return 0
@@ -289,18 +317,22 @@ def run_solution(args: argparse.Namespace) -> int:
     from attnlab.labs.notebook import solution_file
 
     lang = _lang_here(args)
-    _out(solution_file(_exercise(args.exercise, lang), lang))
+    ex = _exercise(args.exercise, lang)
+    _locked(ex, None, lang)
+    _out(solution_file(ex, lang))
     return 0
 
 
 def run_grade(args: argparse.Namespace) -> int:
     from attnlab.i18n import resolve_lang, text
     from attnlab.labs import grade
+    from attnlab.labs.policy import of_class
 
     lang = resolve_lang(args.lang)
     out = args.out if args.out is not None else args.folder
     grade.bounded(args.folder, args.trust, lang)
     grade.learners(args.folder, args.out, lang)  # bad input named before the output is made
+    policy = of_class(args.folder, lang)
     grade.writable(out, lang)
 
     def progress(done: int, total: int, learner: str, marks: dict) -> None:
@@ -310,12 +342,12 @@ def run_grade(args: argparse.Namespace) -> int:
                    passed=sum(m.status == "passed" for m in checked)), file=sys.stderr)
 
     sheet = grade.grade(args.folder, lang, args.time_limit or DEFAULT_TIME_LIMIT, args.jobs,
-                        args.out, progress, args.trust)
-    markdown, csv = grade.write(sheet, out)
+                        args.out, progress, args.trust, policy)
+    paths = grade.write(sheet, out)
     passed, checked = grade.summary(sheet)
     _out(text("labs", "grade.done", lang, learners=len(sheet.learners),
               exercises=len(sheet.exercises), passed=passed, checked=checked,
-              markdown=markdown, csv=csv) + "\n")
+              files=", ".join(p.name for p in paths), folder=out) + "\n")
     return 0
 
 

@@ -48,6 +48,15 @@ class NotImplementedYet(Exception):
     """The learner's function still raises NotImplementedError."""
 
 
+class TimedOut(Exception):
+    """One call of the learner's function ran past its own time limit (a class policy's
+    ``time_limit``): the case that made it fails, and the check goes on in a fresh child."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"{seconds:g} s")
+        self.seconds = seconds
+
+
 class Raised(Exception):
     """The learner's function raised, in the child: the type's name and the message's first
     line, as the child reported them (the exception itself never crosses)."""
@@ -78,6 +87,19 @@ class Mistake:
 
 
 @dataclass(frozen=True)
+class Hidden:
+    """Cases ``lab grade`` runs and ``lab check`` never shows: ``build(seed, size)`` draws
+    some from ``seed`` at ``size`` (positions, keys or rows: the exercise says which). Grading
+    runs every (seed, size) of ``seeds`` × ``sizes``, and a class policy may add seeds and
+    sizes up to ``max_size`` (``attnlab.labs.policy``)."""
+
+    build: Callable[[int, int], list[Case]]
+    seeds: tuple[int, ...]  # the shipped draws
+    sizes: tuple[int, ...]
+    max_size: int  # the largest size a policy may ask: bounds the time of one case
+
+
+@dataclass(frozen=True)
 class Exercise:
     """One exercise; its texts live in the catalogue under ``<name>.title`` and friends."""
 
@@ -90,6 +112,10 @@ class Exercise:
     cases: Callable[[], list[Case]]  # built on demand (random inputs from a fixed seed)
     mistakes: tuple[Mistake, ...]
     describers: tuple[Describer, ...] = ()  # its own shapes of difference, tried before GENERIC
+    hidden: Hidden | None = None  # grade-only cases, where the exercise ships some
+    minutes: int = 0  # the time a learner is expected to take (a teacher's estimate)
+    chapter: str = ""  # the chapter's section it serves: catalogue key course.chapter.<it>
+    curriculum: str = ""  # the curriculum's, course.curriculum.<it>; "" where it has none
 
     def title(self, lang: str | None = None) -> str:
         return text("labs", f"{self.name}.title", lang)
@@ -207,6 +233,8 @@ def _guarded(run: Callable[[Fn], Fail | None], fn: Fn) -> Fail | None:
             return run(fn)
         except NotImplementedError:
             raise NotImplementedYet from None
+        except TimedOut as err:
+            return Fail("fail.time", {"seconds": f"{err.seconds:g}"})
         except Raised as err:
             return Fail("fail.raised", {"error": err.error, "message": str(err)})
         except Exception as err:  # noqa: BLE001 - the learner's code may raise anything

@@ -56,3 +56,28 @@ class Row:
 def as_cases(entries: list[Row | Case]) -> list[Case]:
     """The cases of an exercise in order, from its rows and the checks written as code."""
     return [entry.case() if isinstance(entry, Row) else entry for entry in entries]
+
+
+Draw = Callable[[Any, int], tuple[tuple[Any, ...], str]]  # (rng, size) -> (args, the call shown)
+
+
+def drawn(solution: Fn, draw: Draw, parts: tuple[tuple[str, Callable[[Any], Any]], ...] = (),
+          form: Callable[[Any], Fail | None] | None = None) -> Callable[[int, int], list[Case]]:
+    """``build(seed, size)`` of an exercise's grade-only cases (``core.Hidden``): the inputs
+    ``draw(rng, size)`` makes from ``seed``, and one case per named part of the output (the
+    whole of it when ``parts`` is empty) against the reference ``solution``'s. Each case's
+    title is ``grade_only``: catalogue key ``<exercise>.case.grade_only``, fields seed, size and
+    part."""
+    import numpy as np
+
+    def build(seed: int, size: int) -> list[Case]:
+        args, shown = draw(np.random.default_rng(seed), size)
+        want = solution(*args)
+        entries = sum(int(np.size(a)) for a in args)
+        named = parts or ((getattr(solution, "__name__", ""), whole),)
+        return [Row("grade_only", args, part(want), shown, entries, "random", part=part,
+                    form=form,
+                    fields={"seed": seed, "size": size, "part": name}).case()
+                for name, part in named]
+
+    return build

@@ -31,13 +31,13 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from attnlab.i18n import text
 from attnlab.labs import boundary, wire
-from attnlab.labs.core import Exercise, Fn, Raised, Result, run_exercise
+from attnlab.labs.core import Exercise, Fn, Raised, Result, TimedOut, run_exercise
 
 TIME_LIMIT = 20.0  # seconds for a whole check; every exercise's checker takes well under one
 SESSION_LIMIT = 1800.0  # seconds of a whole session (CPU time too): a lab training run is ~1 min
@@ -55,14 +55,18 @@ class Unusable(Exception):
 
 
 def isolated(ex: Exercise, source: Fn | str | Path, lang: str | None = None,
-             time_limit: float = TIME_LIMIT, hide: tuple[Path, ...] = ()) -> Result:
+             time_limit: float = TIME_LIMIT, hide: tuple[Path, ...] = (),
+             call_limit: float | None = None) -> Result:
     """Check ``source`` (a function, or a file holding ``ex.function``) in a child process;
     a file under the boundary where there is one, with ``hide`` (the class folder, say) out of
-    its sight too."""
+    its sight too. With ``call_limit`` (a file only: a class policy's time limit), a call that
+    runs past it fails its case alone (:class:`attnlab.labs.core.TimedOut`) and the check goes
+    on in a fresh child; ``time_limit`` still bounds the whole check."""
     seconds = time_limit if math.isfinite(time_limit) and time_limit > 0 else TIME_LIMIT
     deadline = time.monotonic() + seconds
     if not hasattr(os, "fork"):
         return _in_process(ex, source, lang)
+    start = None
     if callable(source):
         child = _Child.forked(source, ex.function, seconds)
     else:
@@ -71,16 +75,23 @@ def isolated(ex: Exercise, source: Fn | str | Path, lang: str | None = None,
             code = path.read_bytes()
         except OSError:
             return _unusable(ex, text("labs", "unusable.no_file", lang, path=path))
-        child = _Child.spawned(path, code, ex.function, seconds, deadline, hide)
+
+        def start() -> _Child:
+            return _Child.spawned(path, code, ex.function, seconds, deadline, hide)
+
+        child = start()
+    proxy = _Proxy(child, ex.function, deadline)
     try:
         loaded = child.receive(0, deadline)
         if loaded["kind"] != "ready":
             return _unusable(ex, _load_failure(loaded, source, ex.function, lang))
-        return run_exercise(ex, _Proxy(child, ex.function, deadline), lang)
+        if call_limit is not None and start is not None:
+            proxy = _Limited(child, ex.function, deadline, call_limit, start)
+        return run_exercise(ex, proxy, lang)
     except wire.Stopped as stop:
-        return _unusable(ex, _why(stop.why, child, lang, seconds))
+        return _unusable(ex, _why(stop.why, proxy.child, lang, seconds))
     finally:
-        child.end()
+        proxy.child.end()
 
 
 @contextlib.contextmanager
@@ -158,6 +169,30 @@ class _Proxy:
         message = (text("labs", "fail.unreadable", self.lang) if answer.get("unreadable") is True
                    else wire.clean(answer.get("message")))
         raise Raised(wire.name(answer.get("error")), message)
+
+
+class _Limited(_Proxy):
+    """A check's proxy whose every call also has a limit of its own (a class policy's): a call
+    past it ends its child, starts the file afresh in another and raises
+    :class:`~attnlab.labs.core.TimedOut`, so that case fails alone; the check's one deadline
+    still ends the whole check."""
+
+    def __init__(self, child: _Child, name: str, deadline: float, limit: float,
+                 start: Callable[[], _Child]) -> None:
+        super().__init__(child, name, deadline)
+        self.limit, self.start = limit, start
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return self._call(min(self.deadline, time.monotonic() + self.limit), args, kwargs)
+        except wire.Stopped as stop:
+            if stop.why != "time" or time.monotonic() >= self.deadline:
+                raise
+        self.child.end()  # stuck in the learner's code: a fresh child for the next case
+        self.child, self.calls = self.start(), 0
+        if self.child.receive(0, self.deadline)["kind"] != "ready":
+            raise wire.Stopped("garbled")
+        raise TimedOut(self.limit)
 
 
 class _Child:

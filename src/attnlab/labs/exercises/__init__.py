@@ -11,6 +11,8 @@ An exercise is a package ``attnlab.labs.exercises.<name>`` whose ``__init__`` en
   hand-worked ones a table of inputs and expected outputs;
 - ``mistakes.py``: ``MISTAKES``, the probes, each recognising one common mistake;
 - ``describers.py`` (when it has its own): shapes of difference tried before the generic ones;
+- ``hidden.py`` (when it ships some): ``HIDDEN``, cases ``lab grade`` runs and ``lab check``
+  never shows, drawn from a seed at a size (``core.Hidden``; a class policy adds draws);
 - ``wrong.py``: ``WRONG``, the mutation table, one wrong function per mistake, written as a
   learner writes it and apart from the probes (the tests run each through the checker).
 
@@ -23,6 +25,8 @@ table of exercises and list of mistakes from them.
 ``REGISTRY`` below is the order a learner meets them: exercise N is its Nth line, and each line
 names the lab notebook (``NOTEBOOKS``) it appears in. Adding an exercise is its folder, one
 line here and its catalogue entries; ``docs/design.md`` ("Adding an exercise") walks through it.
+Its record also says how long it takes (``minutes``, an estimate) and the chapter's and the
+curriculum's sections it serves (``chapter``, ``curriculum``: catalogue keys ``course.*``).
 """
 
 from __future__ import annotations
@@ -37,6 +41,10 @@ NOTEBOOKS = {  # notebooks/labs/[es/]<stem>.ipynb -> the catalogue key of its ti
     "03_positions_gradients_cache": "nb.group.chapter",
     "04_recurrence_and_induction": "nb.group.course",
 }
+
+CHAPTER = ("mean", "scores", "masks", "heads", "scale", "positions", "training", "cost",
+           "recurrence", "induction")  # the chapter's sections, by subject: course.chapter.<it>
+CURRICULUM = ("softmax", "attention", "masks", "heads", "exit", "")  # course.curriculum.<it>
 
 REGISTRY = (  # (folder below exercises/, its notebook): exercise N is the Nth line
     ("softmax", "01_softmax_to_masks"),
@@ -56,14 +64,18 @@ REGISTRY = (  # (folder below exercises/, its notebook): exercise N is the Nth l
 
 def load() -> tuple[Exercise, ...]:
     """Every exercise's record, in the registry's order. A record whose name is not its
-    folder's, or whose number is not its line's, or a notebook not in ``NOTEBOOKS``, is a
-    ``ValueError`` naming the folder (a bug in attnlab, not in a learner's code)."""
+    folder's, or whose number is not its line's, a notebook not in ``NOTEBOOKS``, or a record
+    without its minutes and sections, is a ``ValueError`` naming the folder (a bug in
+    attnlab, not in a learner's code)."""
     records = []
     for number, (folder, notebook) in enumerate(REGISTRY, start=1):
         ex = importlib.import_module(f"{__name__}.{folder}").EXERCISE
         if (ex.name, ex.number) != (folder, number) or notebook not in NOTEBOOKS:
             raise ValueError(f"exercises/{folder}: its record says exercise {ex.number} "
                              f"{ex.name!r}, its registry line {number} {folder!r} in {notebook!r}")
+        if ex.minutes <= 0 or ex.chapter not in CHAPTER or ex.curriculum not in CURRICULUM:
+            raise ValueError(f"exercises/{folder}: its record needs minutes > 0, a chapter of "
+                             f"{CHAPTER} and a curriculum of {CURRICULUM}")
         records.append(ex)
     return tuple(records)
 

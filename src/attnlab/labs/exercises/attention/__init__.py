@@ -5,7 +5,7 @@ with a boolean or additive mask.
 from __future__ import annotations
 
 from attnlab.labs.core import Exercise
-from attnlab.labs.exercises.attention import cases, mistakes, solution
+from attnlab.labs.exercises.attention import cases, hidden, mistakes, solution
 
 EXERCISE = Exercise(
     number=3,
@@ -16,4 +16,8 @@ EXERCISE = Exercise(
     solution=solution.attention,
     cases=cases.build,
     mistakes=mistakes.MISTAKES,
+    hidden=hidden.HIDDEN,
+    minutes=45,
+    chapter="scores",
+    curriculum="attention",
 )

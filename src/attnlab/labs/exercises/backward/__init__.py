@@ -7,7 +7,7 @@ width. One head, no batch, no mask: the shapes a learner can follow.
 from __future__ import annotations
 
 from attnlab.labs.core import Exercise
-from attnlab.labs.exercises.backward import cases, mistakes, solution
+from attnlab.labs.exercises.backward import cases, hidden, mistakes, solution
 
 EXERCISE = Exercise(
     number=9,
@@ -18,4 +18,8 @@ EXERCISE = Exercise(
     solution=solution.attention_backward,
     cases=cases.build,
     mistakes=mistakes.MISTAKES,
+    hidden=hidden.HIDDEN,
+    minutes=60,
+    chapter="training",
+    curriculum="",
 )

@@ -7,7 +7,7 @@ batch, no mask: the shapes a learner can follow.
 from __future__ import annotations
 
 from attnlab.labs.core import Exercise
-from attnlab.labs.exercises.cache import cases, mistakes, solution
+from attnlab.labs.exercises.cache import cases, hidden, mistakes, solution
 
 EXERCISE = Exercise(
     number=10,
@@ -18,4 +18,8 @@ EXERCISE = Exercise(
     solution=solution.decode_step,
     cases=cases.build,
     mistakes=mistakes.MISTAKES,
+    hidden=hidden.HIDDEN,
+    minutes=30,
+    chapter="cost",
+    curriculum="",
 )

@@ -7,7 +7,7 @@ width. Weights use the ``nn.Linear`` layout, ``y = x @ W.T``, as ``attnlab.refer
 from __future__ import annotations
 
 from attnlab.labs.core import Exercise
-from attnlab.labs.exercises.heads import cases, describers, mistakes, solution
+from attnlab.labs.exercises.heads import cases, describers, hidden, mistakes, solution
 
 EXERCISE = Exercise(
     number=5,
@@ -19,4 +19,8 @@ EXERCISE = Exercise(
     cases=cases.build,
     mistakes=mistakes.MISTAKES,
     describers=describers.DESCRIBERS,
+    hidden=hidden.HIDDEN,
+    minutes=45,
+    chapter="heads",
+    curriculum="heads",
 )

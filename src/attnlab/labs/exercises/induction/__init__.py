@@ -27,6 +27,9 @@ EXERCISE = Exercise(
     solution=solution.induction_weights,
     cases=cases.build,
     mistakes=mistakes.MISTAKES,
+    minutes=60,
+    chapter="induction",
+    curriculum="exit",
 )
 
 __all__ = ["EXERCISE", "pattern"]

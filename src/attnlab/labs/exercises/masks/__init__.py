@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from attnlab.labs.core import Exercise
 from attnlab.labs.describe import MASKS
-from attnlab.labs.exercises.masks import cases, mistakes, solution
+from attnlab.labs.exercises.masks import cases, hidden, mistakes, solution
 
 EXERCISE = Exercise(
     number=4,
@@ -17,4 +17,8 @@ EXERCISE = Exercise(
     cases=cases.build,
     mistakes=mistakes.MISTAKES,
     describers=MASKS,
+    hidden=hidden.HIDDEN,
+    minutes=30,
+    chapter="masks",
+    curriculum="masks",
 )

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from attnlab.labs.core import Exercise
-from attnlab.labs.exercises.mean import cases, mistakes, solution
+from attnlab.labs.exercises.mean import cases, hidden, mistakes, solution
 
 EXERCISE = Exercise(
     number=2,
@@ -15,4 +15,8 @@ EXERCISE = Exercise(
     solution=solution.averaging_matrix,
     cases=cases.build,
     mistakes=mistakes.MISTAKES,
+    hidden=hidden.HIDDEN,
+    minutes=20,
+    chapter="mean",
+    curriculum="attention",
 )

@@ -23,4 +23,7 @@ EXERCISE = Exercise(
     solution=solution.rnn_backward,
     cases=cases.build,
     mistakes=mistakes.MISTAKES,
+    minutes=60,
+    chapter="recurrence",
+    curriculum="exit",
 )

@@ -16,4 +16,7 @@ EXERCISE = Exercise(
     solution=solution.score_statistics,
     cases=cases.build,
     mistakes=mistakes.MISTAKES,
+    minutes=30,
+    chapter="scale",
+    curriculum="",
 )

@@ -7,7 +7,7 @@ interleaved pairs (2i, 2i+1), frequency ``10000^(-2i/d)``, positions from 0.
 from __future__ import annotations
 
 from attnlab.labs.core import Exercise
-from attnlab.labs.exercises.sinusoidal import cases, mistakes, solution
+from attnlab.labs.exercises.sinusoidal import cases, hidden, mistakes, solution
 
 EXERCISE = Exercise(
     number=7,
@@ -18,4 +18,8 @@ EXERCISE = Exercise(
     solution=solution.sinusoidal,
     cases=cases.build,
     mistakes=mistakes.MISTAKES,
+    hidden=hidden.HIDDEN,
+    minutes=30,
+    chapter="positions",
+    curriculum="",
 )

@@ -5,7 +5,7 @@ giving zeros.
 from __future__ import annotations
 
 from attnlab.labs.core import Exercise
-from attnlab.labs.exercises.softmax import cases, mistakes, solution
+from attnlab.labs.exercises.softmax import cases, hidden, mistakes, solution
 
 EXERCISE = Exercise(
     number=1,
@@ -16,4 +16,8 @@ EXERCISE = Exercise(
     solution=solution.softmax,
     cases=cases.build,
     mistakes=mistakes.MISTAKES,
+    hidden=hidden.HIDDEN,
+    minutes=30,
+    chapter="scores",
+    curriculum="softmax",
 )
