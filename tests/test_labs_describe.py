@@ -212,3 +212,23 @@ def test_a_mask_once_only_described_is_a_mistake_counted_in_the_header(label, ke
     assert result.headline == text("labs", "result.failed", lang, number=4, name="masks",
                                    failed=failed, cases=len(result.lines) - 1, mistakes=1)
     assert text("labs", f"masks.mistake.{key}", lang) in str(result)
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_a_described_difference_is_counted_in_the_header_and_the_sheet(lang):
+    """A shape named only on the failed lines (a constant factor) is a named mistake: the
+    header counts it and the grading sheet shows the checker's words for it."""
+    from attnlab.labs.grade import Mark, Sheet, csv_text, markdown
+
+    result, said = reasons("backward", INDEPENDENT["backward", "dq_unscaled"][0], lang)
+    words = text("labs", "describe.factor", lang, factor="×√2")
+    assert result.named == (("describe.factor", words),)
+    failed = sum(not line.passed for line in result.lines)
+    assert result.headline == text("labs", "result.failed", lang, number=get("backward").number,
+                                   name="backward", failed=failed, cases=len(result.lines),
+                                   mistakes=1)
+    mark = Mark("failed", len(result.lines) - failed, len(result.lines),
+                tuple(key for key, _ in result.named), words=(words,))
+    sheet = Sheet("k", ("ana",), (get("backward"),), {"ana": {"backward": mark}}, lang, 20.0)
+    assert sheet.common()[0][1:] == ("describe.factor", words, ["ana"])
+    assert words in markdown(sheet) and words in csv_text(sheet)

@@ -122,7 +122,7 @@ def test_the_most_common_mistakes_come_first_with_who_made_them():
                  ("b", (), ("masks.mistake.inverted",)),
                  ("c", ("softmax.mistake.no_max",), ("masks.mistake.inverted",))]}
     sheet = Sheet("k", ("a", "b", "c"), (softmax, masks), marks, "en", 20.0)
-    assert [(ex.name, key, who) for ex, key, who in sheet.common()] == [
+    assert [(ex.name, key, who) for ex, key, _, who in sheet.common()] == [
         ("masks", "masks.mistake.inverted", ["a", "b", "c"]),
         ("softmax", "softmax.mistake.no_max", ["a", "c"])]
     table = markdown(sheet).split("## The most common named mistakes")[1]

@@ -145,6 +145,8 @@ class Result:
     plot: tuple[Any, Any, str] | None = None  # (got, want, title) of the smallest failure
     lang: str | None = None  # the language it speaks
     described: tuple[str, ...] = ()  # catalogue keys of the differences described
+    # every mistake named, a probe's or a described difference's: (catalogue key, its words)
+    named: tuple[tuple[str, str], ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -190,6 +192,7 @@ def run_exercise(ex: Exercise, fn: Fn, lang: str | None = None) -> Result:
     failures = [(case, fail) for case, _, fail in checked if fail is not None]
     found = tuple(m.key for m in ex.mistakes if failures and _detects(m, fn))
     lines = [Line(False, say("result.mistake"), say(key)) for key in found]  # first: the news
+    named = [(key, say(key)) for key in found]
     described: list[str] = []
     for case, sentence, fail in checked:
         if fail is None:
@@ -199,8 +202,11 @@ def run_exercise(ex: Exercise, fn: Fn, lang: str | None = None) -> Result:
         shape = None if found or fail.got is None or fail.want is None else describe(
             ex.describers + GENERIC, fail.got, fail.want)
         if shape is not None:
-            reason += "; " + say(shape[0], **shape[1])
-            described += [shape[0]] if shape[0] not in described else []
+            words = say(shape[0], **shape[1])
+            reason += "; " + words
+            if shape[0] not in described:  # named on a FAIL line: counted like a probe's
+                described.append(shape[0])
+                named.append((shape[0], words))
         lines.append(Line(False, sentence, reason, case.shown))
     if not failures:
         return Result(ex.number, ex.name, "passed", tuple(lines),
@@ -214,8 +220,8 @@ def run_exercise(ex: Exercise, fn: Fn, lang: str | None = None) -> Result:
                                                           **case.fields))
     return Result(ex.number, ex.name, "failed", tuple(lines), found, smallest,
                   say("result.failed", number=ex.number, name=ex.name, failed=len(failures),
-                      cases=len(lines) - len(found), mistakes=len(found)), drawn, lang,
-                  tuple(described))
+                      cases=len(lines) - len(found), mistakes=len(named)), drawn, lang,
+                  tuple(described), tuple(named))
 
 
 class _Say:

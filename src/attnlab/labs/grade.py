@@ -70,11 +70,17 @@ class Mark:
     status: str  # one of STATUSES
     passed: int = 0  # cases passed
     total: int = 0  # cases of the exercise
-    mistakes: tuple[str, ...] = ()  # catalogue keys of the named mistakes
+    mistakes: tuple[str, ...] = ()  # catalogue keys of the named mistakes, probed or described
     note: str = ""  # why a file could not be checked (one line)
     hidden_passed: int = 0  # grade-only cases passed
     hidden: int = 0  # grade-only cases among the total
     failures: tuple[Failure, ...] = ()  # each failed case, in the checker's order
+    words: tuple[str, ...] = ()  # what the checker said of each named mistake, in order
+
+    def named(self, lang: str | None) -> tuple[tuple[str, str], ...]:
+        """(key, words) of each named mistake: the checker's words, else the catalogue's."""
+        words = self.words or tuple(text("labs", key, lang) for key in self.mistakes)
+        return tuple(zip(self.mistakes, words, strict=True))
 
     @property
     def score(self) -> float:
@@ -98,15 +104,18 @@ class Sheet:
     def count(self, ex: Exercise, status: str) -> int:
         return sum(self.marks[who][ex.name].status == status for who in self.learners)
 
-    def common(self) -> list[tuple[Exercise, str, list[str]]]:
-        """Every named mistake with the learners who made it, the most common first."""
+    def common(self) -> list[tuple[Exercise, str, str, list[str]]]:
+        """Every named mistake (its key, the checker's words for the first learner who made it)
+        with the learners who made it, the most common first."""
         who: dict[tuple[int, str], list[str]] = {}
+        said: dict[tuple[int, str], str] = {}
         for learner in self.learners:
             for i, ex in enumerate(self.exercises):
-                for key in self.marks[learner][ex.name].mistakes:
+                for key, words in self.marks[learner][ex.name].named(self.lang):
                     who.setdefault((i, key), []).append(learner)
+                    said.setdefault((i, key), words)
         ranked = sorted(who.items(), key=lambda kv: (-len(kv[1]), kv[0]))
-        return [(self.exercises[i], key, names) for (i, key), names in ranked]
+        return [(self.exercises[i], key, said[i, key], names) for (i, key), names in ranked]
 
 
 def learners(folder: str | Path, skip: Path | None = None, lang: str | None = None) -> list[Path]:
@@ -212,8 +221,9 @@ def _mark(graded: tuple[Exercise, list[Case], int], path: Path, shown: str, lang
                              i >= first_hidden)
                      for i, line in enumerate(lines) if not line.passed)
     status = result.status.replace(" ", "_")  # "not implemented" -> not_implemented
-    return Mark(status, passed, total, result.mistakes, hidden_passed=hidden_passed,
-                hidden=hidden, failures=failures)
+    return Mark(status, passed, total, tuple(key for key, _ in result.named),
+                hidden_passed=hidden_passed, hidden=hidden, failures=failures,
+                words=tuple(words for _, words in result.named))
 
 
 def writable(out: str | Path, lang: str | None = None) -> Path:
@@ -270,9 +280,9 @@ def markdown(sheet: Sheet) -> str:
     if common:
         columns = [say("mistake"), say("count"), say("message"), say("learners")]
         out += [_row(columns), _rule(len(columns))]
-        for ex, key, names in common:
+        for ex, key, words, names in common:
             out.append(_row([f"{ex.number} {ex.name}: `{_short(key)}`", str(len(names)),
-                             _md(text("labs", key, lang)), ", ".join(map(_md, names))]))
+                             _md(words), ", ".join(map(_md, names))]))
     else:
         out.append(say("no_mistakes"))
     notes = [(who, ex, sheet.marks[who][ex.name]) for who in sheet.learners
@@ -301,7 +311,7 @@ def csv_text(sheet: Sheet) -> str:
             passed = "" if m.status == "missing" else m.passed
             writer.writerow([_cell_csv(who), ex.number, ex.name, say(f"status.{m.status}"),
                              passed, m.total, " ".join(_short(k) for k in m.mistakes),
-                             _cell_csv(" | ".join(text("labs", k, lang) for k in m.mistakes)),
+                             _cell_csv(" | ".join(words for _, words in m.named(lang))),
                              _cell_csv(m.note), "" if m.status == "missing" else m.hidden_passed,
                              m.hidden, _cell_csv(" | ".join(_failure(f) for f in m.failures))])
     return buffer.getvalue()
@@ -357,7 +367,7 @@ def html_text(sheet: Sheet) -> str:
             if m.hidden and m.status in ("passed", "failed"):
                 line += f" ({say('hidden_passed')}: {m.hidden_passed}/{m.hidden})"
             out.append(f"<li>{esc(line)}")
-            items = [f"{esc(say('named'))}: {esc(text('labs', k, lang))}" for k in m.mistakes]
+            items = [f"{esc(say('named'))}: {esc(words)}" for _, words in m.named(lang)]
             items += [esc(_failure(f)) for f in m.failures]
             items += [esc(printable(m.note))] if m.note else []
             if items:
