@@ -89,3 +89,17 @@ def test_with_the_solutions_every_check_passes_and_a_wrong_one_is_drawn(kernel_p
         assert f"exercise {number} ({get(number).name}): all " in out, out
     assert text("labs", "softmax.mistake.no_max", "en") in out
     assert sum("image/png" in o.get("data", {}) for o in outputs) == 1  # the failing one only
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_each_exercise_of_a_notebook_says_its_time_and_sections(lang):
+    from attnlab.labs.notebook import course_line
+
+    for stem, (_, numbers) in GROUPS.items():
+        cells = "".join("".join(c["source"]) for c in lab_notebook(stem, None, lang)["cells"])
+        for number in numbers:
+            ex = get(number)
+            line = course_line(ex, lang)
+            assert f"*{line}*" in cells, (stem, ex.name)
+            assert str(ex.minutes) in line and text(
+                "labs", f"course.chapter.{ex.chapter}", lang) in line

@@ -215,6 +215,7 @@ def _out(text_: str) -> None:
 def run_list(args: argparse.Namespace) -> int:
     from attnlab.i18n import resolve_lang, text
     from attnlab.labs import EXERCISES
+    from attnlab.labs.notebook import course_line
 
     lang = resolve_lang(args.lang)
     lines = [text("labs", "cli.list_header", lang)]
@@ -224,14 +225,6 @@ def run_list(args: argparse.Namespace) -> int:
     _out("\n".join(lines) + "\n")
     return 0
 
-
-def course_line(ex, lang: str) -> str:  # noqa: ANN001 - an Exercise, imported late
-    """How long ``ex`` takes and the chapter's and curriculum's sections it serves, one line."""
-    from attnlab.i18n import text
-
-    return text("labs", "cli.list_course", lang, minutes=ex.minutes,
-                chapter=text("labs", f"course.chapter.{ex.chapter}", lang),
-                curriculum=text("labs", f"course.curriculum.{ex.curriculum or 'none'}", lang))
 
 
 def _locked(ex, index: int | None, lang: str) -> None:  # noqa: ANN001 - an Exercise

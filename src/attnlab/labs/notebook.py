@@ -132,7 +132,7 @@ def notebook(exercises: Sequence[Exercise], lang: str = "en", title: str | None 
         level = "##" if title is not None else "#"
         heading = text("labs", "nb.heading", lang, number=ex.number, title=ex.title(lang))
         intro = text("labs", "nb.intro", lang, number=ex.number)
-        cells.append(_md(f"{level} {heading}\n\n{intro}"))
+        cells.append(_md(f"{level} {heading}\n\n*{course_line(ex, lang)}*\n\n{intro}"))
         cells.append(_md(text("labs", f"{ex.name}.statement", lang)))
         cells.append(_code(bodies.get(ex.number, stub_body(ex)).rstrip("\n")))
         cells.append(_md(text("labs", "nb.plot", lang)))
@@ -144,6 +144,14 @@ def notebook(exercises: Sequence[Exercise], lang: str = "en", title: str | None 
     return {"cells": cells, "metadata": {
         "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
         "language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5}
+
+
+def course_line(ex: Exercise, lang: str | None) -> str:
+    """How long ``ex`` takes and the chapter's and curriculum's sections it serves, one line
+    (``lab list``, the notebooks, the teacher's guide)."""
+    return text("labs", "cli.list_course", lang, minutes=ex.minutes,
+                chapter=text("labs", f"course.chapter.{ex.chapter}", lang),
+                curriculum=text("labs", f"course.curriculum.{ex.curriculum or 'none'}", lang))
 
 
 def dumps(nb: dict[str, Any]) -> str:
