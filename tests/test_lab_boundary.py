@@ -5,8 +5,11 @@ sandbox's /tmp; a classmate's file is neither changed nor run; where there is no
 
 from __future__ import annotations
 
+import shutil
 import socket
+import tempfile
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,6 +25,7 @@ BOUNDARY = boundary.available() is not None
 needs_boundary = pytest.mark.skipif(not BOUNDARY, reason="no working bubblewrap here")
 PACKAGES = [str(p) for p in boundary.packages()]  # every copy a learner could look for
 SITE = str(boundary.site_folders()[0])
+EXERCISES_DIR = Path(boundary.packages()[0]) / "labs" / "exercises"
 RIGHT = """
     x = np.asarray(x, dtype=float)
     top = np.max(x, axis=axis, keepdims=True)
@@ -173,6 +177,24 @@ def test_what_the_code_sees_reads_and_writes(tmp_path, reaper):  # noqa: F811
     assert not [p for p in ["/tmp", *places] if Path(p, "attnlab_was_here").exists()]
 
 
+@needs_boundary
+def test_another_checkout_outside_home_is_not_there(tmp_path):
+    """A second copy of attnlab's sources that nothing on ``sys.path`` names (a clone in
+    /var/tmp, say) is not in the sandbox at all: only the system folders are."""
+    other = Path(tempfile.mkdtemp(dir="/var/tmp"))
+    try:
+        solution = other / "src" / "attnlab" / "labs" / "exercises" / "softmax" / "solution.py"
+        solution.parent.mkdir(parents=True)
+        solution.write_text((EXERCISES_DIR / "softmax" / "solution.py").read_text())
+        assert solution.exists()
+        path = tmp_path / "reads.py"
+        path.write_text(f"exec(open({str(solution)!r}).read())\n")
+        result = isolated(get("softmax"), path, "en")
+        assert result.status != "passed", str(result)
+    finally:
+        shutil.rmtree(other)
+
+
 CLASSMATE = """
     import glob
     here = os.path.dirname(os.path.abspath(__file__))
@@ -238,9 +260,17 @@ def test_the_sandbox_command_hides_attnlab_and_binds_the_harness_and_file_back(t
     hidden = {b for a, b in pairs if a == "--tmpfs"}
     bound = {b for a, b in pairs if a == "--ro-bind"}
     assert "/tmp" in hidden and ("--size", str(boundary.SCRATCH_LIMIT)) in pairs
-    for package in PACKAGES:  # each copy of attnlab under a tmpfs of its own or its checkout's
-        assert any(package == h or package.startswith(h + "/") for h in hidden), package
+    def under(path, folders):
+        return any(path == f or path.startswith(f + "/") for f in folders)
+
+    for package in PACKAGES:  # each copy of attnlab out of sight: under a tmpfs of its own or
+        # its checkout's, or under no folder bound in (then only the harness is bound back)
+        assert under(package, hidden) or not any(under(package, [b]) for b in bound), package
+        inside = {b for b in bound if under(b, [package])}
+        assert inside <= {str(CHILD.resolve())}, inside
+    assert not under(str(learner.parent.resolve()), bound - {str(learner.resolve())})
     assert str(CHILD.resolve()) in bound and str(learner.resolve()) in bound
+    assert argv.index("/") > max(i for i, a in enumerate(argv) if a == "--ro-bind")  # ro last
     for flag in ("--unshare-all", "--unshare-user", "--die-with-parent", "--disable-userns"):
         assert flag in argv
     assert ("--uid", "65534") in pairs and ("--seccomp", "9") in pairs

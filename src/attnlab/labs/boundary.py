@@ -5,19 +5,22 @@ learner's file runs in namespaces of its own, built by :func:`command`::
 
     bwrap --unshare-all --unshare-user --uid 65534 --gid 65534 --disable-userns
           --die-with-parent --new-session --cap-drop ALL --as-pid-1
-          --ro-bind / / --dev /dev --proc /proc --size 64M --tmpfs /tmp
-          --tmpfs <hidden> ... --ro-bind <kept> <kept> ...
+          --ro-bind /usr /usr --symlink usr/bin /bin ... --ro-bind /etc /etc
+          --dev /dev --proc /proc --size 64M --tmpfs /tmp
+          --ro-bind <kept> <kept> ... --tmpfs <hidden inside a kept one> ...
           --remount-ro <hidden> ... --remount-ro /dev --seccomp FD --chdir /tmp
           --clearenv --setenv ... PYTHON -I -S -B child.py REQ ANS
 
 - **who**: user, PID, network, IPC, UTS and cgroup namespaces of its own (no network but a
   loopback nobody listens on), uid and gid 65534, no capabilities, no further user namespace,
   PID 1 of its namespace (it sees no other process), killed when the checker dies;
-- **what it sees**: the whole filesystem read-only, but attnlab's package and source checkout
-  (every copy that ``sys.path`` or a ``.pth`` file names), the home folder, the learner's own
-  folder and the class folder are empty read-only tmpfs; inside them only what the check needs
-  is bound back read-only: the Python installation, the site-packages that hold NumPy, the
-  harness (``labs/child.py``, no solution) and the learner's one file;
+- **what it sees**: the system folders (:data:`SYSTEM`: ``/usr``, ``/etc`` and the library
+  folders) read-only, and nothing else of the machine but what the check needs, bound
+  read-only: the Python installation, the site-packages that hold NumPy, the harness
+  (``labs/child.py``, no solution) and the learner's one file. Home folders, other checkouts,
+  the class folder and other learners' files are not there at all; a copy of attnlab's package
+  inside a visible folder (every copy that ``sys.path`` or a ``.pth`` file names, with its
+  source checkout) is an empty read-only tmpfs;
 - **where it writes**: a fresh ``/tmp`` of at most :data:`SCRATCH_LIMIT` bytes (a tmpfs, gone
   with the sandbox); ``/dev`` is read-only;
 - **limits**: the launching process sets memory, CPU time, file size, processes and core dumps
@@ -29,8 +32,8 @@ learner's file runs in namespaces of its own, built by :func:`command`::
 Where there is no such tool (macOS, Windows, a container without user namespaces) or the env
 var ``ATTNLAB_BWRAP`` is set empty, :func:`available` is None and the checker runs the file in
 the older contained child, which is not a boundary. ``ATTNLAB_BWRAP=/path/to/bwrap`` names the
-program. Left out: a cgroup (memory is bounded by address space, not resident pages), and
-copies of attnlab that nothing on ``sys.path`` names (another checkout, a wheel in a cache).
+program. Left out: a cgroup (memory is bounded by address space, not resident pages), and a
+copy of attnlab inside the system folders that nothing on ``sys.path`` names.
 """
 
 from __future__ import annotations
@@ -50,6 +53,10 @@ PROGRAM_ENV = "ATTNLAB_BWRAP"  # "" -> no boundary; a path -> that program; unse
 SCRATCH = "/tmp"  # the one writable folder inside, where the child starts
 SCRATCH_LIMIT = 64 << 20  # bytes of the scratch tmpfs
 NOBODY = "65534"
+# What is visible inside besides what a check needs: the system's programs, libraries and
+# settings. Everything else (home folders, other checkouts of attnlab, other learners' work,
+# /opt, /srv, /var ...) is not there at all.
+SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 _ENV = {"HOME": SCRATCH, "TMPDIR": SCRATCH, "MPLBACKEND": "Agg",
         "MPLCONFIGDIR": f"{SCRATCH}/matplotlib", "PATH": "/usr/bin:/bin"}
 
@@ -103,13 +110,13 @@ def command(program: str, harness: Path, file: Path, hide: Iterable[Path], secco
     marks = {p: "hide" for p in hidden if p != "/" and os.path.isdir(p)}
     marks.update({p: "keep" for p in kept if p != "/" and os.path.isdir(p)})
     marks.update({_real(harness): "file", _real(file): "file", SCRATCH: "scratch"})
-    argv = [program, *_namespaces(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    made: dict[str, str] = {}
+    argv = [program, *_namespaces(), *_system(), "--dev", "/dev", "--proc", "/proc"]
+    made: dict[str, str] = {p: "keep" for p in SYSTEM if os.path.isdir(p)}
     for path in sorted(marks, key=lambda p: (p.count("/"), p)):
         kind, above = marks[path], _nearest(path, made)
-        if kind == "hide" and above == "hide":
-            continue  # already out of sight (in the scratch it is made read-only too)
-        if kind in ("keep", "file") and above in (None, "keep", "file"):
+        if kind == "hide" and above in (None, "hide"):
+            continue  # already out of sight: outside the system folders, or under a hidden one
+        if kind in ("keep", "file") and above in ("keep", "file"):
             continue  # already visible, read-only
         made[path] = kind
         if kind == "scratch":
@@ -121,13 +128,25 @@ def command(program: str, harness: Path, file: Path, hide: Iterable[Path], secco
     for path, kind in made.items():  # after every bind inside them: nothing writable there
         if kind == "hide":
             argv += ["--remount-ro", path]
-    argv += ["--remount-ro", "/dev"]
+    argv += ["--remount-ro", "/dev", "--remount-ro", "/"]  # the folders made for the binds too
     if seccomp_fd is not None:
         argv += ["--seccomp", str(seccomp_fd)]
     argv += ["--chdir", SCRATCH, "--clearenv"]
     for key, value in _ENV.items():
         argv += ["--setenv", key, value]
     return [*argv, python, "-I", "-S", "-B", _real(harness), *args]
+
+
+def _system() -> list[str]:
+    """The system folders, read-only (a folder that is a link, as ``/bin`` -> ``usr/bin`` on a
+    merged ``/usr``, made the same link): everything else on the machine is out of sight."""
+    argv: list[str] = []
+    for path in SYSTEM:
+        if os.path.islink(path):
+            argv += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            argv += ["--ro-bind", path, path]
+    return argv
 
 
 def _real(path: Path | str) -> str:
