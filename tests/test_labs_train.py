@@ -148,7 +148,7 @@ def test_spanish(tmp_path, shakespeare_head):
                          str(shakespeare_head))
     assert code == 0, err
     assert "veredicto: iguales salvo error de coma flotante" in out
-    assert "perplejidad en datos reservados" in out and "paso 2 de 2" in err
+    assert "perplejidad de validación" in out and "paso 2 de 2" in err
     wrong = learner(tmp_path / "mal", lang="es", change=("backward", *WRONG_DV))
     code, out, _ = lab("train", str(wrong), "--steps", "1", "--corpus", str(shakespeare_head))
     assert code == 1

@@ -300,10 +300,11 @@ CLAIMS: list[Claim] = [
 
 FIGURES = {
     "relative gap": Quantity("relative gap of the held-out MSE to one GD step's",
-                             "diferencia relativa del MSE de validación frente al de un paso "
-                             "de GD"),
+                             "diferencia relativa del ECM de validación frente al de un paso "
+                             "de descenso de gradiente"),
     "cosine": Quantity("cosine of the prediction vectors with one GD step's",
-                       "coseno de los vectores de predicción con los de un paso de GD"),
+                       "coseno de los vectores de predicción con los de un paso de "
+                       "descenso de gradiente"),
     "relative L2": Quantity("relative L2 distance of the predictions",
                             "distancia L2 relativa de las predicciones"),
 }

@@ -251,7 +251,7 @@ FIGURES = {
     "hf": Quantity("Hugging Face's count", "recuento de Hugging Face", "parameters",
                    "parámetros", "count"),
     "mlp_share[{name}]": Quantity("share of {name}'s block parameters in the MLP",
-                                  "proporción de los parámetros del bloque de {name} en la MLP",
+                                  "proporción de los parámetros del bloque de {name} en el MLP",
                                   kind="percent"),
 }
 CLAIMS = with_figures(CLAIMS, FIGURES)

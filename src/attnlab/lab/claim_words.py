@@ -35,7 +35,7 @@ MARGIN_UNITS: dict[str, tuple[str, str]] = {
     "exponent": ("exponent", "exponente"),
     "per step": ("factor per step", "factor por paso"),
     "R²": ("R²", "R²"),
-    "decades": ("decades", "décadas"),
+    "decades": ("decades", "órdenes de magnitud"),
     "ln ratio": ("ln of the time ratio", "ln del cociente de tiempos"),
     "score": ("score", "puntuación"),
     "share": ("share", "proporción"),

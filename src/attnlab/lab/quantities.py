@@ -13,9 +13,11 @@ How a number is written (``number``):
   (a margin ``0.0291 ± 0.0113`` is written ``0.029 ± 0.011``);
 - a value below 1e-12 of its scale is 0 (float rounding, not a measurement);
 - very small or large values as ``4.5 × 10⁻⁸``; ranges as ``1.56–1.71``;
-- counts as whole numbers with thousands grouped: ``124,439,808`` in English,
-  ``124 439 808`` (a narrow space) in Spanish. Both languages write decimals with a point,
-  as the code does, so a list of numbers is never ambiguous.
+- counts as whole numbers with thousands grouped: ``124,439,808`` in English; in Spanish
+  (RAE, ISO 80000) a narrow no-break space groups a whole part of five digits or more
+  (``124 439 808``, ``33 792``) and none of four (``3000``). Both languages write decimals
+  with a point, as the code does (the RAE recommends it too), so a list of numbers is never
+  ambiguous; a percentage takes a space before its sign (``14.8 %``).
 
 Left out: units of measurement systems (every unit here is a ratio, a count or a fraction).
 """
@@ -108,10 +110,18 @@ _SUPER = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 def group(digits: str, lang: str) -> str:
-    """``1234567`` -> ``1,234,567`` (en) or ``1 234 567`` with narrow spaces (es)."""
+    """``1234567`` -> ``1,234,567`` (en) or ``1 234 567`` with narrow spaces (es); Spanish
+    leaves a whole part of four digits alone.
+
+    >>> group("1024", "en"), group("1024", "es"), group("-33792.5", "es") == "-33\u202f792.5"
+    ('1,024', '1024', True)
+    """
     sign, digits = ("-", digits[1:]) if digits.startswith("-") else ("", digits)
     head, _, tail = digits.partition(".")
-    grouped = f"{int(head):,}".replace(",", "," if lang == "en" else THIN)
+    if lang == "en":
+        grouped = f"{int(head):,}"
+    else:
+        grouped = head if len(head) <= 4 else f"{int(head):,}".replace(",", THIN)
     return sign + grouped + (f".{tail}" if tail else "")
 
 

@@ -3,8 +3,11 @@
 Every interface string of the report (headings, table headers, verdict words, captions,
 the glance table) is an entry of ``attnlab/i18n/report.json`` in English and Spanish; code
 asks ``t(key, lang)``. Measured numbers and the chapter's figures are the same in both
-languages: a decimal point, as in the code. Spanish separates thousands with a narrow
-space (``124 439 808``), never a comma or a dot, so a list of numbers is never ambiguous.
+languages: a decimal point, as in the code. Spanish groups a whole part of five digits or
+more with narrow spaces (``124 439 808``), never a comma or a dot, and leaves four digits
+alone (``3000``), so a list of numbers is never ambiguous; a percentage takes a space before
+its sign (``66.6 %``). The convention is ``attnlab.lab.quantities``'s, written on the
+Spanish front page.
 
 The experiments' own tables (``table.md``, written in English by the experiments) are
 said in the page's language by ``attnlab.report.table_words``, from ``i18n/tables.json``.
@@ -20,8 +23,8 @@ from typing import Any
 from attnlab.i18n import catalogue, resolve_lang
 from attnlab.i18n import text as _text
 
-THIN = "\u202f"  # the narrow no-break space that groups thousands in Spanish
-_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_GROUPED = re.compile(r"(?<![\d.])(?<!\d,)\d{1,3}(?:,\d{3})+(?!\d|,\d)")  # 124,439,808
+_PERCENT = re.compile(r"(?<=\d)%(?!\w)")  # 66.6%
 
 
 def t(key: str, lang: str, **fields: object) -> str:
@@ -62,12 +65,20 @@ def duration(seconds: float | None, lang: str = "en") -> str:
 
 
 def numbers(text: str, lang: str) -> str:
-    """``text`` with its thousands separators as the language writes them.
+    """``text`` (written with English numbers) with its thousands separators and percent signs
+    as the language writes them.
 
     >>> numbers("124,439,808 and [0.5, 1.25]", "es") == "124\u202f439\u202f808 and [0.5, 1.25]"
     True
+    >>> numbers("3,000 steps at 66.6%; sizes 256, 1,024", "es")
+    '3000 steps at 66.6 %; sizes 256, 1024'
     """
-    return text if lang == "en" else _THOUSANDS.sub(THIN, text)
+    if lang == "en":
+        return text
+    from attnlab.lab.quantities import group
+
+    text = _GROUPED.sub(lambda m: group(m.group(0).replace(",", ""), lang), text)
+    return _PERCENT.sub(" %", text)
 
 
 def claim_text(verdict_: dict[str, Any], lang: str) -> str:

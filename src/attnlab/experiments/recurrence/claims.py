@@ -322,7 +322,7 @@ FIGURES = {
                          "R² de una ley de potencia (lineal en ln k)"),
     "attention_decades_over_window": Quantity(
         "decades attention's fitted decay loses over the window",
-        "décadas que pierde en la ventana el decaimiento ajustado de la atención"),
+        "órdenes de magnitud que pierde en la ventana el decaimiento ajustado de la atención"),
     "acc_smallest_d": Quantity("accuracy at the smallest distance",
                                "acierto a la distancia más corta"),
     "acc_largest_d": Quantity("accuracy at the largest distance",
