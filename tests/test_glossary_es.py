@@ -15,9 +15,6 @@ from attnlab.i18n import catalogue, domains
 
 ROOT = Path(__file__).resolve().parents[1]
 GLOSSARY = ROOT / "docs" / "es" / "glosario.md"
-# The Spanish front page's first lines mirror the English front door's two commands and are
-# kept by another rule; they are read from line 16 on (what is left there: see the report).
-FRONT, KEPT_LINES = ROOT / "docs" / "es" / "README.md", 15
 CODE = re.compile(r"```.*?```|`[^`\n]*`", re.S)  # code names are the code's, not words
 FIELD = re.compile(r"\{\w*\}")  # a catalogue field such as {steps}
 LINK = re.compile(r"\]\([^)]*\)")
@@ -83,9 +80,7 @@ def spanish_texts() -> list[tuple[str, str]]:
     for page in sorted((ROOT / "docs" / "es").glob("*.md")):
         if page == GLOSSARY:
             continue
-        lines = page.read_text(encoding="utf-8").splitlines()
-        first = KEPT_LINES if page == FRONT else 0
-        out.append((str(page.relative_to(ROOT)), "\n".join(lines[first:])))
+        out.append((str(page.relative_to(ROOT)), page.read_text(encoding="utf-8")))
     for book in sorted((ROOT / "notebooks").glob("**/es/*.ipynb")):
         cells = json.loads(book.read_text(encoding="utf-8"))["cells"]
         out += [(f"{book.relative_to(ROOT)} cell {i}", "".join(c["source"]))
