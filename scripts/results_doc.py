@@ -45,8 +45,12 @@ BLOCKS = {
     ROOT / "README.md": ("summary",),
     ROOT / "docs" / "results.md": ("claims", "quick", "full"),
     ROOT / "docs" / "cluster.md": ("estimates",),
+    # the sections that speak of a run's figures show that run's, never figures typed by hand
+    ROOT / "docs" / "experiments.md": ("claims_agreement", "claims_induction", "claims_icl_gd",
+                                       "extra_round"),
 }
 WORKERS = (2, 8, 32, 128)  # the cluster page's sizes
+EXPERIMENT_BLOCKS = ("agreement", "induction", "icl_gd")  # claims_NAME: render_experiment
 
 
 def collect(report: Path) -> dict[str, Any]:
@@ -271,6 +275,49 @@ def render_summary(results: dict[str, Any]) -> str:
             "inconclusive**.")
 
 
+def render_experiment(name: str, results: dict[str, Any], full: dict[str, Any] | None) -> str:
+    """One experiment's claims in the last quick run, with their measured figures and the
+    full profile's verdict where it ran: what a page's section on that experiment quotes."""
+    seeds = next((e["seeds"] for e in results["experiments"] if e["name"] == name), None)
+    lines = [
+        f"In the last `{results['profile']}` run ({_where(results)}, {seeds} seeds; "
+        "[results/claims.json](results/claims.json)) and at the full profile where it ran "
+        "([results/claims-full.json](results/claims-full.json)):",
+        "",
+        "| claim | verdict | rule | measured | full |",
+        "|---|---|---|---|---|",
+    ]
+    lines += [f"| {_cell(c['text'])} | **{c['status'].upper()}** | {version(c)} | "
+              f"{_cell(c['measured'])} | {_full_cell(c, full)} |"
+              for c in results["claims"] if c["experiment"] == name]
+    lines += ["", "The experiment's whole table: [results.md](results.md); your own run: "
+              f"`attnlab run {name} --profile {results['profile']}`."]
+    return "\n".join(lines)
+
+
+def render_extra_round(results: dict[str, Any], full: dict[str, Any] | None) -> str:
+    """What the extra round of seeds cost in the recorded runs that had it, and what it added.
+    The verdicts before the round are not recorded, so what it changed is not said here."""
+    runs = [(results, results["experiments"])]
+    for run in (full or {}).get("runs") or ([full] if full else []):
+        runs.append((run, [e for e in full["experiments"]
+                           if (e.get("run") or full)["started_at"] == run["started_at"]]))
+    lines = []
+    for run, experiments in runs:
+        spent = (run.get("phases_s") or {}).get("extra seeds")
+        if not spent:
+            continue
+        added = [f"`{e['name']}` ({e['extra_round']})" for e in experiments
+                 if e.get("extra_round") and not e["extra_round"].startswith("no ")]
+        lines.append(f"- the `{run['profile']}` run of {_where(run)}: the round took "
+                     f"**{_duration(spent)}** of its **{_duration(run['wall_s'])}**; "
+                     f"{'; '.join(added) or 'no experiment'}.")
+    if not lines:
+        return "No recorded run had the round."
+    return "\n".join(["The recorded runs that had the round "
+                      "([results/claims-full.json](results/claims-full.json)):", "", *lines])
+
+
 def render(name: str, results: dict[str, Any], full: dict[str, Any] | None,
            estimates: dict[str, Any] | None) -> str:
     """The block ``name``, markers included, from the results files only."""
@@ -278,7 +325,10 @@ def render(name: str, results: dict[str, Any], full: dict[str, Any] | None,
             "quick": lambda: render_run(results, "####"),
             "full": lambda: render_full(full, estimates),
             "estimates": lambda: render_estimates(estimates),
-            "summary": lambda: render_summary(results)}[name]()
+            "summary": lambda: render_summary(results),
+            "extra_round": lambda: render_extra_round(results, full),
+            **{f"claims_{n}": (lambda n=n: render_experiment(n, results, full))
+               for n in EXPERIMENT_BLOCKS}}[name]()
     return f"<!-- results:{name}:begin -->\n{body}\n<!-- results:{name}:end -->"
 
 
