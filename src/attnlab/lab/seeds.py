@@ -56,8 +56,8 @@ EXTRA_SEEDS = 2  # seeds added by the one extra round (3 seeds -> 5)
 # 25 minutes, and the round takes a large share of it. docs/results.md shows only the last
 # quick run, made without the round; the commits that published a run with it (a5628a9) and
 # the next without it (fd70e07) give both wall times and say that no verdict changed. Its
-# verdicts are decided on the planned seeds (SPEC: at least 3); ``--extra-seeds 2`` adds the
-# round. Every other profile has it by default.
+# verdicts are decided on the planned seeds (at least 3, a claim's minimum);
+# ``--extra-seeds 2`` adds the round. Every other profile has it by default.
 PROFILE_EXTRA_SEEDS = {"quick": 0}
 
 
