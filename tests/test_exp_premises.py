@@ -32,12 +32,24 @@ def test_a_failed_premise_makes_the_claim_inconclusive_with_its_reason():
     assert v["parts"][0]["status"] == "held"  # the parts are still measured and shown
 
 
-def test_a_held_premise_leaves_the_verdict_alone_and_an_undecided_one_leaves_it_open():
+def test_a_held_premise_leaves_the_verdict_alone_and_one_seed_short_of_it_is_named():
     held = decide(_claim(SURE, [-x for x in SURE]), {"t": {}})
     assert held["status"] == "not held" and held["premise"]["held"] is True
-    open_ = decide(_claim(COIN), {"t": {}})
-    assert open_["status"] == "inconclusive" and open_["premise"]["held"] is None
-    assert cannot_move(open_) == ""  # more seeds may settle an undecided premise
+    assert held["premise"]["seeds_not_learning"] == []
+    short = decide(_claim(COIN), {"t": {}})  # seed 1 did not learn: two seeds are left
+    assert short["status"] == "inconclusive" and short["premise"]["held"] is False
+    assert short["premise"]["seeds_not_learning"] == [1]
+    assert short["why"].startswith("2 of 3 seeds learned (seed 1 did not: learned at the "
+                                   "smallest d)")
+    assert short["parts"][0]["margins"] == [1.0, 0.9]  # seed 1's 1.1 is no evidence
+    assert "cannot be tested" in cannot_move(short)
+
+
+def test_with_fewer_seeds_than_a_verdict_needs_the_premise_is_open():
+    v = decide(_claim([1.0, 1.1], [1.0, 1.1]), {"t": {}})
+    assert v["premise"]["held"] is None and v["premise"]["seeds_not_learning"] == []
+    assert v["status"] == "inconclusive" and v["why"].startswith("2 seed(s)")
+    assert cannot_move(v) == ""
 
 
 def test_no_extra_round_for_a_failed_premise_or_a_zero_spread():
