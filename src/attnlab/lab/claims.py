@@ -405,6 +405,8 @@ def render(verdicts: list[dict[str, Any]], lang: str = "en") -> str:
     for v in verdicts:
         lines.append(f"- **{v['status'].upper()}** — {w.claim_text(v, lang)}  ")
         lines.append(f"  {w.version(v, lang)}; {w.evaluations(v, lang)}; {w.why(v, lang)}  ")
+        if note := w.not_counted(v, lang):  # the seeds that did not learn, by name
+            lines.append(f"  {note}  ")
         for p in v.get("parts", []):
             name = w.part_name(v, p, lang)
             lines.append(f"  {name + ': ' if name else ''}{w.measured_text(p, lang)}; "
