@@ -51,15 +51,18 @@ def check_case(verdict: dict[str, Any], name: str, case: str, expected: list[flo
 def check_real_record(verdicts: list[dict[str, Any]], seeds: int) -> None:
     """Every predicate ran on a real record: no claim is an error or skipped, and every part
     and premise measured one finite margin per seed (one in all where the claim is decided
-    on one evaluation or over a benchmark's rounds)."""
+    on one evaluation or over a benchmark's rounds); a part of a claim with premises, one
+    per seed that learned (every seed where none did)."""
     for v in verdicts:
         assert v["status"] not in ("error", "skipped"), (v["id"], v["why"])
-        checks = [*v["parts"], *(v.get("premise") or {}).get("checks", [])]
-        for p in checks:
+        premise = v.get("premise") or {}
+        learning = premise.get("learning_seeds") or seeds
+        for p in [*v["parts"], *premise.get("checks", [])]:
             values = p["margins"]
             assert all(math.isfinite(x) for x in values), (v["id"], p)
             if v["trained"] and v.get("over", "seeds") == "seeds":
-                assert len(values) == seeds, (v["id"], p.get("name"), values)
+                n = learning if p in v["parts"] else seeds
+                assert len(values) == n, (v["id"], p.get("name"), values)
 
 
 def _approx(values: list[float]) -> Any:

@@ -45,10 +45,10 @@ def test_a_rule_changed_without_its_version_fails_and_cannot_be_recorded():
     changed = dataclasses.replace(c, parts=(part,))  # the threshold moved, the version kept
     found = problems(ledger, _rules([changed]))
     assert len(found) == 1 and found[0].startswith("recurrence.attention_distance_free: its "
-                                                    "rule is not the one recorded as version 3")
-    with pytest.raises(ValueError, match="changed under version 3"):
+                                                    "rule is not the one recorded as version 4")
+    with pytest.raises(ValueError, match="changed under version 4"):
         record(ledger, _rules([changed]))  # regenerating the ledger refuses it
-    bumped = dataclasses.replace(changed, version=4)
+    bumped = dataclasses.replace(changed, version=5)
     assert problems(ledger, _rules([bumped]))[0].endswith("is not recorded in docs/rules.json "
                                                           "(run scripts/rule_versions.py)")
     assert problems(record(ledger, _rules([bumped])), _rules([bumped])) == []

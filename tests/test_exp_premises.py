@@ -3,6 +3,11 @@ more seeds are never spent on it; nor on a claim whose every seed gives the same
 
 from __future__ import annotations
 
+import dataclasses
+
+import pytest
+from claim_cases import margins
+
 from attnlab.experiments.recurrence import claims as recurrence_claims
 from attnlab.lab.claims import Margins, Part, Premise, claim, decide, evaluate
 from attnlab.lab.seeds import cannot_move, held_back, skipped_note, triggers
@@ -32,12 +37,24 @@ def test_a_failed_premise_makes_the_claim_inconclusive_with_its_reason():
     assert v["parts"][0]["status"] == "held"  # the parts are still measured and shown
 
 
-def test_a_held_premise_leaves_the_verdict_alone_and_an_undecided_one_leaves_it_open():
+def test_a_held_premise_leaves_the_verdict_alone_and_one_seed_short_of_it_is_named():
     held = decide(_claim(SURE, [-x for x in SURE]), {"t": {}})
     assert held["status"] == "not held" and held["premise"]["held"] is True
-    open_ = decide(_claim(COIN), {"t": {}})
-    assert open_["status"] == "inconclusive" and open_["premise"]["held"] is None
-    assert cannot_move(open_) == ""  # more seeds may settle an undecided premise
+    assert held["premise"]["seeds_not_learning"] == []
+    short = decide(_claim(COIN), {"t": {}})  # seed 1 did not learn: two seeds are left
+    assert short["status"] == "inconclusive" and short["premise"]["held"] is False
+    assert short["premise"]["seeds_not_learning"] == [1]
+    assert short["why"].startswith("2 of 3 seeds learned (seed 1 did not: learned at the "
+                                   "smallest d)")
+    assert short["parts"][0]["margins"] == [1.0, 0.9]  # seed 1's 1.1 is no evidence
+    assert "cannot be tested" in cannot_move(short)
+
+
+def test_with_fewer_seeds_than_a_verdict_needs_the_premise_is_open():
+    v = decide(_claim([1.0, 1.1], [1.0, 1.1]), {"t": {}})
+    assert v["premise"]["held"] is None and v["premise"]["seeds_not_learning"] == []
+    assert v["status"] == "inconclusive" and v["why"].startswith("2 seed(s)")
+    assert cannot_move(v) == ""
 
 
 def test_no_extra_round_for_a_failed_premise_or_a_zero_spread():
@@ -87,3 +104,100 @@ def test_an_attention_at_chance_cannot_show_that_distance_does_not_matter():
     free = v["recurrence.attention_distance_free"]
     assert free["status"] == "inconclusive" and "never learned" in free["why"]
     assert v["recurrence.rnn_falls_to_chance"]["status"] == "held"
+
+
+# -- a premise is per seed: four seeds with real spread, one or two of them not learning ----
+
+U = 0.05  # an accuracy or a weight near its threshold
+
+
+def _attention(first: list[float], top: list[float]) -> dict:
+    """Attention's accuracy per seed at d = 8 (``first``) and 24, the largest trained d
+    (``top``); chance at 48. Its premise: first ≥ 0.6; its part: 0.1 − (first − top)."""
+    acc = [[a, b, 0.5] for a, b in zip(first, top, strict=True)]
+    return {"recurrence": {"agreement": {"distances": [8, 24, 48], "trained_d": [8, 24],
+                                         "attention": {"acc": acc}}}}
+
+
+FREE = "recurrence.attention_distance_free"
+
+
+def _free(record: dict, premised: bool = True) -> dict:
+    c = next(c for c in recurrence_claims.CLAIMS if c.id == FREE)
+    return decide(c if premised else dataclasses.replace(c, premises=()), record)
+
+
+def test_a_seed_that_never_learned_is_no_evidence_that_the_distance_does_not_matter():
+    # seeds 0-2 learned and lose 0.17, 0.15, 0.13 by d = 24 (margins −0.07, −0.05, −0.03:
+    # not held); seed 3 stayed at chance (0.52 at d = 8, premise margin −0.08), so it "loses"
+    # nothing (margin +0.09), the issue's case at full
+    lost = [0.1 - m for m in margins("not held", U)]
+    record = _attention([0.98, 0.98, 0.98, 0.52], [0.98 - x for x in lost] + [0.51])
+    v = _free(record)
+    assert v["status"] == "not held" and v["seeds"] == 3
+    assert v["premise"]["held"] is True and v["premise"]["seeds_not_learning"] == [3]
+    assert v["premise"]["learning_seeds"] == 3 and v["premise"]["seeds"] == 4
+    assert v["parts"][0]["margins"] == pytest.approx(margins("not held", U))
+    assert v["premise"]["checks"][0]["margins"] == pytest.approx([0.38] * 3 + [-0.08])
+    # counted, seed 3 would have turned "not held" into "inconclusive"
+    counted = _free(record, premised=False)
+    assert counted["status"] == "inconclusive" and counted["seeds"] == 4
+    assert counted["parts"][0]["margins"][3] == pytest.approx(0.09)
+
+
+def test_a_seed_that_did_not_learn_cannot_pull_a_held_claim_down_either():
+    # agreement's subject head: seeds 0-2 learned (top-1 0.2 + m above the baseline) and
+    # have a subject head (0.5 + m); seed 3 did not learn (top-1 0.05 above it) and has
+    # none (0.2 on the subject: margin −0.3)
+    from attnlab.experiments import agreement
+
+    base, held = 4 / 7, margins("held", U)
+    top1 = [base + 0.2 + m for m in held] + [base + 0.05]
+    subject = [0.5 + m for m in held] + [0.2]
+    heads = [[{"block": 1, "head": 1, "subject": s, "stems": 0.1,
+               "separators": (0.9 - s) / 2, "other pronouns": (0.9 - s) / 2}] for s in subject]
+    record = {"agreement": {"baseline": base, "top1": top1, "heads": heads}}
+    c = next(c for c in agreement.CLAIMS if c.id == "agreement.subject_head")
+    v = decide(c, record)
+    assert v["status"] == "held" and v["premise"]["seeds_not_learning"] == [3]
+    assert v["parts"][0]["margins"] == pytest.approx(held)
+    assert v["premise"]["not_counted"] == (
+        "not counted (did not learn: held-out top-1 ≥ majority-form baseline + 0.2): seed 3; "
+        "decided on the other 3 of 4 seeds")
+    # counted, seed 3 would have left it inconclusive
+    assert decide(dataclasses.replace(c, premises=()), record)["status"] == "inconclusive"
+
+
+def test_two_seeds_of_four_not_learning_leave_the_claim_inconclusive_naming_them():
+    lost = [0.1 - m for m in margins("held", U)]  # held on the seeds that learned
+    record = _attention([0.98, 0.55, 0.98, 0.5], [0.98 - lost[0], 0.55, 0.98 - lost[2], 0.5])
+    v = _free(record)
+    assert v["status"] == "inconclusive" and v["premise"]["held"] is False
+    assert v["premise"]["seeds_not_learning"] == [1, 3]
+    assert v["why"] == ("2 of 4 seeds learned (seeds 1 and 3 did not: attention's accuracy "
+                        "at the smallest d ≥ chance + 0.1 = 0.6); a seed that did not learn "
+                        "is no evidence, and a verdict needs at least 3 learning seeds")
+    assert v["premise"]["why_es"].startswith("2 de 4 semillas aprendieron (semillas 1 y 3 "
+                                             "no: acierto de la atención a la d más corta")
+    assert "cannot be tested" in cannot_move(v)  # no extra round is spent on it
+    assert _free(record, premised=False)["status"] == "held"  # counted, they would hold it
+
+
+def test_the_report_names_the_seeds_that_did_not_learn_beside_the_claim():
+    from attnlab.lab.claims import render
+    from attnlab.report.overview import _premise, claim_table, claims_list
+
+    lost = [0.1 - m for m in margins("held", U)]
+    held = _free(_attention([0.98, 0.98, 0.98, 0.52], [0.98 - x for x in lost] + [0.51]))
+    assert held["status"] == "held"
+    en, es = "seed 3; decided on the other 3 of 4", "semilla 3; decidida con las otras 3 de 4"
+    assert en in claims_list([held], "en") and es in claims_list([held], "es")
+    assert en in render([held]) and es in render([held], "es")
+    assert en in _premise(held, "en") and es in _premise(held, "es")
+    assert "3 of 4 seeds" in claim_table([held], {}, "en")
+    assert "3 de 4 semillas" in claim_table([held], {}, "es")
+    two = _free(_attention([0.98, 0.55, 0.98, 0.5], [0.98 - lost[0], 0.55, 0.98 - lost[2],
+                                                     0.5]))
+    assert "(seeds 1 and 3 did not:" in claims_list([two], "en")
+    assert "(semillas 1 y 3 no:" in claims_list([two], "es")
+    assert "could not be tested: 2 of 4 seeds learned (seeds 1 and 3" in _premise(two, "en")

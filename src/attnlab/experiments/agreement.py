@@ -354,19 +354,20 @@ CLAIMS: list[Claim] = [
           "Some head puts most of its weight at the predicting position on the subject "
           "pronoun.", NAME,
           Part(f"largest weight of any head on the subject pronoun > {MOST:g}", _subject_head,
-               "weight"), premises=[LEARNED], version=2),  # v2: the premise (abfd38c)
+               "weight"), premises=[LEARNED],
+          version=3),  # v2: the premise (abfd38c); v3: the premise per seed
     claim("agreement.subject_and_stems_head",
           "The curriculum's verb-form head: at the position that predicts the verb, some head "
           "puts most of its mass on the subject pronoun and the verb stem together (positions "
           "6 and 4 of `I work , you work , he ___`), with maybe some on the earlier stem.", NAME,
           Part(f"largest weight of any head on the subject pronoun and the verb stems together "
                f"> {MOST:g}", _subject_and_stems, "weight"), premises=[LEARNED],
-          version=2),  # v2: the premise (abfd38c)
+          version=3),  # v2: the premise (abfd38c); v3: the premise per seed
     claim("agreement.partial_specialisation",
           "Head specialisation is partial: no single head does all the routing.", NAME,
           Part(f"largest share of all heads' weight on the subject and the stems held by one "
                f"head < {SHARE:g}", _partial, "share"), premises=[LEARNED],
-          version=2),  # v2: the premise (abfd38c)
+          version=3),  # v2: the premise (abfd38c); v3: the premise per seed
 ]
 
 FIGURES = {

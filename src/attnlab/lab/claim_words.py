@@ -12,8 +12,8 @@ the measured numbers come with the verdict (``attnlab.lab.quantities``).
   spread over the seeds)``, never ``± 0.0000``); an exact count says the counts agree;
 - ``claim_text``, ``part_name``, ``part_rule``, ``evaluations`` (``5 seeds`` /
   ``4 rounds`` / ``1 evaluation``), ``version`` (``rule v2``; ``rule version not recorded``
-  for a verdict read from a record made before versions were) and ``why`` (a failed
-  premise's reason).
+  for a verdict read from a record made before versions were), ``why`` (a failed
+  premise's reason) and ``not_counted`` (the seeds that did not learn, left out).
 """
 
 from __future__ import annotations
@@ -58,6 +58,7 @@ WORDS = {
     "equal": ("the counts agree exactly", "los recuentos coinciden exactamente"),
     "differ": ("the counts differ by {n}", "los recuentos difieren en {n}"),
     "seeds": ("{n} seeds", "{n} semillas"), "seed": ("1 seed", "1 semilla"),
+    "of": ("{n} of {m} seeds", "{n} de {m} semillas"),
     "rounds": ("{n} rounds", "{n} rondas"), "round": ("1 round", "1 ronda"),
     "evaluation": ("1 evaluation", "1 evaluación"),
 }
@@ -161,6 +162,9 @@ def evaluations(verdict: dict[str, Any], lang: str = "en") -> str:
     if not verdict.get("trained", True):
         return _w("evaluation", lang)
     n = verdict.get("seeds", 0)
+    premise = verdict.get("premise") or {}
+    if premise.get("seeds_not_learning") and premise.get("learning_seeds"):
+        return _w("of", lang, n=n, m=premise.get("seeds", n))  # the others did not learn
     over = "rounds" if verdict.get("over") == "rounds" else "seeds"
     if n == 1:
         return _w(over[:-1], lang)
@@ -182,6 +186,17 @@ def why(verdict: dict[str, Any], lang: str = "en") -> str:
     if premise.get("held") is not True and premise.get("why"):
         return premise["why"] if lang == "en" else premise.get("why_es") or premise["why"]
     return verdict.get("why", "")
+
+
+def not_counted(verdict: dict[str, Any], lang: str = "en") -> str:
+    """The seeds left out of a decided claim because they did not learn, in ``lang``
+    (``not counted (did not learn: …): seed 3; decided on the other 3 of 4 seeds``); "" when
+    none were, or when the claim could not be tested (its reason names them already)."""
+    premise = verdict.get("premise") or {}
+    if premise.get("held") is not True or not premise.get("not_counted"):
+        return ""
+    return premise["not_counted"] if lang == "en" else (premise.get("not_counted_es")
+                                                          or premise["not_counted"])
 
 
 def quick_changes(name: str, lang: str = "en", recorded: str = "") -> str:

@@ -20,11 +20,20 @@ seeds gets one extra round of seeds, once, and all its claims are decided again
 
 A claim may declare *premises*: the conditions under which it can be tested at all (the
 RNN learned the agreement at the smallest distance, else nothing can fall; an induction
-head formed, else there is nothing to ablate). A premise is decided as a part is; when
-one is not held the claim is **inconclusive** with the premise's reason in words, and no
-extra round of seeds is spent on it; when one is itself undecided the claim is
-inconclusive too (more seeds may settle it). The verdict records the outcome as
-``premise``: ``{"held": true | false | null, "why": ...}``.
+head formed, else there is nothing to ablate). Every premise of the claims is of that kind
+(the model learned what the claim is about), so a premise is decided **per seed**: a seed
+whose premise margin is above zero (on every premise) *learned*; a seed that did not is
+no evidence either way, its margins are left out of every part, and the verdict names it.
+The parts are decided over the learning seeds only, by the rule above. A training claim
+with fewer than ``MIN_SEEDS`` learning seeds (of at least ``MIN_SEEDS``) is
+**inconclusive** with that reason in words, naming the seeds that did not learn (with
+none learning, the premise's own reason), and no extra round of seeds is spent on it; its
+parts are then shown over all seeds, for a reader. The verdict records the outcome as
+``premise``: ``{"held": true | false | null, "why": ..., "seeds_not_learning": [3],
+"learning_seeds": 4}`` (``held`` null: fewer seeds in all than a verdict needs). The
+premise's numbers (and the parts' ``numbers``, the seed means a reader sees) are over all
+seeds; the margins that decide are the learning seeds'. A claim of one evaluation (no
+training) has one seed: it learned or the claim is inconclusive.
 
 A claim that needs no training (a parameter count, an exponent of a timed
 sweep, a random-number table) has one evaluation, marked as such: held when
@@ -153,10 +162,14 @@ def statement(parts: Sequence[tuple[str, str]], premises: Sequence[str], over: s
     >>> print(statement([("", "x > 1")], ["learned"], "seeds"))
     part: x > 1
     premise: learned
+    premises per seed: a seed failing one is not counted; under 3 counted seeds: inconclusive
     decided over seeds
     """
     lines = [f"part{' ' + name if name else ''}: {rule}" for name, rule in parts]
     lines += [f"premise: {rule}" for rule in premises]
+    if premises and over == "seeds":
+        lines.append(f"premises per seed: a seed failing one is not counted; under {MIN_SEEDS} "
+                     f"counted seeds: inconclusive")
     lines.append(f"decided over {over}" if over else "decided on one evaluation")
     return "\n".join(lines)
 
@@ -235,22 +248,33 @@ def combine(statuses: Sequence[str]) -> str:
 
 
 def decide(c: Claim, records: Records) -> dict[str, Any]:
-    """The verdict of one claim: status, why, and per part its margins and numbers."""
+    """The verdict of one claim: status, why, and per part its margins and numbers; with
+    premises, the parts are decided over the seeds that learned (``decide_premises``)."""
     out: dict[str, Any] = {"id": c.id, "text": c.text, "rule": c.rule, "version": c.version,
                            "trained": c.trained, "needs": list(c.needs), "over": c.over,
                            "parts": []}
     missing = [n for n in c.needs if n not in records]
     if missing:
         return {**out, "status": "skipped", "why": f"no record of {', '.join(missing)}"}
+    premise = decide_premises(c, records) if c.premises else None
+    # the seeds whose margins count: the learning ones, unless none learned (then the parts
+    # are shown over all seeds, and the claim is inconclusive whatever they say)
+    counted = premise.get("counted") if premise else None
     statuses, reasons = [], []
     for part in c.parts:
         row: dict[str, Any] = {"name": part.name, "rule": part.rule, "unit": part.unit}
         try:
             m = part.margins(records)
+            values = list(m.values)
+            if counted is not None:
+                if len(values) != premise["seeds"]:
+                    raise ValueError(f"the part gives {len(values)} margins and the premise "
+                                     f"{premise['seeds']}: they must be per seed alike")
+                values = [values[i] for i in counted]
             status, why = ("inconclusive", m.undecided) if m.undecided else \
-                part_verdict(m.values, c.trained)
-            mean, se = mean_se(m.values)
-            row.update(margins=list(m.values), mean=mean, numbers=m.numbers,
+                part_verdict(values, c.trained)
+            mean, se = mean_se(values)
+            row.update(margins=values, mean=mean, numbers=m.numbers,
                        figures=describe(c.figures, m.numbers),  # labels for a reader
                        se=se if math.isfinite(se) else None)  # None: one value (JSON has no NaN)
         except Skip as err:
@@ -265,56 +289,99 @@ def decide(c: Claim, records: Records) -> dict[str, Any]:
     status = combine(statuses)
     seeds = [len(p["margins"]) for p in out["parts"] if "margins" in p]
     why = "; ".join(reasons) if reasons else out["parts"][0]["why"]
-    if c.premises:
-        premise = decide_premises(c, records)
+    if premise is not None:
+        premise.pop("counted", None)
         out["premise"] = premise
         if premise["status"] in ("error", "skipped"):
             status, why = premise["status"], premise["why"]
-        elif not premise["held"] and status in ("held", "not held", "inconclusive"):
+        elif premise["held"] is False and status in ("held", "not held", "inconclusive"):
+            status, why = "inconclusive", premise["why"]
+        elif premise["held"] is None and premise["why"] and status != "error":
             status, why = "inconclusive", premise["why"]
     return {**out, "status": status, "why": why, "seeds": max(seeds, default=0)}
 
 
+def seed_list(seeds: Sequence[int], lang: str = "en") -> str:
+    """``seed 3`` or ``seeds 1 and 3`` (``semilla 3``, ``semillas 1 y 3``).
+
+    >>> seed_list([3]), seed_list([0, 1, 3]), seed_list([1, 3], "es")
+    ('seed 3', 'seeds 0, 1 and 3', 'semillas 1 y 3')
+    """
+    one, many, and_ = ("seed", "seeds", "and") if lang == "en" else ("semilla", "semillas", "y")
+    if len(seeds) == 1:
+        return f"{one} {seeds[0]}"
+    return f"{many} {', '.join(str(s) for s in seeds[:-1])} {and_} {seeds[-1]}"
+
+
 def decide_premises(c: Claim, records: Records) -> dict[str, Any]:
-    """The outcome of a claim's premises: ``held`` True (all held), False (one is not held:
-    the claim cannot be tested) or None (one is undecided), ``why`` (and ``why_es``) in words,
-    and per premise its rule, margins, numbers and status."""
+    """The outcome of a claim's premises, per seed: ``seeds_not_learning`` (the seeds, from
+    0, whose margin is not above zero on some premise), ``learning_seeds`` (how many are),
+    ``held`` True (at least ``MIN_SEEDS`` learned; one, for a claim of one evaluation), False
+    (fewer, of at least as many seeds: the claim cannot be tested) or None (fewer seeds in
+    all than a verdict needs), ``why`` and ``why_es`` in words, and per premise its rule,
+    margins (every seed's), numbers and the seeds that failed it. ``counted`` (removed by
+    ``decide``) lists the seeds whose part margins count."""
+    from attnlab import i18n
+
     rows: list[dict[str, Any]] = []
     for premise in c.premises:
         row: dict[str, Any] = {"rule": premise.rule, "rule_es": premise.rule_es}
         try:
             m = premise.margins(records)
-            status, _ = part_verdict(m.values, c.trained)
-            mean, se = mean_se(m.values)
-            row.update(margins=list(m.values), mean=mean, numbers=m.numbers,
-                       se=se if math.isfinite(se) else None, status=status)
-            if status == "not held":
-                row.update(why=premise.failed.format(**m.numbers),
-                           why_es=(premise.failed_es or premise.failed).format(**m.numbers))
+            values = list(m.values)
+            if not values or any(not math.isfinite(v) for v in values):
+                raise ValueError(f"margins must be finite numbers, got {values}")
+            mean, se = mean_se(values)
+            row.update(margins=values, mean=mean, numbers=m.numbers,
+                       se=se if math.isfinite(se) else None,
+                       seeds_failing=[i for i, v in enumerate(values) if v <= 0],
+                       why=premise.failed.format(**m.numbers),
+                       why_es=(premise.failed_es or premise.failed).format(**m.numbers),
+                       status="measured")
         except Skip as err:
             row.update(status="skipped", why=str(err))
         except Exception as err:  # noqa: BLE001 - a broken premise is an error verdict
             row.update(status="error", why=one_line(err))
         rows.append(row)
-    status = combine([r["status"] for r in rows])
-    failed = [r for r in rows if r["status"] == "not held"]
-    if status in ("error", "skipped"):
-        first = next(r for r in rows if r["status"] == status)
-        return {"held": None, "status": status, "why": first["why"], "why_es": first["why"],
-                "checks": rows}
-    if failed:
-        return {"held": False, "status": "not held", "why": failed[0]["why"],
-                "why_es": failed[0]["why_es"], "checks": rows}
-    if status == "inconclusive":
-        open_ = [r for r in rows if r["status"] == "inconclusive"]
-        return {"held": None, "status": status,
-                "why": "cannot yet say whether the claim can be tested: "
-                       + "; ".join(r["rule"] for r in open_) + " is undecided",
-                "why_es": "aún no se sabe si la afirmación se puede comprobar: "
-                          + "; ".join(r["rule_es"] or r["rule"] for r in open_)
-                          + " está sin decidir",
-                "checks": rows}
-    return {"held": True, "status": "held", "why": "", "why_es": "", "checks": rows}
+    for status in ("error", "skipped"):
+        if first := next((r for r in rows if r["status"] == status), None):
+            return {"held": None, "status": status, "why": first["why"],
+                    "why_es": first["why"], "checks": rows}
+    lengths = {len(r["margins"]) for r in rows}
+    if len(lengths) != 1:
+        why = f"the premises give different numbers of seeds: {sorted(lengths)}"
+        return {"held": None, "status": "error", "why": why, "why_es": why, "checks": rows}
+    (n,) = lengths
+    failing = sorted({i for r in rows for i in r["seeds_failing"]})
+    learning = [i for i in range(n) if i not in failing]
+    need = MIN_SEEDS if c.trained else 1
+    out = {"seeds_not_learning": failing, "learning_seeds": len(learning), "seeds": n,
+           "checks": rows}
+    if not learning:  # none learned: the premise's own reason, parts shown over all seeds
+        first = next(r for r in rows if r["seeds_failing"])
+        return {**out, "held": False, "status": "not held", "why": first["why"],
+                "why_es": first["why_es"], "counted": None}
+    rules = [r for r in rows if r["seeds_failing"]]
+    fields = {"k": len(learning), "n": n, "need": need,
+              "rule": "; ".join(r["rule"] for r in rules)}
+    why, why_es = "", ""
+    if failing:
+        why = i18n.text("report", "premise.few_learning" if len(learning) < need else
+                        "premise.not_counted", "en", seeds=seed_list(failing, "en"), **fields)
+        why_es = i18n.text("report", "premise.few_learning" if len(learning) < need else
+                           "premise.not_counted", "es", seeds=seed_list(failing, "es"),
+                           **{**fields, "rule": "; ".join(r["rule_es"] or r["rule"]
+                                                         for r in rules)})
+    if len(learning) >= need:
+        held: bool | None = True
+        why_claim, why_claim_es = "", ""  # the parts' reason is the verdict's
+    else:
+        held = False if n >= need else None
+        why_claim, why_claim_es = why, why_es
+    return {**out, "held": held, "status": {True: "held", False: "not held"}.get(held,
+                                                                                  "inconclusive"),
+            "why": why_claim, "why_es": why_claim_es, "not_counted": why,
+            "not_counted_es": why_es, "counted": learning}
 
 
 def evaluate(records: Records, claims: list[Claim]) -> list[dict[str, Any]]:
@@ -338,6 +405,8 @@ def render(verdicts: list[dict[str, Any]], lang: str = "en") -> str:
     for v in verdicts:
         lines.append(f"- **{v['status'].upper()}** — {w.claim_text(v, lang)}  ")
         lines.append(f"  {w.version(v, lang)}; {w.evaluations(v, lang)}; {w.why(v, lang)}  ")
+        if note := w.not_counted(v, lang):  # the seeds that did not learn, by name
+            lines.append(f"  {note}  ")
         for p in v.get("parts", []):
             name = w.part_name(v, p, lang)
             lines.append(f"  {name + ': ' if name else ''}{w.measured_text(p, lang)}; "

@@ -67,10 +67,13 @@ def contents(envelopes: dict[str, dict], verdicts: list[dict], lang: str) -> lis
 
 
 def _premise(v: dict[str, Any], lang: str) -> str:
-    """`` (its premise failed: reason)`` for a verdict that could not be tested, else ""."""
+    """`` (its premise failed: reason)`` for a verdict that could not be tested, `` (not
+    counted: seed 3 …)`` for one decided without the seeds that did not learn, else ""."""
     premise = v.get("premise") or {}
     if premise.get("held") is False:
         return " " + t("run.premise", lang, why=words.why(v, lang))
+    if note := words.not_counted(v, lang):  # decided, without the seeds that did not learn
+        return f" ({note})"
     return ""
 
 
@@ -181,6 +184,8 @@ def claims_list(verdicts: list[dict], lang: str) -> str:
         lines += [f"- **{verdict(v['status'], lang)}** — {claim_text(v, lang)}  ",
                   f"  {words.version(v, lang)}; {words.evaluations(v, lang)}; "
                   f"{why(words.why(v, lang), lang)}  "]
+        if note := words.not_counted(v, lang):  # the seeds that did not learn, by name
+            lines.append(f"  {note}  ")
         for p in v.get("parts", []):
             name = words.part_name(v, p, lang)
             measured = words.measured_text(p, lang)

@@ -408,7 +408,7 @@ CLAIMS: list[Claim] = [
                _coincides, "share", "where the induction score rises"),
           premises=[head_formed("there is no rise of a head to time",
                                 "no hay subida de una cabeza que cronometrar")],
-          version=2),  # v2: the premise (abfd38c)
+          version=3),  # v2: the premise (abfd38c); v3: the premise per seed
     claim("induction.ablation_k_composition",
           "Ablating the previous-token head removes the induction head's score and its "
           "benefit, while ablating another head of block 1 does not (K-composition).", NAME,
@@ -422,7 +422,7 @@ CLAIMS: list[Claim] = [
                _kept("benefit", False), "fraction", "other heads: benefit"),
           premises=[head_formed("there is no head whose feed an ablation could remove",
                                 "no hay cabeza cuya entrada pueda quitar una ablación")],
-          version=2),  # v2: the premise (abfd38c)
+          version=3),  # v2: the premise (abfd38c); v3: the premise per seed
 ]
 
 FIGURES = {

@@ -271,7 +271,8 @@ CLAIMS: list[Claim] = [
                                     "the agreement",
                                     "la distancia no puede importar a un modelo que nunca "
                                     "aprendió la concordancia")],
-          version=3),  # v2: the premise (abfd38c); v3: the largest trained d (f662472)
+          version=4),  # v2: the premise (abfd38c); v3: the largest trained d (f662472);
+    # v4: the premise per seed
     claim("recurrence.rnn_falls_to_chance",
           "The RNN's agreement accuracy falls toward chance as d grows.", NAME,
           Part(f"accuracy(smallest d) − accuracy(largest d) ≥ {CLEAR:g}", _rnn_falls,
@@ -282,7 +283,7 @@ CLAIMS: list[Claim] = [
                                     "it is at chance already, so there is nothing to fall from",
                                     "ya está en el azar, así que no hay nada desde donde "
                                     "caer")],
-          version=2),  # v2: the premise (abfd38c)
+          version=3),  # v2: the premise (abfd38c); v3: the premise per seed
     claim("recurrence.lstm_holds_longer",
           "The LSTM holds the agreement to longer distances than the RNN.", NAME,
           Part(f"largest d up to which accuracy ≥ {HOLDS:g} at every distance: LSTM's > RNN's "
@@ -296,7 +297,7 @@ CLAIMS: list[Claim] = [
               "corta, d = {d} (acierto: RNN {rnn:.2f}, LSTM {lstm:.2f}; mantenerla exige "
               "{bar:g}): no hay distancia que comparar",
               f"acierto de la RNN o de la LSTM a la d más corta ≥ {HOLDS:g}")],
-          version=2),  # v2: the premise (abfd38c)
+          version=3),  # v2: the premise (abfd38c); v3: the premise per seed
     claim("recurrence.sequential_steps",
           "The recurrence's dependent sequential steps grow with T; attention's do not.", NAME,
           Part(f"exponent of counted steps against T ≥ {GROWS:g} for the RNN and the LSTM",
