@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from lab_cli import lab
-from test_lab_hostile import reaper, survivors  # noqa: F401 - the fixture, by name
+from test_lab_hostile import answers_of, reaper, survivors  # noqa: F401 - the fixture, by name
 
 from attnlab.i18n import text
 from attnlab.labs import boundary, get
@@ -158,19 +158,8 @@ def test_what_the_code_sees_reads_and_writes(tmp_path, reaper):  # noqa: F811
                     "        except OSError:\n"
                     "            seen.append(0)\n"
                     "    return np.array(seen)\n")
-    from attnlab.labs import sandbox
-
-    seen = []
-    real = sandbox._Proxy.__call__
-
-    def spy(self, *args, **kwargs):
-        out = real(self, *args, **kwargs)
-        seen.append(out)
-        return out
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(sandbox._Proxy, "__call__", spy)
-        assert isolated(get("softmax"), path, "en").status == "failed"
+    result, seen = answers_of(path)
+    assert result.status == "failed"
     passwd, uid, scratch, *elsewhere = seen[0].tolist()
     assert (passwd, uid, scratch) == (1, 65534, 1)
     assert elsewhere == [0] * len(places), dict(zip(places, elsewhere, strict=True))

@@ -345,13 +345,9 @@ def test_every_solution_file_passes_and_every_stub_is_not_implemented_yet(ex, tm
     assert survivors() == []
 
 
-def test_the_checked_file_runs_alone_in_its_namespace_with_its_limits(tmp_path, reaper):
-    """The checked file cannot see the checker (PID 1 of its own namespace, parent 0) and runs
-    under the stated limits; it sees this through numbers, returned as a 'softmax'."""
-    path = tmp_path / "looks.py"
-    path.write_text(HEAD + "def softmax(x, axis=-1):\n    import resource\n"
-                    "    return np.array([os.getpid(), os.getppid(),\n"
-                    "                     resource.getrlimit(resource.RLIMIT_AS)[0]])\n")
+def answers_of(path):
+    """Check ``path`` as exercise 1 and keep what its 'softmax' returned on each call: a file
+    reports what it sees through numbers. Returns (the check's result, the answers)."""
     from attnlab.labs import sandbox
 
     seen = []
@@ -364,7 +360,20 @@ def test_the_checked_file_runs_alone_in_its_namespace_with_its_limits(tmp_path, 
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(sandbox._Proxy, "__call__", spy)
-        assert not isolated(get("softmax"), path, "en").passed
+        return isolated(get("softmax"), path, "en"), seen
+
+
+def test_the_checked_file_runs_alone_in_its_namespace_with_its_limits(tmp_path, reaper):
+    """The checked file cannot see the checker (PID 1 of its own namespace, parent 0) and runs
+    under the stated limits; it sees this through numbers, returned as a 'softmax'."""
+    path = tmp_path / "looks.py"
+    path.write_text(HEAD + "def softmax(x, axis=-1):\n    import resource\n"
+                    "    return np.array([os.getpid(), os.getppid(),\n"
+                    "                     resource.getrlimit(resource.RLIMIT_AS)[0]])\n")
+    from attnlab.labs import sandbox
+
+    result, seen = answers_of(path)
+    assert not result.passed
     pid, parent, memory = seen[0]
     assert memory == sandbox.MEMORY_LIMIT
     if BOUNDARY or os.geteuid() == 0:  # where namespaces are allowed; else the fallback holds
