@@ -1,7 +1,7 @@
 """Cost of attention: naive vs SDPA vs attnlab's memory-efficient kernel
 (docs/experiments.md, "Cost of attention").
 
-Runs ``attnlab.measure.cost.sweep`` and prints the Markdown table with the
+Runs ``attnlab.timing.cost.sweep`` and prints the Markdown table with the
 fitted log-log exponents of every kind side by side, then the goals below
 (printed, not asserted: this is a measurement, not a test):
 
@@ -20,8 +20,8 @@ import logging
 import time
 
 from attnlab.files import atomic_path, write_json
-from attnlab.measure import cost as cost
-from attnlab.measure.cost_view import sweep_figure, sweep_table
+from attnlab.timing import cost as cost
+from attnlab.timing.cost_view import sweep_figure, sweep_table
 
 
 def _ints(text: str) -> list[int]:

@@ -34,9 +34,9 @@ from functools import partial
 
 import torch
 
-from attnlab.nn.config import ModelConfig
 from attnlab.nn.gpt2 import from_hf
 from attnlab.nn.model import LanguageModel
+from attnlab.nn.model_config import ModelConfig
 
 from .harness import device_line, hf_gpt2, interleaved, processor, spread, synchronizer, verdict
 

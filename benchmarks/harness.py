@@ -28,7 +28,7 @@ from typing import Any
 
 import torch
 
-from attnlab.nn.config import ModelConfig
+from attnlab.nn.model_config import ModelConfig
 
 # The flags that decide fp32 and bf16 speed on x86 and Arm, in the order printed.
 SPEED_FLAGS = ("avx2", "fma", "avx512f", "avx512_bf16", "amx_bf16", "amx_tile", "bf16", "sve")

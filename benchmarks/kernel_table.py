@@ -30,7 +30,7 @@ import torch
 from attnlab.cli.process import configure_process
 from attnlab.data.dataset import load_token_data
 from attnlab.nn.attention import KERNEL_TABLE
-from attnlab.train.config import RunConfig, load_run_config
+from attnlab.train.run_config import RunConfig, load_run_config
 
 from .harness import interleaved, processor, spread, synchronizer
 from .train_throughput import attnlab_step, random_tokens

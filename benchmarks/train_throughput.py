@@ -65,9 +65,9 @@ from torch import Tensor, nn
 from attnlab.cli.process import configure_process
 from attnlab.data.dataset import load_token_data, sample_batch
 from attnlab.nn.attention import attention, resolve_backend
-from attnlab.nn.config import ModelConfig
 from attnlab.nn.model import LanguageModel, next_token_loss
-from attnlab.train.config import RunConfig, load_run_config
+from attnlab.nn.model_config import ModelConfig
+from attnlab.train.run_config import RunConfig, load_run_config
 from attnlab.train.runtime import autocast, build_model, cpu_has_bf16
 from attnlab.train.speed import make_optimizer, maybe_compile
 from attnlab.train.trainer import train

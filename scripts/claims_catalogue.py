@@ -15,7 +15,7 @@ import json
 import runpy
 from pathlib import Path
 
-from attnlab.lab import registry
+from attnlab.kit import registry
 
 FILE = Path(__file__).resolve().parents[1] / "src" / "attnlab" / "i18n" / "claims.json"
 

@@ -115,7 +115,7 @@ def collect_full(report: Path, previous: dict[str, Any] | None = None) -> dict[s
     experiments of ``previous`` (the full results already written) that this report does not
     hold are kept, each with the run that made it (``run``), so that full runs of different
     experiments, on different days, add up; ``runs`` lists those runs."""
-    from attnlab.lab import registry
+    from attnlab.kit import registry
 
     results = collect(report)
     header = {k: results.get(k) for k in RUN_KEYS}

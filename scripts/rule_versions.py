@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 FILE = Path(__file__).resolve().parents[1] / "docs" / "rules.json"
-ABOUT = ("Every version of every claim's rule (attnlab.lab.claims.Claim.statement) and the "
+ABOUT = ("Every version of every claim's rule (attnlab.kit.claims.Claim.statement) and the "
          "SHA-256 of its statement; appended by scripts/rule_versions.py, never rewritten. A "
          "verdict records the version that decided it.")
 
@@ -38,7 +38,7 @@ def digest(statement: str) -> str:
 
 def current() -> list[Rule]:
     """(id, version, statement) of every claim of every registered experiment."""
-    from attnlab.lab import registry
+    from attnlab.kit import registry
 
     return [(c.id, c.version, c.statement) for name in registry.EXPERIMENTS
             for c in registry.load(name).claims]

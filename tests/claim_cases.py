@@ -2,7 +2,7 @@
 the checks on a verdict and on a real (micro) record. Not a test module (no ``test_`` prefix).
 
 Three seeds whose margins are ``u ×`` one of these, so each verdict is what the verdict rule
-(attnlab.lab.claims) makes of a spread, never of three equal values (zero spread, where any
+(attnlab.kit.claims) makes of a spread, never of three equal values (zero spread, where any
 positive mean is held):
 
 - ``held``: mean u, standard error 0.23 u (std 0.4 u / √3): above zero by 4.3 errors;

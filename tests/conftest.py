@@ -29,7 +29,7 @@ def _one_thread():  # noqa: ANN202
 def trained_hashes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The run hash of every call of the trainer during the test, in order."""
     import attnlab.train.trainer as trainer
-    from attnlab.train.config import run_hash
+    from attnlab.train.run_config import run_hash
 
     calls: list[str] = []
     real = trainer.train

@@ -131,7 +131,7 @@ def train_tiny_run(tmp: Path, model, train) -> Path:  # noqa: ANN001
     words with its own BPE tokenizer (cached in ``tmp/cache``): what ``attnlab train`` writes."""
     import random
 
-    from attnlab.train.config import DataConfig, RunConfig
+    from attnlab.train.run_config import DataConfig, RunConfig
     from attnlab.train.trainer import train as train_run
 
     words = "the king queen rose sword night crown river speaks and of to my lord".split()

@@ -10,8 +10,8 @@ import torch
 import torch.nn.functional as F
 from benchmark_modules import load_benchmark, run_benchmark
 
-from attnlab.nn.config import ModelConfig
 from attnlab.nn.model import LanguageModel
+from attnlab.nn.model_config import ModelConfig
 
 bench = load_benchmark("train_throughput")
 harness = load_benchmark("harness")

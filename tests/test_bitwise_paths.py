@@ -13,10 +13,10 @@ import pytest
 import torch
 
 from attnlab.cli import main as cli_main
-from attnlab.lab.executors import Job, LocalPool
-from attnlab.lab.runner import Runner, RunSpec
-from attnlab.nn.config import ModelConfig
-from attnlab.train.config import DataConfig, RunConfig, TrainConfig
+from attnlab.nn.model_config import ModelConfig
+from attnlab.running.executors import Job, LocalPool
+from attnlab.running.runner import Runner, RunSpec
+from attnlab.train.run_config import DataConfig, RunConfig, TrainConfig
 
 
 @pytest.fixture

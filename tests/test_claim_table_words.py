@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from attnlab.lab import claim_words as w
-from attnlab.lab import registry
+from attnlab.kit import registry
+from attnlab.kit import verdict_words as w
 from attnlab.report.claim_figures import claim_figures
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -128,7 +128,7 @@ def test_the_detector_finds_what_it_should():
 
 @pytest.mark.parametrize("lang", ["en", "es"])
 def test_a_margin_of_no_spread_is_the_value_alone(lang):
-    from attnlab.lab.tables import fmt_ms
+    from attnlab.kit.tables import fmt_ms
 
     flat = {"mean": 0.5, "se": 0.0, "unit": "fraction", "margins": [0.4, 0.5, 0.6]}
     text = w.margin_text(flat, lang)

@@ -8,7 +8,7 @@ import runpy
 from pathlib import Path
 
 from attnlab.i18n import catalogue, check_complete
-from attnlab.lab.claim_words import claim_text, part_name, part_rule
+from attnlab.kit.verdict_words import claim_text, part_name, part_rule
 
 ROOT = Path(__file__).resolve().parents[1]
 english = runpy.run_path(str(ROOT / "scripts" / "claims_catalogue.py"))["english"]
@@ -45,8 +45,8 @@ def test_verdicts_read_in_spanish():
 
 
 def test_quick_changes_say_what_and_why_in_both_languages_without_a_lab_diary():
-    from attnlab.lab import registry
-    from attnlab.lab.claim_words import quick_changes
+    from attnlab.kit import registry
+    from attnlab.kit.verdict_words import quick_changes
 
     for name in registry.EXPERIMENTS:
         en = registry.load(name).quick_changes

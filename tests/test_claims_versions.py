@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from attnlab.lab import registry
-from attnlab.lab.claims import Margins, Part, Premise, claim, decide
+from attnlab.kit import registry
+from attnlab.kit.claims import Margins, Part, Premise, claim, decide
 
 ROOT = Path(__file__).resolve().parents[1]
 LEDGER = runpy.run_path(str(ROOT / "scripts" / "rule_versions.py"))

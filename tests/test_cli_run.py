@@ -14,7 +14,7 @@ from attnlab.cli import main as cli_main
 from attnlab.cli import reproduce as reproduce_cmd
 from attnlab.cli import run as run_cmd
 from attnlab.errors import UsageError
-from attnlab.lab import registry
+from attnlab.kit import registry
 
 
 def parse(argv: list[str]) -> argparse.Namespace:

@@ -131,7 +131,7 @@ def test_generate_and_eval_errors(capsys, trained, tmp_path):
 
 
 def test_the_run_directory_is_named_by_the_resolved_config(capsys, corpus, tmp_path):
-    from attnlab.train.config import load_run_config, run_hash
+    from attnlab.train.run_config import load_run_config, run_hash
     from attnlab.train.runtime import resolve_run
 
     auto = [s.replace("train.device=cpu", "train.device=auto") for s in SETTINGS]

@@ -18,7 +18,7 @@ os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
 
 from attnlab.cli.main import main
 from attnlab.errors import UsageError
-from attnlab.lab.cluster import (
+from attnlab.running.cluster import (
     INSTALL,
     Planned,
     cluster_address,
@@ -28,10 +28,10 @@ from attnlab.lab.cluster import (
     sized,
     task_resources,
 )
-from attnlab.lab.executors import LocalPool
-from attnlab.lab.ray_executor import wait_for_lock
-from attnlab.lab.ray_preflight import PROBE_DIR, check_node, node_facts
-from attnlab.lab.runner import Runner
+from attnlab.running.executors import LocalPool
+from attnlab.running.ray_executor import wait_for_lock
+from attnlab.running.ray_preflight import PROBE_DIR, check_node, node_facts
+from attnlab.running.runner import Runner
 from attnlab.train.rundir import LOCK, trained_on
 
 
@@ -229,8 +229,8 @@ def test_an_address_where_a_web_server_listens_is_refused_quickly(tmp_path, caps
 
 
 def test_a_node_holds_as_many_runs_as_its_own_cpus_and_gpus():
-    from attnlab.lab.cluster import runs_fitting
-    from attnlab.lab.ray_executor import RayExecutor
+    from attnlab.running.cluster import runs_fitting
+    from attnlab.running.ray_executor import RayExecutor
 
     class Nodes:  # a head without CPUs, a one-CPU node, a 3-CPU node, a dead node
         def nodes(self):  # noqa: ANN202
@@ -255,7 +255,7 @@ def test_a_progress_line_is_sent_without_waiting_for_the_queue():
     sends the call to the queue's actor and drops the answer."""
     from types import SimpleNamespace
 
-    from attnlab.lab.ray_executor import _put
+    from attnlab.running.ray_executor import _put
 
     sent, waited = [], []
     actor = SimpleNamespace(put_nowait=SimpleNamespace(remote=sent.append))

@@ -28,13 +28,13 @@ os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
 ray = pytest.importorskip("ray")
 
 from attnlab.errors import UsageError  # noqa: E402
-from attnlab.lab.cluster import RunFailed  # noqa: E402
-from attnlab.lab.executors import LocalPool  # noqa: E402
-from attnlab.lab.ray_executor import RayExecutor  # noqa: E402
-from attnlab.lab.ray_preflight import preflight  # noqa: E402
-from attnlab.lab.runner import Runner, RunSpec, seeded  # noqa: E402
-from attnlab.nn.config import ModelConfig  # noqa: E402
-from attnlab.train.config import DataConfig, RunConfig, TrainConfig  # noqa: E402
+from attnlab.nn.model_config import ModelConfig  # noqa: E402
+from attnlab.running.cluster import RunFailed  # noqa: E402
+from attnlab.running.executors import LocalPool  # noqa: E402
+from attnlab.running.ray_executor import RayExecutor  # noqa: E402
+from attnlab.running.ray_preflight import preflight  # noqa: E402
+from attnlab.running.runner import Runner, RunSpec, seeded  # noqa: E402
+from attnlab.train.run_config import DataConfig, RunConfig, TrainConfig  # noqa: E402
 
 TINY = RunConfig(model=ModelConfig(vocab_size=64, d_model=8, n_ctx=8, n_head=2),
                  train=TrainConfig(steps=6, batch_size=2, eval_every=0, ckpt_every=0,
@@ -152,7 +152,7 @@ def test_a_node_lost_mid_run_costs_only_time(cluster, tmp_path, reference, caplo
         killed.append(node_id)
 
     started = time.perf_counter()
-    with caplog.at_level(logging.INFO, logger="attnlab.lab.ray_executor"):
+    with caplog.at_level(logging.INFO, logger="attnlab.running.ray_executor"):
         record = on_cluster(tmp_path, kill_its_node).train(
             [RunSpec("long", LONG, Tokens())])["long"]
     took = time.perf_counter() - started
@@ -275,7 +275,7 @@ def test_preflight_refuses_a_node_that_cannot_see_work(cluster, tmp_path):
 
 
 def test_a_ray_head_answers_the_probe(cluster):
-    from attnlab.lab.cluster import parse_address, probe
+    from attnlab.running.cluster import parse_address, probe
 
     host, port = parse_address(cluster.address)
     probe(host, port, cluster.address)  # a real GCS answers HTTP/2's greeting: no error
@@ -286,7 +286,7 @@ def test_progress_never_lends_a_training_tasks_cpu_out(cluster):
     (a progress call that waited in ray.get would let Ray start a second on its CPU)."""
     from ray.util.queue import Queue
 
-    from attnlab.lab.ray_executor import _put
+    from attnlab.running.ray_executor import _put
 
     def busy(queue):  # noqa: ANN001, ANN202
         import time as t
@@ -314,7 +314,7 @@ def test_progress_never_lends_a_training_tasks_cpu_out(cluster):
 @pytest.mark.skipif(os.geteuid() != 0, reason="hiding --work from a node needs root (mount)")
 def test_reproduce_with_a_node_that_cannot_see_work_is_one_line_before_any_run(
         cluster, tmp_path, capsys, monkeypatch, trained_hashes):
-    import attnlab.lab.ray_preflight as preflight_module
+    import attnlab.running.ray_preflight as preflight_module
     from attnlab.cli.main import main
 
     work, hide = tmp_path / "work", tmp_path / "hide"

@@ -1,4 +1,4 @@
-"""attnlab.measure.cost: the cost-of-attention measurements in a micro setting
+"""attnlab.timing.cost: the cost-of-attention measurements in a micro setting
 (docs/experiments.md, "Cost of attention").
 
 The layer's three kernels agree; a real subprocess sweep at n in {16, 32}
@@ -14,9 +14,9 @@ import math
 import pytest
 import torch
 
-from attnlab.measure import cost as cost
-from attnlab.measure import cost_layer  # where the timing lives
-from attnlab.measure.cost_view import sweep_figure, sweep_table
+from attnlab.timing import cost as cost
+from attnlab.timing import cost_layer  # where the timing lives
+from attnlab.timing.cost_view import sweep_figure, sweep_table
 
 
 def test_three_kernels_compute_the_same_layer():
@@ -283,7 +283,7 @@ def test_a_real_out_of_memory_error_is_recorded_and_the_cache_emptied(monkeypatc
 
 def test_the_experiment_measures_on_the_contexts_device(monkeypatch, tmp_path):
     from attnlab.experiments import cost as experiment
-    from attnlab.lab.context import Context
+    from attnlab.running.context import Context
 
     seen = []
     monkeypatch.setattr(cost, "sweep", lambda *a, **k: seen.append(k["device"]) or [])

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-import attnlab.lab.estimate as estimate_module
-from attnlab.lab.estimate import Calibration, calibrate, run_seconds, shape_of
-from attnlab.lab.registry import load
-from attnlab.lab.runner import Runner
+import attnlab.suite.forecast as estimate_module
+from attnlab.kit.registry import load
+from attnlab.running.runner import Runner
 from attnlab.suite import estimate
+from attnlab.suite.forecast import Calibration, calibrate, run_seconds, shape_of
 
 STEP_S = 0.01  # the fake timing of every shape
 

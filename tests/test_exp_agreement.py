@@ -10,9 +10,9 @@ import torch
 from claim_cases import CASES, by_id, check_case, check_real_record, margins
 
 from attnlab.experiments import agreement
-from attnlab.lab.claims import evaluate
-from attnlab.lab.runner import Runner
+from attnlab.kit.claims import evaluate
 from attnlab.nn.model import LanguageModel
+from attnlab.running.runner import Runner
 from attnlab.suite import run_experiment
 
 DATA = agreement.dataset(agreement.PROFILES["quick"])

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from attnlab.lab.claims import (
+from attnlab.kit.claims import (
     MIN_SEEDS,
     Margins,
     Part,

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from attnlab.experiments import cost
-from attnlab.lab.claims import evaluate
-from attnlab.lab.runner import Runner
+from attnlab.kit.claims import evaluate
+from attnlab.running.runner import Runner
 from attnlab.suite import run_experiment
 
 

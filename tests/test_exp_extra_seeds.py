@@ -12,12 +12,10 @@ import numpy as np
 import pytest
 import torch
 
-from attnlab.lab import registry
-from attnlab.lab.claims import Margins, Part, Skip, claim
-from attnlab.lab.envelope import finished_envelope, identity
-from attnlab.lab.registry import Experiment, seeds_of
-from attnlab.lab.runner import Runner, seeded
-from attnlab.lab.seeds import (
+from attnlab.kit import registry
+from attnlab.kit.claims import Margins, Part, Skip, claim
+from attnlab.kit.envelope import finished_envelope, identity
+from attnlab.kit.extra_seeds import (
     EXTRA_SEEDS,
     check_extra_seeds,
     default_extra_seeds,
@@ -27,9 +25,11 @@ from attnlab.lab.seeds import (
     skipped_note,
     triggers,
 )
-from attnlab.nn.config import ModelConfig
+from attnlab.kit.registry import Experiment, seeds_of
+from attnlab.nn.model_config import ModelConfig
+from attnlab.running.runner import Runner, seeded
 from attnlab.suite import Suite, SuiteOutcome, estimate, evaluate_claims, reproduce
-from attnlab.train.config import DataConfig, RunConfig, TrainConfig
+from attnlab.train.run_config import DataConfig, RunConfig, TrainConfig
 
 # ---------------------------------------------------------------- the rule on synthetic records
 
@@ -114,7 +114,7 @@ def test_micro_never_grows_and_a_bigger_plan_retrains_nothing():
 
 
 def test_the_estimate_says_it_leaves_the_round_out():
-    from attnlab.lab.estimate import Estimate
+    from attnlab.suite.forecast import Estimate
 
     est = Estimate("full", 2, "cpu", per_experiment={"x": 60.0}, runs={"x": 3}, wall_s=30.0,
                    extra_seeds=2, seeds={"x": 3})
@@ -126,9 +126,9 @@ def test_the_estimate_says_it_leaves_the_round_out():
 
 
 def test_the_estimate_counts_workers_sharing_a_gpu_as_one(monkeypatch, tmp_path):
-    import attnlab.lab.estimate as estimate_module
-    import attnlab.lab.executors as pool
-    from attnlab.lab.executors import LocalPool
+    import attnlab.running.executors as pool
+    import attnlab.suite.forecast as estimate_module
+    from attnlab.running.executors import LocalPool
 
     monkeypatch.setattr(pool, "gpu_count", lambda: 1)
     monkeypatch.setattr(Runner, "resolve_device", lambda self: torch.device("cuda"))

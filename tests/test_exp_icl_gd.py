@@ -10,8 +10,8 @@ import torch
 from claim_cases import CASES, by_id, check_case, check_real_record, margins
 
 from attnlab.experiments import icl_gd
-from attnlab.lab.claims import evaluate
-from attnlab.lab.runner import Runner
+from attnlab.kit.claims import evaluate
+from attnlab.running.runner import Runner
 from attnlab.suite import run_experiment
 
 S = icl_gd.PROFILES["micro"]

@@ -12,8 +12,8 @@ from claim_cases import CASES, by_id, check_case, check_real_record, margins
 from attnlab.data.repeated import repeated_probe, segment_rows
 from attnlab.experiments import induction
 from attnlab.experiments.induction import measure as im
-from attnlab.lab.claims import evaluate
-from attnlab.lab.runner import Runner
+from attnlab.kit.claims import evaluate
+from attnlab.running.runner import Runner
 from attnlab.suite import run_experiment
 from tests.test_interp import T, V, _circuit
 

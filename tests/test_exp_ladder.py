@@ -11,11 +11,11 @@ import pytest
 from claim_cases import check_real_record
 
 from attnlab.experiments import ladder
-from attnlab.lab.claims import evaluate
-from attnlab.lab.context import Context
-from attnlab.lab.runner import Runner
-from attnlab.lab.tables import settings_dict
+from attnlab.kit.claims import evaluate
+from attnlab.kit.tables import settings_dict
 from attnlab.nn.model import LanguageModel
+from attnlab.running.context import Context
+from attnlab.running.runner import Runner
 from attnlab.suite import run_experiment
 
 DATA = Path(

@@ -15,9 +15,9 @@ from claim_cases import check_real_record
 
 from attnlab.data.dataset import sample_batch
 from attnlab.experiments import norm
-from attnlab.lab.claims import evaluate
-from attnlab.lab.runner import Runner
+from attnlab.kit.claims import evaluate
 from attnlab.nn.model import LanguageModel
+from attnlab.running.runner import Runner
 from attnlab.suite import run_experiment
 from attnlab.train.distributed import sampler_seed
 

@@ -8,9 +8,9 @@ import copy
 import pytest
 
 from attnlab.experiments import params
-from attnlab.lab.claims import decide, evaluate
-from attnlab.lab.runner import Runner
-from attnlab.nn.config import ModelConfig
+from attnlab.kit.claims import decide, evaluate
+from attnlab.nn.model_config import ModelConfig
+from attnlab.running.runner import Runner
 from attnlab.suite import run_experiment
 
 

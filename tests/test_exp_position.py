@@ -12,11 +12,11 @@ import pytest
 import torch
 
 from attnlab.experiments import position
-from attnlab.lab.claims import evaluate
-from attnlab.lab.context import Context
-from attnlab.lab.runner import Runner
+from attnlab.kit.claims import evaluate
+from attnlab.running.context import Context
+from attnlab.running.runner import Runner
 from attnlab.suite import run_experiment
-from attnlab.train.config import RunConfig
+from attnlab.train.run_config import RunConfig
 from attnlab.train.runtime import build_model
 
 FULL = position.PROFILES["full"]

@@ -9,8 +9,8 @@ import pytest
 from claim_cases import margins
 
 from attnlab.experiments.recurrence import claims as recurrence_claims
-from attnlab.lab.claims import Margins, Part, Premise, claim, decide, evaluate
-from attnlab.lab.seeds import cannot_move, held_back, skipped_note, triggers
+from attnlab.kit.claims import Margins, Part, Premise, claim, decide, evaluate
+from attnlab.kit.extra_seeds import cannot_move, held_back, skipped_note, triggers
 
 SURE = [1.0, 1.1, 0.9]  # margins that clear two standard errors
 COIN = [1.0, -1.0, 0.5]  # ... that do not
@@ -184,7 +184,7 @@ def test_two_seeds_of_four_not_learning_leave_the_claim_inconclusive_naming_them
 
 
 def test_the_report_names_the_seeds_that_did_not_learn_beside_the_claim():
-    from attnlab.lab.claims import render
+    from attnlab.kit.claims import render
     from attnlab.report.overview import _premise, claim_table, claims_list
 
     lost = [0.1 - m for m in margins("held", U)]

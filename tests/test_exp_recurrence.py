@@ -16,10 +16,10 @@ from claim_cases import CASES, by_id, check_case, check_real_record, margins, pa
 from attnlab.experiments import recurrence
 from attnlab.experiments.recurrence import measure
 from attnlab.experiments.recurrence.claims import CLAIMS, geometric_fit
-from attnlab.lab.claims import evaluate
-from attnlab.lab.runner import Runner
-from attnlab.nn.config import ModelConfig
+from attnlab.kit.claims import evaluate
 from attnlab.nn.model import LanguageModel
+from attnlab.nn.model_config import ModelConfig
+from attnlab.running.runner import Runner
 from attnlab.suite import run_experiment
 
 SMALL = ModelConfig(vocab_size=16, n_ctx=8, d_model=8, n_layer=1, n_head=2, mlp=False)

@@ -10,10 +10,10 @@ import os
 import pytest
 
 from attnlab.cli.common import resolve_jobs
-from attnlab.lab.executors import LocalPool, default_workers, worker_envs
-from attnlab.lab.runner import DIVERGED, Results, Runner, RunSpec, seeded, train_cost
-from attnlab.nn.config import ModelConfig
-from attnlab.train.config import DataConfig, RunConfig, TrainConfig, run_hash
+from attnlab.nn.model_config import ModelConfig
+from attnlab.running.executors import LocalPool, default_workers, worker_envs
+from attnlab.running.runner import DIVERGED, Results, Runner, RunSpec, seeded, train_cost
+from attnlab.train.run_config import DataConfig, RunConfig, TrainConfig, run_hash
 from attnlab.train.trainer import TrainingDiverged
 
 TINY = RunConfig(model=ModelConfig(vocab_size=64, d_model=8, n_ctx=8, n_head=2),
@@ -100,7 +100,7 @@ def test_in_order_and_on_workers_give_the_same_bits(tmp_path, caplog):
     specs = seeded("tiny", TINY.replace(train=dataclasses.replace(TINY.train, steps=6)), 4,
                    data=Tokens())
     events = []
-    with caplog.at_level(logging.INFO, logger="attnlab.lab.executors"):
+    with caplog.at_level(logging.INFO, logger="attnlab.running.executors"):
         pooled = Runner(work=tmp_path / "a", device="cpu", executor=LocalPool(2, "cpu"),
                         progress=events.append).train(specs)
     started = [r.getMessage() for r in caplog.records if "(worker " in r.getMessage()]
@@ -126,7 +126,7 @@ def test_a_run_that_fails_in_a_worker_raises_in_order(tmp_path):
 
 
 def test_one_worker_per_gpu_by_default_more_share_them(monkeypatch, tmp_path):
-    import attnlab.lab.executors as pool
+    import attnlab.running.executors as pool
 
     monkeypatch.setattr(pool, "gpu_count", lambda: 2)
     assert default_workers() == 2 and resolve_jobs(None) == 2  # --jobs not given: one per GPU
@@ -175,8 +175,8 @@ def test_the_executor_contract(tmp_path):
     status per label; the runner trains what it left in order, through ``train_spec``."""
     import pickle
 
-    from attnlab.lab.executors import Job
-    from attnlab.lab.work import train_spec
+    from attnlab.running.executors import Job
+    from attnlab.running.train_run import train_spec
 
     class HalfDone:
         name = "half"

@@ -14,10 +14,10 @@ import torch
 from attnlab import reference as ref
 from attnlab.experiments import sqrt_dk
 from attnlab.experiments.sqrt_dk import measure as st
-from attnlab.lab.claims import evaluate
-from attnlab.lab.runner import Runner
-from attnlab.nn.config import ModelConfig
+from attnlab.kit.claims import evaluate
 from attnlab.nn.model import LanguageModel
+from attnlab.nn.model_config import ModelConfig
+from attnlab.running.runner import Runner
 from attnlab.suite import run_experiment
 
 # -- analytic part -----------------------------------------------------------------

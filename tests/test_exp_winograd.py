@@ -11,9 +11,9 @@ import torch
 
 from attnlab.data.synthetic import winograd_dataset
 from attnlab.experiments import winograd
-from attnlab.lab.claims import evaluate
-from attnlab.lab.runner import Runner
+from attnlab.kit.claims import evaluate
 from attnlab.nn.model import LanguageModel
+from attnlab.running.runner import Runner
 from attnlab.suite import run_experiment
 
 DATA_B = winograd_dataset("B", 0)

@@ -28,8 +28,8 @@ from attnlab.explorer.page.encoding import (
 from attnlab.explorer.page.render import page_script, render_page
 from attnlab.explorer.sources.models import checkpoint_view
 from attnlab.explorer.sources.traces import attnlab_traces
-from attnlab.nn.config import ModelConfig
 from attnlab.nn.model import LanguageModel
+from attnlab.nn.model_config import ModelConfig
 
 HALF_ULP = 2.0**-11  # float16's largest relative rounding error (10 fraction bits)
 

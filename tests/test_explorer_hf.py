@@ -162,8 +162,8 @@ def test_token_strings_keep_their_spaces(tokenizer) -> None:
 def test_show_for_notebooks_takes_folders_runs_and_models(folders, tmp_path) -> None:
     from attnlab.data.synthetic import Vocab
     from attnlab.explorer import ExplorerView, show
-    from attnlab.nn.config import ModelConfig
     from attnlab.nn.model import LanguageModel
+    from attnlab.nn.model_config import ModelConfig
 
     view = show(folders["opt"], "the cat sat")
     assert isinstance(view, ExplorerView)

@@ -21,9 +21,9 @@ from attnlab.explorer.page.data import head_weights
 from attnlab.explorer.server.httpd import start_server
 from attnlab.explorer.sources import models
 from attnlab.explorer.sources.models import checkpoint_compute, checkpoint_view
-from attnlab.nn.config import ModelConfig
 from attnlab.nn.model import LanguageModel
-from attnlab.train.config import TrainConfig
+from attnlab.nn.model_config import ModelConfig
+from attnlab.train.run_config import TrainConfig
 
 WORDS = Vocab(tuple("the cat sat on a mat and dog ran to it".split()))
 TEXT = "the cat sat on the mat and the dog ran"  # 10 words, "the" three times
@@ -130,7 +130,7 @@ def test_text_longer_than_the_context_is_refused(position: str, limit: int) -> N
 
 @pytest.fixture
 def bpe_run(tmp_path, monkeypatch) -> Path:
-    from attnlab.train.config import DataConfig, RunConfig
+    from attnlab.train.run_config import DataConfig, RunConfig
     from attnlab.train.trainer import train
 
     monkeypatch.setenv("ATTNLAB_CACHE", str(tmp_path / "cache"))
@@ -211,7 +211,7 @@ def test_cli_winograd_page_reports_the_measured_accuracy(tiny_probes, tmp_path, 
         forced_choice_accuracy,
         winograd_dataset,
     )
-    from attnlab.lab.context import Context
+    from attnlab.running.context import Context
 
     out, work = tmp_path / "w.html", tmp_path / "work"
     assert cli_main.main(["explore", "--winograd", "--work", str(work), "--out", str(out)]) == 0
@@ -252,7 +252,7 @@ def test_cli_winograd_page_reports_the_measured_accuracy(tiny_probes, tmp_path, 
 
 def test_cli_agreement_page_reports_the_measured_probabilities(tiny_probes, tmp_path) -> None:
     from attnlab.data.synthetic import verb_agreement_dataset
-    from attnlab.lab.context import Context
+    from attnlab.running.context import Context
 
     out, work = tmp_path / "a.html", tmp_path / "work"
     assert cli_main.main(["explore", "--agreement", "--work", str(work), "--out", str(out)]) == 0

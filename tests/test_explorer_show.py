@@ -15,9 +15,9 @@ from attnlab.data.synthetic import Vocab
 from attnlab.explorer import ExplorerView, show
 from attnlab.explorer.page.composed import rollout
 from attnlab.explorer.page.data import head_weights
-from attnlab.nn.config import ModelConfig
 from attnlab.nn.model import LanguageModel
-from attnlab.train.config import TrainConfig
+from attnlab.nn.model_config import ModelConfig
+from attnlab.train.run_config import TrainConfig
 
 
 @pytest.fixture(scope="module")

@@ -253,7 +253,7 @@ def test_a_page_of_given_weights_says_what_it_is(browser, tmp_path) -> None:
 
 def test_describe_counts_blocks_and_heads_right() -> None:
     from attnlab.explorer.sources.models import describe
-    from attnlab.nn.config import ModelConfig
+    from attnlab.nn.model_config import ModelConfig
 
     one = describe(ModelConfig(vocab_size=10, d_model=8, n_head=2, n_layer=1, n_ctx=8))
     assert one.startswith("1 block of 2 heads"), one

@@ -28,8 +28,8 @@ from attnlab.data.synthetic import Vocab
 from attnlab.explorer import hand_compute, hand_designed_page, show, start_server, write_page
 from attnlab.explorer.page.data import effective_tokens, head_weights
 from attnlab.explorer.sources.models import checkpoint_view, model_page
-from attnlab.nn.config import ModelConfig
 from attnlab.nn.model import LanguageModel
+from attnlab.nn.model_config import ModelConfig
 
 pytestmark = browser_marks
 WORDS = Vocab(tuple("the cat sat on a mat and dog ran".split()))
@@ -193,7 +193,7 @@ def test_a_link_to_the_served_page_reopens_the_typed_sentence(page) -> None:
 @pytest.fixture(scope="module")
 def trained_run(tmp_path_factory) -> Path:
     """A model of `attnlab train` (BPE tokens with leading spaces), 30 steps on a tiny text."""
-    from attnlab.train.config import TrainConfig
+    from attnlab.train.run_config import TrainConfig
 
     return train_tiny_run(
         tmp_path_factory.mktemp("run"),

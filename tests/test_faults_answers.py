@@ -42,8 +42,8 @@ def test_a_step_that_cannot_fit_in_memory_is_refused_with_its_size(finished, tmp
 
 
 def test_the_memory_estimate_is_a_lower_bound_and_refuses_only_past_the_machine() -> None:
-    from attnlab.train.config import load_run_config
     from attnlab.train.memory import check_step_memory, step_bytes
+    from attnlab.train.run_config import load_run_config
 
     cfg = load_run_config(None, ["model.n_ctx=100000", "train.precision=fp32"])
     params, acts = step_bytes(cfg)

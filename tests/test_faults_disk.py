@@ -25,7 +25,7 @@ from pathlib import Path
 
 import torch
 from attnlab.cli.main import main
-from attnlab.train.config import load_run_config
+from attnlab.train.run_config import load_run_config
 from attnlab.train.trainer import train
 
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)

@@ -51,7 +51,7 @@ def argv(command: str, out: Path, work: Path, corpus: Path) -> list[object]:
 def previous(tmp_path_factory) -> dict[str, Path]:
     """The previous output of each command: a run stopped at step 3 of 6 (checkpointed), a
     micro report with its params result, a page."""
-    from attnlab.train.config import load_run_config
+    from attnlab.train.run_config import load_run_config
     from attnlab.train.trainer import train
 
     root = tmp_path_factory.mktemp("outputs")

@@ -117,7 +117,7 @@ def test_a_server_that_cannot_bind_closes_cleanly():
 @pytest.mark.parametrize("flag", ["--induction", "--agreement"])
 def test_explore_over_a_cached_result_without_its_fields_is_one_line(tmp_path, monkeypatch,
                                                                      flag):
-    import attnlab.lab.work as work
+    import attnlab.running.train_run as work
 
     monkeypatch.setattr(work, "run_key", lambda spec: "cached")  # every probe model: one folder
     (tmp_path / "runs/cached").mkdir(parents=True)
@@ -270,7 +270,7 @@ def test_the_estimate_says_which_experiment_lacks_its_corpus(tmp_path):
 
 
 def test_the_estimate_text_lists_skipped_experiments_beside_the_timed_ones():
-    from attnlab.lab.estimate import Estimate
+    from attnlab.suite.forecast import Estimate
 
     est = Estimate("quick", 1, "cpu", per_experiment={"agreement": 60.0},
                    runs={"agreement": 3}, wall_s=60.0,
@@ -302,7 +302,7 @@ class FakeRay:
 def test_ray_core_lines_stay_out_of_the_terminal_unless_verbose(monkeypatch, capfd):
     import logging
 
-    import attnlab.lab.cluster as cluster
+    import attnlab.running.cluster as cluster
 
     monkeypatch.setattr(cluster, "import_ray", FakeRay)
     monkeypatch.setattr(cluster, "probe", lambda *args, **kwargs: None)  # no server to probe
@@ -324,7 +324,7 @@ def test_ray_core_lines_stay_out_of_the_terminal_unless_verbose(monkeypatch, cap
 
 
 def test_quiet_stderr_restores_the_descriptor_after_an_error(capfd):
-    from attnlab.lab.cluster import quiet_stderr
+    from attnlab.running.cluster import quiet_stderr
 
     with pytest.raises(RuntimeError), quiet_stderr():
         os.write(2, b"hidden\n")

@@ -197,7 +197,7 @@ def test_auto_resolving_to_a_gpu_is_refused_or_rekeyed(finished, tmp_path, monke
     # The same command where CUDA is present: a new run directory (the hash names the
     # device), and the old one, named explicitly, is refused rather than resumed in bf16.
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    from attnlab.train.config import load_run_config, run_hash
+    from attnlab.train.run_config import load_run_config, run_hash
     from attnlab.train.runtime import resolve_run
 
     overrides = [a for a in auto if a != "--set"] + [f"data.corpus={corpus}"]

@@ -65,9 +65,9 @@ def prose(text: str) -> str:
 
 def spanish_texts() -> list[tuple[str, str]]:
     """(where, text) of everything attnlab says in Spanish."""
-    from attnlab.lab import registry
-    from attnlab.lab.claim_words import MARGIN_UNITS, WORDS
-    from attnlab.lab.quantities import NAMES
+    from attnlab.kit import registry
+    from attnlab.kit.quantities import NAMES
+    from attnlab.kit.verdict_words import MARGIN_UNITS, WORDS
 
     out = [(f"{d}.{k}", e["es"]) for d in domains() for k, e in catalogue(d).items()]
     for name in registry.EXPERIMENTS:

@@ -99,7 +99,7 @@ def test_the_walk_sees_function_level_and_relative_imports(tmp_path):
 
 def test_no_import_circle_in_attnlab():
     edges = graph()
-    assert "attnlab.lab.runner" in edges and "attnlab.suite" in edges
+    assert "attnlab.running.runner" in edges and "attnlab.suite" in edges
     cycle = find_cycle(edges)
     assert cycle is None, "import circle: " + " -> ".join(cycle or [])
 
@@ -144,7 +144,7 @@ PARTS = ("settings", "measure", "claims", "view", "chapter")
 
 
 def test_every_experiment_is_one_entry_whose_parts_point_one_way():
-    from attnlab.lab import registry
+    from attnlab.kit import registry
 
     folder = ROOT / "experiments"
     entries = sorted(p.stem if p.is_file() else p.name for p in folder.iterdir()

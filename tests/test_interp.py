@@ -8,8 +8,8 @@ import torch
 
 from attnlab.data.repeated import repeated_probe, segment_rows
 from attnlab.interp import ablate, head_means, head_scores, scores_of_weights
-from attnlab.nn.config import ModelConfig
 from attnlab.nn.model import LanguageModel
+from attnlab.nn.model_config import ModelConfig
 
 T, V = 32, 16  # context, vocabulary
 POS, TOK, PREV = slice(0, T), slice(T, T + V), slice(T + V, T + 2 * V)  # residual subspaces

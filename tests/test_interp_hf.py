@@ -14,8 +14,8 @@ from hf_support import tiny_configs
 from attnlab.cli import main as cli_main
 from attnlab.data.repeated import SegmentStream
 from attnlab.interp import SCORES, head_scores
-from attnlab.nn.config import ModelConfig
-from attnlab.train.config import DataConfig, RunConfig, TrainConfig
+from attnlab.nn.model_config import ModelConfig
+from attnlab.train.run_config import DataConfig, RunConfig, TrainConfig
 from attnlab.train.trainer import train
 
 transformers = pytest.importorskip("transformers")

@@ -1,4 +1,4 @@
-"""attnlab.lab.envelope: an experiment's three files are written together or not at all."""
+"""attnlab.kit.envelope: an experiment's three files are written together or not at all."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 import pytest
 
 from attnlab.errors import WriteError
-from attnlab.lab.envelope import ENVELOPE, Envelope, write_envelope
+from attnlab.kit.envelope import ENVELOPE, Envelope, write_envelope
 
 
 @dataclasses.dataclass(frozen=True)

@@ -29,7 +29,7 @@ FAILED, UNUSABLE, TIME, REFERENCE = "failed", "unusable", "time", "reference"
 HOSTILE = {  # name -> (the body of softmax(x, axis=-1), outcome of the file, of a function)
     "patches_run_exercise": ("""
         import attnlab.labs.sandbox as s
-        from attnlab.labs.core import Result
+        from attnlab.labs.checker import Result
         s.run_exercise = lambda ex, fn, lang=None: Result(1, "softmax", "passed", headline="ok")
     """, REFERENCE, None),
     "forges_a_frame_and_exits": ("""
@@ -401,7 +401,7 @@ def test_kill_tree_ends_forks_that_left_the_session(reaper):
 
 
 def test_a_forged_answer_is_read_within_bounds():
-    from attnlab.labs import wire
+    from attnlab.labs import frames as wire
 
     read, write = os.pipe()
     try:

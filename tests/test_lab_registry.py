@@ -8,8 +8,8 @@ import sys
 import pytest
 
 import attnlab.experiments
-from attnlab.lab import registry
-from attnlab.lab.registry import Experiment, RecordError
+from attnlab.kit import registry
+from attnlab.kit.registry import Experiment, RecordError
 
 
 def test_every_experiment_declares_its_record():
@@ -36,7 +36,7 @@ def experiment_file(tmp_path, monkeypatch):
 
 
 PARTS = """
-from attnlab.lab.registry import Experiment
+from attnlab.kit.registry import Experiment
 
 def plan(s): return []
 def analyse(s, results, ctx): return {}

@@ -10,10 +10,10 @@ import shutil
 import threading
 import time
 
-from attnlab.lab.runner import Runner, RunSpec
-from attnlab.lab.work import train_spec
-from attnlab.nn.config import ModelConfig
-from attnlab.train.config import DataConfig, RunConfig, TrainConfig
+from attnlab.nn.model_config import ModelConfig
+from attnlab.running.runner import Runner, RunSpec
+from attnlab.running.train_run import train_spec
+from attnlab.train.run_config import DataConfig, RunConfig, TrainConfig
 from attnlab.train.rundir import LOCK
 
 TINY = RunConfig(model=ModelConfig(vocab_size=64, d_model=8, n_ctx=8, n_head=2),
@@ -47,7 +47,7 @@ def test_a_run_another_process_trains_is_waited_for_then_read(tmp_path, trained_
     run_dir = tmp_path / "b" / first["run_dir"].rsplit("/", 1)[-1]
     held = _locked_by_another(run_dir)
     got: dict = {}
-    with caplog.at_level(logging.INFO, logger="attnlab.lab.work"):
+    with caplog.at_level(logging.INFO, logger="attnlab.running.train_run"):
         waiter = threading.Thread(target=lambda: got.update(train_spec(spec, tmp_path / "b")))
         waiter.start()
         time.sleep(0.5)
@@ -64,7 +64,7 @@ def test_a_run_another_process_trains_is_waited_for_then_read(tmp_path, trained_
 
 def test_a_run_the_other_process_left_unfinished_is_trained_after_it(tmp_path, trained_hashes):
     spec = Runner(tmp_path, device="cpu").resolve(RunSpec("tiny", TINY, Tokens()))
-    from attnlab.lab.spec import run_key
+    from attnlab.running.spec import run_key
 
     held = _locked_by_another(tmp_path / run_key(spec))
     got: dict = {}

@@ -9,7 +9,7 @@ from labs_wrong import WRONG
 
 from attnlab.i18n import catalogue, text
 from attnlab.labs import EXERCISES, check, get
-from attnlab.labs.core import run_exercise
+from attnlab.labs.checker import run_exercise
 from attnlab.labs.notebook import solution_file, stub_file
 
 

@@ -12,7 +12,7 @@ from labs_wrong import WRONG
 
 from attnlab.i18n import LANGS, text
 from attnlab.labs import EXERCISES, check, get
-from attnlab.labs.core import _detects, run_exercise
+from attnlab.labs.checker import _detects, run_exercise
 from attnlab.labs.exercises.induction import pattern
 from attnlab.labs.exercises.induction.solution import induction_weights
 from attnlab.labs.exercises.recurrence.measure import rate_of

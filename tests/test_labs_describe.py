@@ -11,7 +11,7 @@ from labs_wrong_independent import INDEPENDENT
 from attnlab import reference as ref
 from attnlab.i18n import text
 from attnlab.labs import get
-from attnlab.labs.core import run_exercise
+from attnlab.labs.checker import run_exercise
 from attnlab.labs.describe import GENERIC, MASKS, describe, factor_name, number
 from attnlab.labs.exercises.heads.cases import _random_inputs
 from attnlab.labs.exercises.heads.describers import DESCRIBERS as MHA_DESCRIBERS

@@ -15,7 +15,7 @@ from labs_wrong import WRONG
 from labs_wrong_independent import INDEPENDENT
 
 from attnlab.labs import EXERCISES, get
-from attnlab.labs.core import _detects, run_exercise
+from attnlab.labs.checker import _detects, run_exercise
 
 
 def named(fn) -> set[str]:

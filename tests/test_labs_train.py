@@ -15,10 +15,10 @@ from lab_cli import lab
 from attnlab.cli.lab import DEFAULT_STEPS
 from attnlab.cli.main import main
 from attnlab.labs import get
-from attnlab.labs.core import Raised
+from attnlab.labs.checker import Raised
 from attnlab.labs.notebook import solution_file
 from attnlab.labs.sandbox import Unusable, session
-from attnlab.labs.train import TOLERANCE, Budget, Parting, Report, train
+from attnlab.labs.trained_attention import TOLERANCE, Budget, Parting, Report, train
 
 FILES = ("attention", "masks", "backward", "sinusoidal")
 STEPS = "2"

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attnlab.nn.attention import attention, causal_mask, stable_softmax
-from attnlab.nn.config import ModelConfig
 from attnlab.nn.mixers import MultiHeadAttention, UniformCausalMean
+from attnlab.nn.model_config import ModelConfig
 from attnlab.nn.positions import alibi_bias, alibi_slopes, rope_rotate, sinusoidal_table
 from attnlab.reference import alibi_slopes as np_alibi_slopes
 from attnlab.reference import rope as np_rope

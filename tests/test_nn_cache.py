@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from attnlab.nn.cache import KVCache, LayerCache
-from attnlab.nn.config import ModelConfig
 from attnlab.nn.model import LanguageModel
+from attnlab.nn.model_config import ModelConfig
 
 
 @pytest.mark.parametrize("capacity", [None, 1, 7, 64])

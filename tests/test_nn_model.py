@@ -8,8 +8,8 @@ import itertools
 import pytest
 import torch
 
-from attnlab.nn.config import ModelConfig, gpt2_config
 from attnlab.nn.model import KVCache, LanguageModel
+from attnlab.nn.model_config import ModelConfig, gpt2_config
 from attnlab.nn.params import breakdown, breakdown_table, gpt2_formula
 from attnlab.verify import (
     check_fused,

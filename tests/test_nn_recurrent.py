@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from attnlab.nn.config import ModelConfig
 from attnlab.nn.model import LanguageModel
+from attnlab.nn.model_config import ModelConfig
 from attnlab.nn.recurrent import FORGET_BIAS, LSTM, ElmanRNN, copy_from_torch
-from attnlab.train.config import DataConfig, RunConfig, TrainConfig
+from attnlab.train.run_config import DataConfig, RunConfig, TrainConfig
 
 REFERENCES = {"rnn": lambda c: torch.nn.RNN(c, c, nonlinearity="tanh", batch_first=True),
               "lstm": lambda c: torch.nn.LSTM(c, c, batch_first=True)}

@@ -9,7 +9,6 @@ import pytest
 import torch
 
 from attnlab.nn.attention import causal_mask
-from attnlab.nn.config import Seq2SeqConfig
 from attnlab.nn.cross import CrossAttention, copy_from_torch_mha, padding_mask
 from attnlab.nn.encdec import (
     DecoderLayer,
@@ -17,6 +16,7 @@ from attnlab.nn.encdec import (
     copy_from_torch_decoder_layer,
     copy_from_torch_encoder_layer,
 )
+from attnlab.nn.model_config import Seq2SeqConfig
 from attnlab.nn.seq2seq import (
     build_seq2seq,
     count_parameters,

@@ -12,9 +12,9 @@ import torch
 from safetensors.torch import load_model, save_file
 
 from attnlab.nn.attention import kernel
-from attnlab.nn.config import ModelConfig
 from attnlab.nn.mixers import AttentionHead, MultiHeadAttention
 from attnlab.nn.model import LanguageModel, next_token_loss
+from attnlab.nn.model_config import ModelConfig
 from attnlab.nn.trace import Trace
 
 CONFIGS = {
@@ -192,7 +192,7 @@ def test_memeff_alibi_stays_linear_in_memory_at_n_16384() -> None:
     """
     code = textwrap.dedent("""
         import resource, torch
-        from attnlab.nn.config import ModelConfig
+        from attnlab.nn.model_config import ModelConfig
         from attnlab.nn.mixers import MultiHeadAttention
         torch.set_num_threads(1)
         layer = MultiHeadAttention(ModelConfig(d_model=8, n_head=2, position="alibi",

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from attnlab.i18n import catalogue, domains
-from attnlab.lab.quantities import group, number, with_se
+from attnlab.kit.quantities import group, number, with_se
 from attnlab.report.words import numbers
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -79,7 +79,7 @@ def test_the_check_passes_the_convention(text):
 def spanish_texts() -> list[tuple[str, str]]:
     """(where, text) of the catalogue's Spanish, the claims' figure labels and docs/es (the
     front page from the line after the ones it keeps in step with the English front door)."""
-    from attnlab.lab import registry
+    from attnlab.kit import registry
 
     out = [(f"{d}.{k}", e["es"]) for d in domains() for k, e in catalogue(d).items()]
     out += [(f"{c.id} figure {key}", q.label_es) for name in registry.EXPERIMENTS

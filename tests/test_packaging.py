@@ -78,7 +78,7 @@ def test_sdist_carries_what_its_tests_and_docs_need(built: dict[str, Path]) -> N
                  "notebooks",
                  "tests/conftest.py", "tests/explorer_support.py", "tests/fault_tools.py",
                  "scripts/setup.sh", "scripts/commands_doc.py",
-                 "src/attnlab/configs/tiny.toml", "src/attnlab/py.typed"):
+                 "src/attnlab/presets/tiny.toml", "src/attnlab/py.typed"):
         assert (source / name).exists(), f"sdist lacks {name}"
     for test in (ROOT / "tests").glob("*.py"):
         assert (source / "tests" / test.name).is_file(), f"sdist lacks tests/{test.name}"

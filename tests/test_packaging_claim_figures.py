@@ -4,9 +4,9 @@ named for a reader, in its unit, in English and Spanish."""
 
 from __future__ import annotations
 
-from attnlab.lab import registry
-from attnlab.lab.claims import Margins, Part, claim, decide
-from attnlab.lab.quantities import Quantity
+from attnlab.kit import registry
+from attnlab.kit.claims import Margins, Part, claim, decide
+from attnlab.kit.quantities import Quantity
 from attnlab.report.claim_figures import claim_figures
 
 BY_KEY = {f.key: f for name in registry.names() for f in registry.chapter(name).figures}

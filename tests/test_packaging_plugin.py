@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from attnlab.cli.main import main
-from attnlab.lab import registry
+from attnlab.kit import registry
 
 PLUGIN = '''
 """A plugin experiment: one small model on a cyclic language, against a uniform guess."""
@@ -22,12 +22,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnlab.lab.claims import Margins, Part, claim
-from attnlab.lab.context import SentenceStream
-from attnlab.lab.registry import Experiment
-from attnlab.lab.runner import seeded
-from attnlab.nn.config import ModelConfig
-from attnlab.train.config import DataConfig, RunConfig, TrainConfig
+from attnlab.kit.claims import Margins, Part, claim
+from attnlab.running.context import SentenceStream
+from attnlab.kit.registry import Experiment
+from attnlab.running.runner import seeded
+from attnlab.nn.model_config import ModelConfig
+from attnlab.train.run_config import DataConfig, RunConfig, TrainConfig
 
 VOCAB = 16
 

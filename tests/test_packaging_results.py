@@ -95,7 +95,7 @@ def test_no_run_time_is_written_by_hand_outside_a_generated_block():
 
 
 def test_the_full_results_say_what_ran_and_what_did_not():
-    from attnlab.lab import registry
+    from attnlab.kit import registry
 
     _, full, _ = _script().read_all()
     assert full is not None, "docs/results/claims-full.json is missing"
@@ -107,7 +107,7 @@ def test_the_full_results_say_what_ran_and_what_did_not():
 
 
 def test_the_recorded_claims_are_claims_of_the_registry():
-    from attnlab.lab import registry
+    from attnlab.kit import registry
 
     ids = {c.id for name in registry.EXPERIMENTS for c in registry.load(name).claims}
     stale = [c["id"] for c in _results()["claims"] if c["id"] not in ids]

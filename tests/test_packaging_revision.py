@@ -1,4 +1,4 @@
-"""The code revision a result records is attnlab's own (lab.meta.code_revision): the commit
+"""The code revision a result records is attnlab's own (report.provenance.code_revision): the commit
 of the checkout the package is imported from, and none for a package that merely sits in
 some other git repository (a venv inside the user's project)."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import attnlab
-from attnlab.lab.meta import code_revision
+from attnlab.report.provenance import code_revision
 
 PACKAGE = Path(attnlab.__file__).resolve().parent
 

@@ -17,10 +17,10 @@ SCRIPT = textwrap.dedent("""
     import sys, types
     from pathlib import Path
     import numpy as np
-    from attnlab.lab.executors import Job, LocalPool
-    from attnlab.lab.runner import Runner, RunSpec
-    from attnlab.nn.config import ModelConfig
-    from attnlab.train.config import DataConfig, RunConfig, TrainConfig
+    from attnlab.running.executors import Job, LocalPool
+    from attnlab.running.runner import Runner, RunSpec
+    from attnlab.nn.model_config import ModelConfig
+    from attnlab.train.run_config import DataConfig, RunConfig, TrainConfig
 
     if __name__ == "__main__":
         work = Path(sys.argv[1])

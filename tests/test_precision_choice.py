@@ -14,13 +14,13 @@ import pytest
 from benchmark_modules import run_benchmark
 
 from attnlab.cli.main import main
-from attnlab.lab.runner import Runner
-from attnlab.lab.spec import RunSpec
 from attnlab.nn.attention import KERNEL_TABLE, resolve_backend
-from attnlab.nn.config import ModelConfig
+from attnlab.nn.model_config import ModelConfig
 from attnlab.report.glance import machine_text
+from attnlab.running.runner import Runner
+from attnlab.running.spec import RunSpec
 from attnlab.train import runtime
-from attnlab.train.config import RunConfig, TrainConfig, run_hash
+from attnlab.train.run_config import RunConfig, TrainConfig, run_hash
 from attnlab.train.runtime import resolve_on, resolve_run
 
 ROOT = Path(__file__).resolve().parents[1]

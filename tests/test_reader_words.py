@@ -103,7 +103,7 @@ def test_no_help_text_speaks_of_how_attnlab_was_built():
 
 
 def test_no_text_an_experiment_prints_speaks_of_how_attnlab_was_built():
-    from attnlab.lab import registry
+    from attnlab.kit import registry
 
     def said(value: object) -> str:  # a text, or one per language
         return " ".join(value.values()) if isinstance(value, dict) else str(value)

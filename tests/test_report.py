@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from attnlab.lab import registry
-from attnlab.lab.claims import Margins, Part, claim
-from attnlab.lab.registry import Experiment, select
-from attnlab.lab.runner import Runner
+from attnlab.kit import registry
+from attnlab.kit.claims import Margins, Part, claim
+from attnlab.kit.registry import Experiment, select
 from attnlab.report import write_report
 from attnlab.report.claim_figures import claim_figures
 from attnlab.report.write import to_html
+from attnlab.running.runner import Runner
 from attnlab.suite import evaluate_claims, reproduce
 
 TABLE = "| n | name | ppl |\n|---:|---|:---:|\n| 1 | <b>x</b> | 12.5 |\n| 2 | a \\| b | 3 |\n"

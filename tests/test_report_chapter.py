@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from attnlab.lab import registry
-from attnlab.lab.chapter import Chapter, ChapterFigure, ratio
-from attnlab.lab.registry import Experiment, RecordError
+from attnlab.kit import registry
+from attnlab.kit.chapter import Chapter, ChapterFigure, ratio
+from attnlab.kit.registry import Experiment, RecordError
 from attnlab.report import fidelity, glance
 from attnlab.report.write import compose
 

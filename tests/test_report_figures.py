@@ -11,7 +11,7 @@ from matplotlib.text import Text
 
 from attnlab.experiments import induction
 from attnlab.experiments.recurrence import view as recurrence_view
-from attnlab.lab.registry import EXPERIMENTS
+from attnlab.kit.registry import EXPERIMENTS
 from attnlab.report.figures import caption, translate
 
 

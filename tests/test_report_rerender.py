@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from attnlab.cli.main import main as cli_main
-from attnlab.lab.meta import earlier_run, rerendered
+from attnlab.report.provenance import earlier_run, rerendered
 from attnlab.report.write import wall_text, write_report
 
 ORIGINAL = {"profile": "quick", "started_at": "2026-12-02T13:37:49+0000",

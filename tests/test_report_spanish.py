@@ -12,7 +12,7 @@ import pytest
 from test_report import make_png
 
 from attnlab.i18n import catalogue
-from attnlab.lab.seeds import skipped_note
+from attnlab.kit.extra_seeds import skipped_note
 from attnlab.report import write_report
 from attnlab.report.figures import translate, translated
 
@@ -104,7 +104,7 @@ def test_the_spanish_figure_is_drawn_again_in_spanish(tmp_path):
 
     from matplotlib.text import Text
 
-    from attnlab.lab.registry import load
+    from attnlab.kit.registry import load
 
     record = {"grad_norms": {"pre": [[0.05, 0.06]], "post": [[0.1, 0.16]]}}
     texts = [x.get_text() for x in translate(load("norm").figure(record), "es").findobj(Text)]
@@ -138,7 +138,7 @@ def test_the_budgets_in_the_catalogue_are_the_chapters():
     """An experiment translated into Spanish (its title is in the catalogue) has its budget
     there too, word for word its chapter part's in English; one not translated (a new one,
     a plugin) falls back to English and touches no catalogue."""
-    from attnlab.lab import registry
+    from attnlab.kit import registry
 
     report = catalogue("report")
     entries = {k.split(".", 1)[1]: e for k, e in report.items() if k.startswith("budget.")}

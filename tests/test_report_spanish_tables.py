@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from attnlab.cli.main import main as cli_main
-from attnlab.lab import registry
+from attnlab.kit import registry
 from attnlab.report.table_words import DATA, speak
 
 TABLES = Path(__file__).parent / "data" / "quick_tables"

@@ -11,8 +11,8 @@ import sys
 import pytest
 
 from attnlab.errors import AttnlabError, DataError, UsageError
-from attnlab.nn.config import ModelConfig
-from attnlab.train.config import (
+from attnlab.nn.model_config import ModelConfig
+from attnlab.train.run_config import (
     DataConfig,
     RunConfig,
     TrainConfig,
@@ -165,7 +165,7 @@ def test_run_hash_is_stable_and_sensitive(tmp_path):
     assert run_hash(load_run_config(tmp_path / "x.toml")) == run_hash(
         load_run_config(tmp_path / "y.toml"))
     # Another interpreter with another string-hash seed agrees.
-    code = "from attnlab.train.config import RunConfig, run_hash; print(run_hash(RunConfig()))"
+    code = "from attnlab.train.run_config import RunConfig, run_hash; print(run_hash(RunConfig()))"
     env = {**os.environ, "PYTHONHASHSEED": "123"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                          check=True).stdout.strip()
@@ -191,7 +191,7 @@ def test_cosine_schedule_by_hand():
 
 
 def test_resolve_run_names_the_device_and_precision_it_will_use():
-    from attnlab.train.config import RunConfig, TrainConfig, run_hash
+    from attnlab.train.run_config import RunConfig, TrainConfig, run_hash
     from attnlab.train.runtime import resolve_run
 
     auto = RunConfig()

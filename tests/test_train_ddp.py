@@ -23,8 +23,8 @@ import torch
 import torch.multiprocessing as mp
 from safetensors.torch import load_file
 
-from attnlab.train.config import load_run_config
 from attnlab.train.distributed import sampler_seed
+from attnlab.train.run_config import load_run_config
 from attnlab.train.rundir import read_metrics
 
 TINY = [
@@ -89,7 +89,7 @@ def test_real_torchrun(tmp_path):
         import json, os, sys
         sys.path.insert(0, {str(Path(__file__).parent)!r})
         from test_train_ddp import TINY, tokens
-        from attnlab.train.config import load_run_config
+        from attnlab.train.run_config import load_run_config
         from attnlab.train.trainer import train
         result = train(load_run_config(None, TINY), {str(tmp_path / "run")!r}, data=tokens())
         with open(os.path.join({str(tmp_path)!r}, "rank" + os.environ["RANK"]), "w") as fh:

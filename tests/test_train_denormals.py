@@ -8,7 +8,7 @@ import torch
 
 from attnlab.errors import UsageError
 from attnlab.experiments import sqrt_dk
-from attnlab.train.config import RunConfig, load_run_config, run_hash
+from attnlab.train.run_config import RunConfig, load_run_config, run_hash
 from attnlab.train.runtime import denormal_mode
 
 TINY = 1e-39  # below float32's smallest normal number (1.18e-38)

@@ -10,8 +10,8 @@ import torch
 
 from attnlab.errors import DataError, UsageError
 from attnlab.nn.model import LanguageModel
-from attnlab.train.config import RunConfig, load_run_config, run_hash
-from attnlab.train.kept import kept_path, kept_steps, load_kept
+from attnlab.train.kept_steps import kept_path, kept_steps, load_kept
+from attnlab.train.run_config import RunConfig, load_run_config, run_hash
 from attnlab.train.runtime import load_trained
 from attnlab.train.trainer import train
 

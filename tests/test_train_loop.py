@@ -13,7 +13,7 @@ from safetensors.torch import load_file
 
 from attnlab.train import runtime
 from attnlab.train import trainer as trainer_mod
-from attnlab.train.config import load_run_config, run_hash
+from attnlab.train.run_config import load_run_config, run_hash
 from attnlab.train.rundir import read_metrics
 from attnlab.train.trainer import TrainingDiverged, train
 

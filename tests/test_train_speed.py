@@ -7,10 +7,10 @@ from pathlib import Path
 
 import torch
 
-from attnlab.nn.config import ModelConfig
 from attnlab.nn.model import LanguageModel
+from attnlab.nn.model_config import ModelConfig
 from attnlab.train.checkpoint import load_checkpoint, save_checkpoint
-from attnlab.train.config import TrainConfig
+from attnlab.train.run_config import TrainConfig
 from attnlab.train.speed import make_optimizer, maybe_compile
 
 CFG = ModelConfig(vocab_size=29, n_ctx=8, d_model=16, n_head=2, n_layer=2)

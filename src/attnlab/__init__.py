@@ -8,7 +8,7 @@ The package is laid out by the parts of the idea:
 - ``attnlab.train``      the trainer, checkpoints, run directories.
 - ``attnlab.lab``        the machinery: runner, executors, registry, claims, seed rounds.
 - ``attnlab.experiments`` one module per experiment, and its own measuring helpers.
-- ``attnlab.measure``    measuring tools shared with the benchmarks (attention cost).
+- ``attnlab.timing``    measuring tools shared with the benchmarks (attention cost).
 - ``attnlab.suite``      the one pipeline: plan, train, analyse, claims, extra round.
 - ``attnlab.report``     the one-command report.
 - ``attnlab.explorer``   the attention explorer page.

@@ -11,7 +11,7 @@ The ranges are wide enough for any real use and narrow enough that nothing past
 them is silently accepted and then fails deep inside (a thread count that
 segfaults libgomp, a seed that overflows a C integer, a seed count that takes
 minutes to plan). The config fields have their own ranges, checked by the
-config classes (``attnlab.train.config``, ``attnlab.nn.config``).
+config classes (``attnlab.train.run_config``, ``attnlab.nn.model_config``).
 
 A text option (a prompt, a sentence, a folder's name) must be UTF-8 text
 (``check_text``): bytes that are not reach Python as lone surrogates, which cannot be

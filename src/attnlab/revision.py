@@ -1,6 +1,6 @@
 """The code a result came from: attnlab's version and, from a git checkout of attnlab, its
 commit. One low module (it imports nothing of attnlab's but the version), so that the run
-directories (``train.rundir``), the report's meta (``lab.meta``), the suite and the cluster
+directories (``train.rundir``), the report's meta (``report.provenance``), the suite and the cluster
 preflight all record the same thing.
 """
 

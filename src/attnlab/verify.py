@@ -17,9 +17,9 @@ import torch
 import torch.nn.functional as F
 
 from attnlab.nn.attention import attention, causal_mask
-from attnlab.nn.config import ModelConfig, gpt2_config
 from attnlab.nn.mixers import MultiHeadAttention, UniformCausalMean
 from attnlab.nn.model import KVCache, LanguageModel
+from attnlab.nn.model_config import ModelConfig, gpt2_config
 from attnlab.nn.params import gpt2_formula
 
 
@@ -249,7 +249,6 @@ def check_decoder_layer(t: int = 7, d: int = 32, h: int = 4) -> list[Check]:
     """Our encoder–decoder layers vs ``nn.TransformerDecoderLayer`` (post-norm, the 2017 layout,
     and ``norm_first``) and ``nn.TransformerEncoderLayer``, with copied weights: causal
     self-attention, cross-attention over a padded memory, MLP."""
-    from attnlab.nn.config import Seq2SeqConfig
     from attnlab.nn.cross import padding_mask
     from attnlab.nn.encdec import (
         DecoderLayer,
@@ -257,6 +256,7 @@ def check_decoder_layer(t: int = 7, d: int = 32, h: int = 4) -> list[Check]:
         copy_from_torch_decoder_layer,
         copy_from_torch_encoder_layer,
     )
+    from attnlab.nn.model_config import Seq2SeqConfig
 
     rows = []
     lengths = torch.tensor(_SOURCE_LENGTHS)
@@ -319,7 +319,7 @@ def check_additive(b: int = 2, i: int = 4, j: int = 6) -> list[Check]:
 def check_source_padding() -> list[Check]:
     """A source alone and the same source padded in a batch of longer ones: the same logits,
     for each of the three translation models (padding is invisible to all three)."""
-    from attnlab.nn.config import Seq2SeqConfig
+    from attnlab.nn.model_config import Seq2SeqConfig
     from attnlab.nn.seq2seq import build_seq2seq
 
     rows = []

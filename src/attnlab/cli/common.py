@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from attnlab.errors import UsageError
-from attnlab.lab.cluster import add_cluster_options
+from attnlab.running.cluster import add_cluster_options
 from attnlab.train.progress import ProgressPrinter, format_duration
 
 
@@ -78,7 +78,7 @@ def suite_line(info: dict[str, Any]) -> str:
 def add_common(p: argparse.ArgumentParser, profiles: list[str]) -> None:
     """Options shared by ``run`` and ``reproduce``."""
     from attnlab.bounds import whole
-    from attnlab.lab.seeds import EXTRA_SEEDS
+    from attnlab.kit.extra_seeds import EXTRA_SEEDS
 
     p.add_argument("--profile", choices=profiles, default="quick",
                    help="full: the chapter's settings; quick: scaled down for a 2-core CPU "
@@ -109,7 +109,7 @@ def add_common(p: argparse.ArgumentParser, profiles: list[str]) -> None:
     p.add_argument("--precision", choices=["auto", "fp32", "bf16"], default="auto",
                    help="arithmetic of training (default auto: bf16 autocast on CUDA, fp32 on "
                    "the CPU); bf16 on a CPU needs bf16 units (AVX512-BF16 or AMX)")
-    add_cluster_options(p)  # --cluster ray and its options (attnlab.lab.cluster)
+    add_cluster_options(p)  # --cluster ray and its options (attnlab.running.cluster)
     from attnlab.cli.confirm import add_yes
 
     add_yes(p)  # more than CONFIRM_RUNS runs: asked, or refused with no terminal
@@ -122,7 +122,7 @@ def check_seeds(seeds: int | None, extra_seeds: int | None = 0) -> None:
     """``--seeds`` and ``--extra-seeds`` in their ranges (``attnlab.bounds``): else one
     UsageError line (argparse checks them too; this is for callers that build ``args``)."""
     from attnlab.bounds import WHOLE
-    from attnlab.lab.seeds import check_extra_seeds
+    from attnlab.kit.extra_seeds import check_extra_seeds
 
     lo, hi = WHOLE["--seeds"]
     if seeds is not None and not lo <= seeds <= hi:
@@ -133,7 +133,7 @@ def check_seeds(seeds: int | None, extra_seeds: int | None = 0) -> None:
 
 def resolve_jobs(jobs: int | None, device: str = "auto") -> int:
     """``--jobs``: the number given (at least 1), or one per core (per GPU on CUDA)."""
-    from attnlab.lab.executors import default_workers
+    from attnlab.running.executors import default_workers
 
     if jobs is None:
         return default_workers(device)
@@ -147,7 +147,7 @@ def cluster_executor(args: argparse.Namespace) -> Any | None:
     resolved from the cluster's resources, every node's preflight passed once, before any
     run: a node that cannot train into ``--work`` is one line, exit 2), else None (the local
     pool)."""
-    from attnlab.lab.cluster import (
+    from attnlab.running.cluster import (
         cluster_address,
         cluster_device,
         cluster_kind,
@@ -161,7 +161,7 @@ def cluster_executor(args: argparse.Namespace) -> Any | None:
     task_resources("cuda", runs_per_gpu)  # a bad --runs-per-gpu before any connection
     address = cluster_address(getattr(args, "address", None))  # parsed before any use
     ray = connect(address)
-    from attnlab.lab.ray_executor import RayExecutor
+    from attnlab.running.ray_executor import RayExecutor
 
     device = cluster_device(args.device, ray.cluster_resources())
     executor = RayExecutor(ray, device, runs_per_gpu)
@@ -174,8 +174,8 @@ def cluster_executor(args: argparse.Namespace) -> Any | None:
 def build_runner(args: argparse.Namespace, progress: Any = None) -> Any:
     """The command's one ``Runner``: ``--work``, ``--device``, ``--corpus``, and ``--jobs``
     local worker processes."""
-    from attnlab.lab.executors import LocalPool
-    from attnlab.lab.runner import Runner
+    from attnlab.running.executors import LocalPool
+    from attnlab.running.runner import Runner
 
     precision = getattr(args, "precision", "auto")
     cluster = cluster_executor(args)  # --cluster ray: runs on the Ray cluster

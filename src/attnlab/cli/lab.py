@@ -1,7 +1,7 @@
 """``attnlab lab``: the exercises on the command line (list, start, check, hint, solution,
 grade, train).
 
-``lab train DIR`` trains the learner's attention (``attnlab.labs.train``) beside attnlab's:
+``lab train DIR`` trains the learner's attention (``labs.trained_attention``) beside attnlab's:
 exit 0 when they are equal within float error, 1 when they part, 2 when a needed exercise is
 missing or not passing or the learner's code fails in training.
 
@@ -34,7 +34,7 @@ from attnlab.errors import DataError, UsageError, WriteError
 TIME_LIMIT = (1.0, 600.0)  # seconds, both included: the range of --time-limit
 JOBS = (1, 16)  # learners checked at a time by lab grade, both included
 STEPS = (1, 10_000)  # optimiser steps of lab train, both included
-DEFAULT_STEPS = 300  # attnlab.labs.train.Budget.steps (a test keeps them equal)
+DEFAULT_STEPS = 300  # attnlab.labs.trained_attention.Budget.steps (a test keeps them equal)
 PROGRESS_EVERY = 50  # steps between lab train's progress lines
 # The checker's limits as attnlab.labs.sandbox sets them (a test keeps them equal), stated in
 # the help without importing the checker into every command.
@@ -348,7 +348,7 @@ def run_train(args: argparse.Namespace) -> int:
     from attnlab.i18n import resolve_lang, text
     from attnlab.labs import grade
     from attnlab.labs.notebook import file_lang
-    from attnlab.labs.train import train
+    from attnlab.labs.trained_attention import train
 
     lang = args.lang or file_lang(args.folder / "attention.py") or resolve_lang()
     if not args.folder.is_dir():

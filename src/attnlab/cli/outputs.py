@@ -34,7 +34,7 @@ from typing import TextIO
 
 from attnlab.bounds import check_text
 from attnlab.errors import UsageError, WriteError
-from attnlab.lab.envelope import ENVELOPE
+from attnlab.kit.envelope import ENVELOPE
 
 __all__ = ["add_replace", "check_file", "check_folder", "check_one_profile",
            "check_suite_outputs", "profiles_in", "replace_other_profiles"]

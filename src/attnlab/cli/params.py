@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from attnlab.nn.config import ModelConfig, gpt2_config
-from attnlab.train.config import model_with_overrides
+from attnlab.nn.model_config import ModelConfig, gpt2_config
+from attnlab.train.run_config import model_with_overrides
 
 PRESETS = {"gpt2-small": gpt2_config, "default": ModelConfig}
 

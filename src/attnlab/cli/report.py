@@ -22,7 +22,7 @@ DEFAULT_PROFILE = "quick"  # the profile of ``run`` and ``reproduce`` without --
 
 def register(sub: argparse._SubParsersAction) -> None:
     from attnlab.cli.outputs import add_replace
-    from attnlab.lab.registry import PROFILES
+    from attnlab.kit.registry import PROFILES
 
     p = sub.add_parser(
         "report",

@@ -26,13 +26,13 @@ from attnlab.cli.common import (
 )
 from attnlab.cli.confirm import CONFIRM_RUNS, confirm_runs
 from attnlab.errors import DataError, UsageError
-from attnlab.lab.cluster import sized
+from attnlab.running.cluster import sized
 
 __all__ = ["register", "run"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from attnlab.lab.registry import PROFILES, names
+    from attnlab.kit.registry import PROFILES, names
 
     p = sub.add_parser(
         "reproduce",
@@ -66,7 +66,7 @@ def add_lang(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, stdout: TextIO | None = None,
         stderr: TextIO | None = None) -> int:
-    from attnlab.lab.seeds import resolve_extra_seeds
+    from attnlab.kit.extra_seeds import resolve_extra_seeds
     from attnlab.suite import estimate, reproduce
 
     stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
@@ -123,7 +123,7 @@ def pending_runs(args: argparse.Namespace, runner: Any, out: Path,
     """How many runs ``reproduce`` would train: its plan's runs not finished in ``--work``
     (experiments finished in ``out`` left out; those that need a missing corpus too, which
     is looked for only when the count is past ``CONFIRM_RUNS`` with them)."""
-    from attnlab.lab import registry
+    from attnlab.kit import registry
     from attnlab.suite import Suite, corpus_problem
 
     def count(skip: Any = None) -> int:
@@ -156,8 +156,8 @@ def check_no_damaged_results(out: Path, only: list[str] | None, profile: str,
     """Refuse, in one line, to write a report while an experiment's result in ``out`` is
     damaged (truncated, say): it would be shown as not run, and the report written over
     one that had it. The line names the file and the command that makes it again."""
-    from attnlab.lab import registry
-    from attnlab.lab.envelope import ENVELOPE, damage
+    from attnlab.kit import registry
+    from attnlab.kit.envelope import ENVELOPE, damage
 
     for name in registry.select(only):
         path = out / name / ENVELOPE

@@ -4,7 +4,7 @@ The experiment plans its runs, the runner trains them (cached under
 ``<work>/<hash>``, on ``--jobs`` worker processes or one per GPU), and the
 experiment analyses them. When a training claim is inconclusive on 3 or more
 seeds, the experiment gets its one extra round of ``--extra-seeds`` seeds
-(``attnlab.lab.seeds``) before the claims are printed. The
+(``attnlab.kit.extra_seeds``) before the claims are printed. The
 record, table and figure go to ``<out>/<NAME>/`` (default ``reports/<profile>/``,
 the folder ``attnlab reproduce`` uses, so a later ``reproduce`` reuses the
 finished experiment). Progress goes to stderr.
@@ -21,7 +21,7 @@ from attnlab.errors import UsageError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from attnlab.lab.registry import PROFILES, names
+    from attnlab.kit.registry import PROFILES, names
 
     p = sub.add_parser(
         "run",
@@ -36,9 +36,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, stdout: TextIO | None = None,
         stderr: TextIO | None = None) -> int:
-    from attnlab.lab.claims import render
-    from attnlab.lab.registry import RecordError, load
-    from attnlab.lab.seeds import resolve_extra_seeds
+    from attnlab.kit.claims import render
+    from attnlab.kit.extra_seeds import resolve_extra_seeds
+    from attnlab.kit.registry import RecordError, load
     from attnlab.suite import Suite, finished_records
 
     stdout, stderr = stdout or sys.stdout, stderr or sys.stderr

@@ -3,7 +3,7 @@
     attnlab train tiny --set train.steps=200 --set model.position=rope
 
 CONFIG is a file, or the name of an example config shipped in the package
-(``attnlab.configs``: tiny, default, two_blocks_cosine); ``--list-configs`` prints where
+(``attnlab.presets``: tiny, default, two_blocks_cosine); ``--list-configs`` prints where
 they are.
 
 Before any work the run folder is checked (a file, or a folder that cannot be
@@ -64,12 +64,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from attnlab import configs
+    from attnlab import presets
     from attnlab.cli.outputs import check_folder
     from attnlab.errors import UsageError
-    from attnlab.train.config import load_run_config, run_hash
     from attnlab.train.memory import check_step_memory
     from attnlab.train.progress import ProgressPrinter
+    from attnlab.train.run_config import load_run_config, run_hash
     from attnlab.train.rundir import RESULT, check_same_config
     from attnlab.train.runtime import (
         CPU_THREADS,
@@ -80,8 +80,8 @@ def run(args: argparse.Namespace) -> int:
     from attnlab.train.trainer import TrainingDiverged, train
 
     if args.list_configs:
-        for name in configs.names():
-            print(f"{name:20} {configs.path(name)}")
+        for name in presets.names():
+            print(f"{name:20} {presets.path(name)}")
         return 0
     threads = CPU_THREADS if args.threads is None else args.threads
     if threads < 1:
@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
         overrides.append(f"data.corpus={args.corpus}")
     if args.precision is not None:
         overrides.append(f"train.precision={args.precision}")
-    config = configs.resolve(args.config)  # a file, or an example config's name (tiny)
+    config = presets.resolve(args.config)  # a file, or an example config's name (tiny)
     cfg = resolve_run(load_run_config(config, overrides))  # the hash names device, precision
     run_dir = Path(args.run_dir) if args.run_dir else Path("runs") / run_hash(cfg)
     if run_dir.exists() and not run_dir.is_dir():

@@ -21,7 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from attnlab.i18n import resolve_lang, text
-from attnlab.labs.core import Exercise, Fn, Result
+from attnlab.labs.checker import Exercise, Fn, Result
 from attnlab.labs.exercises import load
 from attnlab.labs.sandbox import TIME_LIMIT, isolated
 

@@ -4,7 +4,7 @@ Runs in the child process and needs the standard library and NumPy only, never a
 file it is started as a script in a fresh interpreter (``python -I -S child.py REQ ANS``), for
 a notebook's function it is called after a fork. It never sees a case, a tolerance or the
 solution: the parent sends calls (a pickle of its own, trusted data), and each answer is the
-function's raw output in the frame that :mod:`attnlab.labs.wire` reads::
+function's raw output in the frame that :mod:`attnlab.labs.frames` reads::
 
     frame  = length (4 bytes, big-endian) + header length (4 bytes) + JSON header + blob
     header = {"id": n, "kind": "ready" | "value" | "raised" | "syntax" | "import" | ..., ...}

@@ -1,6 +1,6 @@
 """Comparisons a case or a probe makes, each answering with a catalogue key, never a sentence.
 
-``close`` is a case's verdict (None or a :class:`~attnlab.labs.core.Fail` that says how the
+``close`` is a case's verdict (None or a :class:`~attnlab.labs.checker.Fail` that says how the
 arrays differ: shape, dtype, NaN, the largest difference and where); ``same`` is a probe's
 question "does the learner's output equal this one?".
 """
@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from attnlab.labs.core import Fail
+from attnlab.labs.checker import Fail
 
 RTOL, ATOL = 1e-7, 1e-9  # float64 against float64: agreement to rounding, not to a method
 

@@ -44,7 +44,7 @@ from pathlib import Path
 from attnlab.errors import DataError, UsageError, WriteError
 from attnlab.i18n import resolve_lang, text
 from attnlab.labs import EXERCISES, boundary
-from attnlab.labs.core import Case, Exercise
+from attnlab.labs.checker import Case, Exercise
 from attnlab.labs.policy import Policy, of_class
 from attnlab.labs.sandbox import TIME_LIMIT, isolated
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from attnlab.i18n import LANGS, text
-from attnlab.labs.core import Exercise
+from attnlab.labs.checker import Exercise
 from attnlab.labs.exercises import groups
 
 GROUPS = groups()  # the lab notebooks of notebooks/labs/: stem -> (title key, numbers)

@@ -35,7 +35,7 @@ from typing import Any
 
 from attnlab.errors import DataError, UsageError
 from attnlab.i18n import text
-from attnlab.labs.core import Case, Exercise
+from attnlab.labs.checker import Case, Exercise
 
 FILE = "attnlab-class.toml"  # the policy's name in a class folder
 ENV = "ATTNLAB_CLASS"  # a class folder, named for lab solution and lab hint

@@ -3,7 +3,7 @@
 A hand-worked case is data, not code: the arguments, the expected output (worked out in the
 statement, or the float64 reference's), the call as a learner would type it, and the number
 of input entries (the smallest failing input is named by it). :class:`Row` holds one, and
-``row.case()`` is the checker's :class:`~attnlab.labs.core.Case`, whose verdict is
+``row.case()`` is the checker's :class:`~attnlab.labs.checker.Case`, whose verdict is
 ``close(part(fn(*args, **kwargs)), want, rtol, atol)``, after ``form`` (when given) has found
 the output of the right form (a pair, say). An exercise's ``cases.py`` keeps its
 worked numbers as a table of rows; what is not a comparison of one call with known numbers
@@ -16,8 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from attnlab.labs.checker import Case, Fail, Fn
 from attnlab.labs.compare import ATOL, RTOL, close
-from attnlab.labs.core import Case, Fail, Fn
 
 
 def whole(out: Any) -> Any:

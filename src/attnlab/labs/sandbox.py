@@ -3,7 +3,7 @@
 The parent never imports the learner's code. It runs the exercise's cases and probes itself,
 with a *proxy* in place of the learner's function: each call goes to the child
 (:mod:`attnlab.labs.child`), which calls the real function and answers with its raw output,
-read through :mod:`attnlab.labs.wire` (bounded frames, never unpickled, one deadline for the
+read through :mod:`attnlab.labs.frames` (bounded frames, never unpickled, one deadline for the
 whole check). Whatever the learner's code patches in its own process, the cases, the
 comparisons and the messages are the parent's.
 
@@ -36,8 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from attnlab.i18n import text
-from attnlab.labs import boundary, wire
-from attnlab.labs.core import Exercise, Fn, Raised, Result, TimedOut, run_exercise
+from attnlab.labs import boundary, frames
+from attnlab.labs.checker import Exercise, Fn, Raised, Result, TimedOut, run_exercise
 
 TIME_LIMIT = 20.0  # seconds for a whole check; every exercise's checker takes well under one
 SESSION_LIMIT = 1800.0  # seconds of a whole session (CPU time too): a lab training run is ~1 min
@@ -60,7 +60,7 @@ def isolated(ex: Exercise, source: Fn | str | Path, lang: str | None = None,
     """Check ``source`` (a function, or a file holding ``ex.function``) in a child process;
     a file under the boundary where there is one, with ``hide`` (the class folder, say) out of
     its sight too. With ``call_limit`` (a file only: a class policy's time limit), a call that
-    runs past it fails its case alone (:class:`attnlab.labs.core.TimedOut`) and the check goes
+    runs past it fails its case alone (:class:`attnlab.labs.checker.TimedOut`) and the check goes
     on in a fresh child; ``time_limit`` still bounds the whole check."""
     seconds = time_limit if math.isfinite(time_limit) and time_limit > 0 else TIME_LIMIT
     deadline = time.monotonic() + seconds
@@ -88,7 +88,7 @@ def isolated(ex: Exercise, source: Fn | str | Path, lang: str | None = None,
         if call_limit is not None and start is not None:
             proxy = _Limited(child, ex.function, deadline, call_limit, start)
         return run_exercise(ex, proxy, lang)
-    except wire.Stopped as stop:
+    except frames.Stopped as stop:
         return _unusable(ex, _why(stop.why, proxy.child, lang, seconds))
     finally:
         proxy.child.end()
@@ -107,7 +107,7 @@ def session(path: str | Path, function: str, lang: str | None = None,
     The child lives until the block ends, for at most ``seconds`` (wall and CPU time), each
     call for at most ``call_seconds``. A file that cannot be loaded, and a call that runs past
     its limit or ends the child, raise :class:`Unusable` with the one line to show; an error
-    the learner's function raises comes back as :class:`attnlab.labs.core.Raised` (its type's
+    the learner's function raises comes back as :class:`attnlab.labs.checker.Raised` (its type's
     name and first line), ``NotImplementedError`` as itself. Where ``fork`` does not exist
     (Windows) the file is imported here, without limits or protection."""
     path = Path(path)
@@ -123,7 +123,7 @@ def session(path: str | Path, function: str, lang: str | None = None,
     try:
         try:
             loaded = child.receive(0, min(deadline, time.monotonic() + call_seconds))
-        except wire.Stopped as stop:
+        except frames.Stopped as stop:
             raise Unusable(_why(stop.why, child, lang, call_seconds)) from None
         if loaded["kind"] != "ready":
             raise Unusable(_load_failure(loaded, path, function, lang))
@@ -135,7 +135,7 @@ def session(path: str | Path, function: str, lang: str | None = None,
 class _Proxy:
     """What the cases call in place of the learner's function. With ``call_seconds`` (a
     session) each call has a limit of its own, and the end of the child is :class:`Unusable`;
-    without (a check) every call shares the one deadline, and the end is ``wire.Stopped``."""
+    without (a check) every call shares the one deadline, and the end is ``frames.Stopped``."""
 
     def __init__(self, child: _Child, name: str, deadline: float,
                  call_seconds: float | None = None, lang: str | None = None) -> None:
@@ -151,30 +151,30 @@ class _Proxy:
         try:
             return self._call(min(self.deadline, time.monotonic() + self.call_seconds), args,
                               kwargs)
-        except wire.Stopped as stop:
+        except frames.Stopped as stop:
             self.ended = _why(stop.why, self.child, self.lang, self.call_seconds)
             raise Unusable(self.ended) from None
 
     def _call(self, deadline: float, args: tuple, kwargs: dict) -> Any:
         self.calls += 1
-        wire.send(self.child.req, (self.calls, self.name, args, kwargs), deadline,
+        frames.send(self.child.req, (self.calls, self.name, args, kwargs), deadline,
                   self.child.alive)
         answer = self.child.receive(self.calls, deadline)
         if answer["kind"] == "value" and "value" in answer:
             return answer["value"]
         if answer["kind"] != "raised":
-            raise wire.Stopped("garbled")
+            raise frames.Stopped("garbled")
         if answer.get("not_implemented") is True:
             raise NotImplementedError
         message = (text("labs", "fail.unreadable", self.lang) if answer.get("unreadable") is True
-                   else wire.clean(answer.get("message")))
-        raise Raised(wire.name(answer.get("error")), message)
+                   else frames.clean(answer.get("message")))
+        raise Raised(frames.name(answer.get("error")), message)
 
 
 class _Limited(_Proxy):
     """A check's proxy whose every call also has a limit of its own (a class policy's): a call
     past it ends its child, starts the file afresh in another and raises
-    :class:`~attnlab.labs.core.TimedOut`, so that case fails alone; the check's one deadline
+    :class:`~attnlab.labs.checker.TimedOut`, so that case fails alone; the check's one deadline
     still ends the whole check."""
 
     def __init__(self, child: _Child, name: str, deadline: float, limit: float,
@@ -185,13 +185,13 @@ class _Limited(_Proxy):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         try:
             return self._call(min(self.deadline, time.monotonic() + self.limit), args, kwargs)
-        except wire.Stopped as stop:
+        except frames.Stopped as stop:
             if stop.why != "time" or time.monotonic() >= self.deadline:
                 raise
         self.child.end()  # stuck in the learner's code: a fresh child for the next case
         self.child, self.calls = self.start(), 0
         if self.child.receive(0, self.deadline)["kind"] != "ready":
-            raise wire.Stopped("garbled")
+            raise frames.Stopped("garbled")
         raise TimedOut(self.limit)
 
 
@@ -232,8 +232,8 @@ class _Child:
                  "limits": _limits(seconds, os.getpid(), on_top=False), "source": code,
                  "filename": str(path.resolve()) if program else str(path),
                  "module": path.stem, "function": function, "boundary": program is not None}
-        with contextlib.suppress(wire.Stopped):  # a child that died early says so on reading
-            wire.send(req_w, setup, deadline, child.alive)
+        with contextlib.suppress(frames.Stopped):  # a child that died early says so on reading
+            frames.send(req_w, setup, deadline, child.alive)
         return child
 
     @classmethod
@@ -255,9 +255,9 @@ class _Child:
         return cls(pid, req_w, ans_r, None)
 
     def receive(self, number: int, deadline: float) -> dict[str, Any]:
-        answer = wire.receive(self.ans, deadline, self.alive)
+        answer = frames.receive(self.ans, deadline, self.alive)
         if answer.get("id") != number:
-            raise wire.Stopped("garbled")
+            raise frames.Stopped("garbled")
         return answer
 
     def alive(self) -> bool:
@@ -377,12 +377,12 @@ def _load_failure(loaded: dict[str, Any], path: Any, function: str, lang: str | 
     if kind == "syntax":
         line = loaded.get("line") if type(loaded.get("line")) is int else 0
         return text("labs", "unusable.syntax", lang, path=path, line=line,
-                    message=wire.clean(loaded.get("message")))
+                    message=frames.clean(loaded.get("message")))
     if kind == "import":
         message = (text("labs", "fail.unreadable", lang) if loaded.get("unreadable") is True
-                   else wire.clean(loaded.get("message")))
+                   else frames.clean(loaded.get("message")))
         return text("labs", "unusable.import", lang, path=path,
-                    error=wire.name(loaded.get("error")), message=message)
+                    error=frames.name(loaded.get("error")), message=message)
     if kind == "no_function":
         return text("labs", "unusable.no_function", lang, path=path, function=function)
     return text("labs", "unusable.garbled", lang)
@@ -413,7 +413,7 @@ def load_function(path: str | Path, name: str, lang: str | None = None) -> Fn:
                             message=err.msg)) from None
     except BaseException as err:  # noqa: BLE001 - anything the learner's module does
         raise Unusable(text("labs", "unusable.import", lang, path=path, error=type(err).__name__,
-                            message=wire.clean(str(err)))) from None
+                            message=frames.clean(str(err)))) from None
     fn = getattr(module, name, None)
     if not callable(fn):
         raise Unusable(text("labs", "unusable.no_function", lang, path=path, function=name))

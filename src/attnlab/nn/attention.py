@@ -32,7 +32,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from attnlab.nn.config import BACKENDS
+from attnlab.nn.model_config import BACKENDS
 from attnlab.nn.positions import alibi_bias_from_slopes
 
 

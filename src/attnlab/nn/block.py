@@ -21,8 +21,8 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from attnlab.nn.cache import LayerCache
-from attnlab.nn.config import ModelConfig
 from attnlab.nn.mixers import build_mixer
+from attnlab.nn.model_config import ModelConfig
 from attnlab.nn.trace import BlockTrace
 
 

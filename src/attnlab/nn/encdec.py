@@ -31,9 +31,9 @@ import torch
 from torch import Tensor, nn
 
 from attnlab.nn.block import MLP
-from attnlab.nn.config import Seq2SeqConfig
 from attnlab.nn.cross import CrossAttention, copy_from_torch_mha, padding_mask
 from attnlab.nn.mixers import MultiHeadAttention
+from attnlab.nn.model_config import Seq2SeqConfig
 from attnlab.nn.positions import AdditivePositions
 
 

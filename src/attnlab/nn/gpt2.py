@@ -15,8 +15,8 @@ from typing import Any
 
 import torch
 
-from attnlab.nn.config import ModelConfig, gpt2_config
 from attnlab.nn.model import LanguageModel
+from attnlab.nn.model_config import ModelConfig, gpt2_config
 
 
 def config_from_hf(hf_config: Any) -> ModelConfig:

@@ -36,7 +36,7 @@ from torch import Tensor, nn
 
 from attnlab.nn.attention import causal_mask, kernel
 from attnlab.nn.cache import LayerCache
-from attnlab.nn.config import ModelConfig
+from attnlab.nn.model_config import ModelConfig
 from attnlab.nn.positions import alibi_bias_from_slopes, alibi_slopes, rope_rotate
 from attnlab.nn.recurrent import build_recurrent
 from attnlab.nn.trace import BlockTrace

@@ -23,7 +23,7 @@ from torch import Tensor, nn
 
 from attnlab.nn.block import Block
 from attnlab.nn.cache import KVCache
-from attnlab.nn.config import ModelConfig
+from attnlab.nn.model_config import ModelConfig
 from attnlab.nn.positions import AdditivePositions
 from attnlab.nn.trace import BlockTrace, Trace
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from torch import nn
 
-from attnlab.nn.config import ModelConfig
 from attnlab.nn.model import LanguageModel
+from attnlab.nn.model_config import ModelConfig
 
 
 def gpt2_formula(d: int, n_layer: int, vocab: int, n_ctx: int) -> int:

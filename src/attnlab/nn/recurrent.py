@@ -43,7 +43,7 @@ import torch
 from torch import Tensor, nn
 
 from attnlab.nn.cache import LayerCache
-from attnlab.nn.config import ModelConfig
+from attnlab.nn.model_config import ModelConfig
 from attnlab.nn.trace import BlockTrace
 
 FORGET_BIAS = 1.0  # added to the LSTM's forget-gate bias at initialisation (Gers et al. 2000)

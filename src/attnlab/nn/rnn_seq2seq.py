@@ -41,8 +41,8 @@ from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from attnlab.nn.additive import AdditiveAttention
-from attnlab.nn.config import Seq2SeqConfig
 from attnlab.nn.cross import padding_mask
+from attnlab.nn.model_config import Seq2SeqConfig
 
 
 class RecurrentEncoderDecoder(nn.Module):

@@ -26,8 +26,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from attnlab.nn.config import SEQ2SEQ_ARCHS, Seq2SeqConfig
 from attnlab.nn.encdec import TransformerEncoderDecoder
+from attnlab.nn.model_config import SEQ2SEQ_ARCHS, Seq2SeqConfig
 from attnlab.nn.rnn_seq2seq import RecurrentEncoderDecoder
 
 Seq2SeqModel = RecurrentEncoderDecoder | TransformerEncoderDecoder

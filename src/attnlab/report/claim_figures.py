@@ -3,10 +3,10 @@ quantity, each named and in its unit: the claim summary reads "HELD, measured pe
 row 2 ÷ row 1: 2.03, the chapter 4.15".
 
 The measured figure comes from the verdict itself (the ``numbers`` a claim's part returns
-with its margins, labelled by ``attnlab.lab.quantities``, written by
-``attnlab.lab.claim_words.measured_text``). The chapter's figure is computed from the
+with its margins, labelled by ``attnlab.kit.quantities``, written by
+``attnlab.kit.verdict_words.measured_text``). The chapter's figure is computed from the
 chapter's published figures for the quantity the rule compares: the experiment's chapter part
-(``Experiment.chapter.claims``, ``attnlab.lab.chapter``) says which figures, per claim and
+(``Experiment.chapter.claims``, ``attnlab.kit.chapter``) says which figures, per claim and
 part. A figure derived from the chapter's text (it states a difference) is marked ``†``.
 Where the chapter states the quantity in another unit than the one measured (the √d_k gap:
 a difference of perplexities, where attnlab measures their ratio), its unit is written
@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from attnlab.lab.claim_words import measured_text, part_name
-from attnlab.lab.quantities import describe
-from attnlab.lab.registry import chapter
+from attnlab.kit.quantities import describe
+from attnlab.kit.registry import chapter
+from attnlab.kit.verdict_words import measured_text, part_name
 
 
 def labelled(verdict: dict[str, Any]) -> dict[str, Any]:
@@ -31,7 +31,7 @@ def labelled(verdict: dict[str, Any]) -> dict[str, Any]:
     parts = verdict.get("parts") or []
     if all("figures" in p or "numbers" not in p for p in parts):
         return verdict
-    from attnlab.lab import registry
+    from attnlab.kit import registry
 
     cid = verdict.get("id", "")
     try:
@@ -54,7 +54,7 @@ def _joined(verdict: dict[str, Any], text: Callable[[dict[str, Any]], str], lang
 
 
 def claim_figures(verdict: dict[str, Any], lang: str = "en") -> dict[str, str]:
-    """``{"measured": ..., "chapter": ...}`` for one verdict of ``attnlab.lab.claims``, in
+    """``{"measured": ..., "chapter": ...}`` for one verdict of ``attnlab.kit.claims``, in
     ``lang``."""
     verdict = labelled(verdict)
     cid = verdict.get("id", "")

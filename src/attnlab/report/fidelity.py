@@ -1,6 +1,6 @@
 """The chapter beside every measurement: measured figures read from the records, compared.
 
-For each experiment its chapter part (``Experiment.chapter``, ``attnlab.lab.chapter``) reads
+For each experiment its chapter part (``Experiment.chapter``, ``attnlab.kit.chapter``) reads
 the measured figure of each published quantity from the experiment's record (the mean over
 seeds), and ``compare`` pairs it with the chapter's: the difference and the relative
 difference. ``fidelity`` counts how many measured figures lie within 2% and
@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnlab.lab.chapter import ChapterFigure, Measured
-from attnlab.lab.registry import chapter
+from attnlab.kit.chapter import ChapterFigure, Measured
+from attnlab.kit.registry import chapter
 from attnlab.report.words import budget as words_budget
 from attnlab.report.words import t as say
 from attnlab.report.words import translated

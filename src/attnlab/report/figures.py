@@ -68,8 +68,8 @@ def figure_path(name: str, envelope: dict[str, Any], folder: Path, out_dir: Path
         from matplotlib.backends.backend_agg import FigureCanvasAgg
 
         from attnlab.files import atomic_path
-        from attnlab.lab.envelope import FIGURE_DPI
-        from attnlab.lab.registry import load
+        from attnlab.kit.envelope import FIGURE_DPI
+        from attnlab.kit.registry import load
 
         fig = translate(load(name).figure(envelope["record"]), lang)
         FigureCanvasAgg(fig)

@@ -13,7 +13,7 @@ import platform
 from pathlib import Path
 from typing import Any
 
-from attnlab.lab.claims import STATUSES
+from attnlab.kit.claims import STATUSES
 from attnlab.report.words import counted, t
 
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from attnlab.lab import claim_words as words
-from attnlab.lab.envelope import status_of
+from attnlab.kit import verdict_words as words
+from attnlab.kit.envelope import status_of
 from attnlab.report.claim_figures import claim_figures
 from attnlab.report.page import anchor
 from attnlab.report.words import claim_text, counted, has, t, title, verdict
@@ -146,7 +146,7 @@ def claim_table(verdicts: list[dict], envelopes: dict[str, dict], lang: str) -> 
     return "\n".join([*rows, "", t("claims.note", lang)])
 
 
-WHY = {  # the verdict rule's reasons (attnlab.lab.claims.part_verdict), by their English
+WHY = {  # the verdict rule's reasons (attnlab.kit.claims.part_verdict), by their English
     "one evaluation (no training)": "why.one_evaluation",
     "mean margin above zero by more than 2 standard errors": "why.above",
     "mean margin below zero by more than 2 standard errors": "why.below",

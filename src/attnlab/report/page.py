@@ -20,7 +20,7 @@ import struct
 from pathlib import Path
 from typing import Any
 
-from attnlab.lab.claims import STATUSES
+from attnlab.kit.claims import STATUSES
 from attnlab.report.words import t, verdict
 
 CSS = """

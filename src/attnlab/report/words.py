@@ -6,7 +6,7 @@ asks ``t(key, lang)``. Measured numbers and the chapter's figures are the same i
 languages: a decimal point, as in the code. Spanish groups a whole part of five digits or
 more with narrow spaces (``124 439 808``), never a comma or a dot, and leaves four digits
 alone (``3000``), so a list of numbers is never ambiguous; a percentage takes a space before
-its sign (``66.6 %``). The convention is ``attnlab.lab.quantities``'s, written on the
+its sign (``66.6 %``). The convention is ``attnlab.kit.quantities``'s, written on the
 Spanish front page.
 
 The experiments' own tables (``table.md``, written in English by the experiments) are
@@ -75,15 +75,15 @@ def numbers(text: str, lang: str) -> str:
     """
     if lang == "en":
         return text
-    from attnlab.lab.quantities import group
+    from attnlab.kit.quantities import group
 
     text = _GROUPED.sub(lambda m: group(m.group(0).replace(",", ""), lang), text)
     return _PERCENT.sub(" %", text)
 
 
 def claim_text(verdict_: dict[str, Any], lang: str) -> str:
-    """The claim in the reader's language (the claims' own words, ``attnlab.lab.claim_words``)."""
-    from attnlab.lab.claim_words import claim_text as words
+    """The claim in the reader's language (the claims' own words, ``attnlab.kit.verdict_words``)."""
+    from attnlab.kit.verdict_words import claim_text as words
 
     return words(verdict_, lang)
 
@@ -115,7 +115,7 @@ def translated(text: str, lang: str, prefix: str, shortest: int = 4) -> str:
 def budget(name: str, lang: str) -> str:
     """The chapter's budget for experiment ``name`` in ``lang`` ("" when none is written): its
     chapter part's (``Experiment.chapter``), in another language the catalogue's."""
-    from attnlab.lab.registry import chapter
+    from attnlab.kit.registry import chapter
 
     if lang != "en" and has(f"budget.{name}"):
         return t(f"budget.{name}", lang)

@@ -13,10 +13,10 @@ envelope (the experiment records), every claim verdict and the meta.
 
 Nothing here runs an experiment or decides a claim: it renders finished
 records (``attnlab.suite`` makes them) and verdicts
-(``attnlab.lab.claims`` decides them).
+(``attnlab.kit.claims`` decides them).
 
 An *envelope* is what ``attnlab.suite.Suite.analyse`` writes
-(``attnlab.lab.envelope``). An experiment that did not run is an envelope with ``status``
+(``attnlab.kit.envelope``). An experiment that did not run is an envelope with ``status``
 ``"skipped"`` or ``"failed"`` and a one-line ``reason``. Tables and figures
 are read from ``<experiments_dir>/<name>/table.md`` and ``figure.png``, where
 ``run_experiment`` writes them; a table, written in English, is shown in the page's language
@@ -31,17 +31,17 @@ from pathlib import Path
 from typing import Any
 
 from attnlab.files import staged
-from attnlab.lab.claim_words import quick_changes
-from attnlab.lab.claims import MIN_SEEDS, STATUSES, Z
-from attnlab.lab.envelope import status_of
-from attnlab.lab.meta import ORIGINAL
-from attnlab.lab.seeds import EXTRA_SEEDS, off_rule, rule_text
+from attnlab.kit.claims import MIN_SEEDS, STATUSES, Z
+from attnlab.kit.envelope import status_of
+from attnlab.kit.extra_seeds import EXTRA_SEEDS, off_rule, rule_text
+from attnlab.kit.verdict_words import quick_changes
 from attnlab.report import fidelity as chapter_fidelity
 from attnlab.report import overview
 from attnlab.report.claim_figures import claim_figures
 from attnlab.report.figures import caption, figure_path, relative
 from attnlab.report.glance import glance, with_processor
 from attnlab.report.page import CSS, data_uri, to_html, to_page
+from attnlab.report.provenance import ORIGINAL
 from attnlab.report.table_words import speak
 from attnlab.report.words import (
     budget,
@@ -80,7 +80,7 @@ def _table_text(name: str, envelope: dict, folder: Path, lang: str = "en") -> st
     if path.is_file():
         return speak(name, path.read_text(encoding="utf-8"), lang)
     try:  # re-render from the record when the table file is gone
-        from attnlab.lab.registry import load
+        from attnlab.kit.registry import load
 
         return speak(name, load(name).table(envelope["record"]), lang)
     except Exception as err:  # noqa: BLE001 - the report must still be written
@@ -146,7 +146,7 @@ def _experiment_section(
 
 
 def round_text(note: dict[str, Any], lang: str) -> str:
-    """An experiment's extra-seed round (``attnlab.lab.seeds``), ran or not and why, in
+    """An experiment's extra-seed round (``attnlab.kit.extra_seeds``), ran or not and why, in
     ``lang``: the note's own text in English, else said again from its fields."""
     if lang == "en" or "seeds_before" not in note:
         return note.get("text", "")

@@ -11,10 +11,10 @@
   Then the claims are decided; each experiment with a training claim
   inconclusive on at least 3 seeds gets its one extra round
   (``Suite.extra_round``: the same three calls with more seeds; the rule is in
-  ``attnlab.lab.seeds``), and the report is written (``attnlab.report``);
+  ``attnlab.kit.extra_seeds``), and the report is written (``attnlab.report``);
 - ``attnlab run NAME``: the same pipeline for one experiment, no report;
 - ``reproduce --estimate`` times the runs of the same plan
-  (``attnlab.lab.estimate``).
+  (``attnlab.suite.forecast``).
 
 Everything is cached, so running it again skips finished work and resumes an
 interrupted run. Outcomes:
@@ -33,6 +33,7 @@ A ``Suite``'s envelopes change only through its own steps. The layers:
 module; the CLI above it.
 """
 
+from attnlab.suite.end_to_end import SuiteOutcome, estimate, reproduce, run_experiment
 from attnlab.suite.pipeline import (
     Plan,
     Suite,
@@ -41,7 +42,6 @@ from attnlab.suite.pipeline import (
     evaluate_claims,
     finished_records,
 )
-from attnlab.suite.run import SuiteOutcome, estimate, reproduce, run_experiment
 
 __all__ = ["Plan", "Suite", "SuiteOutcome", "check_args", "corpus_problem", "estimate",
            "evaluate_claims", "finished_records", "reproduce", "run_experiment"]

@@ -1,6 +1,6 @@
 """The suite's steps: ``Suite`` plans, trains and analyses the selected experiments, decides
 their claims and grows the inconclusive ones by the extra round (``attnlab.suite`` says the
-whole pipeline; ``attnlab.suite.run`` strings these steps into ``reproduce``).
+whole pipeline; ``attnlab.suite.end_to_end`` strings these steps into ``reproduce``).
 """
 
 from __future__ import annotations
@@ -14,10 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from attnlab.errors import UsageError, WriteError, first_line, one_line
-from attnlab.lab import registry
-from attnlab.lab.claims import evaluate
-from attnlab.lab.context import Context
-from attnlab.lab.envelope import (
+from attnlab.kit import registry
+from attnlab.kit.claims import evaluate
+from attnlab.kit.envelope import (
     Envelope,
     finished_envelope,
     identity,
@@ -26,15 +25,16 @@ from attnlab.lab.envelope import (
     store_note,
     write_envelope,
 )
-from attnlab.lab.registry import Experiment, seeds_of
-from attnlab.lab.runner import Runner, RunSpec
-from attnlab.lab.seeds import (
+from attnlab.kit.extra_seeds import (
     check_extra_seeds,
     held_back,
     ran_note,
     skipped_note,
     triggers,
 )
+from attnlab.kit.registry import Experiment, seeds_of
+from attnlab.running.context import Context
+from attnlab.running.runner import Runner, RunSpec
 from attnlab.train.progress import Progress
 
 log = logging.getLogger(__name__)
@@ -86,7 +86,7 @@ class Suite:
         return {n: self._envelopes[n] for n in self.names if n in self._envelopes}
 
     def status(self, name: str) -> str:
-        """The status of ``name``'s envelope (``attnlab.lab.envelope.status_of``)."""
+        """The status of ``name``'s envelope (``attnlab.kit.envelope.status_of``)."""
         return status_of(self._envelopes[name])
 
     @functools.cached_property
@@ -215,7 +215,7 @@ class Suite:
         return evaluate_claims(self.experiments, records)
 
     def extra_round(self, verdicts: list[dict], extra_seeds: int) -> dict[str, list[str]]:
-        """Apply the rule of ``attnlab.lab.seeds`` to decided ``verdicts``: plan the due
+        """Apply the rule of ``attnlab.kit.extra_seeds`` to decided ``verdicts``: plan the due
         experiments with ``extra_seeds`` more seeds, train, analyse. Every other finished
         experiment that trains gets its note why not. Returns experiment -> the claim ids
         that called for its round (empty: the verdicts stand)."""

@@ -49,7 +49,7 @@ from torch import Tensor, nn
 
 from attnlab.errors import DataError, WriteError, first_line
 from attnlab.files import current_umask, fsync_dir, write_json
-from attnlab.train.newer import NewerRun, newer_run
+from attnlab.train.newer_version import NewerRun, newer_run
 
 log = logging.getLogger(__name__)
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from attnlab.errors import UsageError
-from attnlab.train.config import RunConfig
+from attnlab.train.run_config import RunConfig
 
 __all__ = ["available_bytes", "check_step_memory", "format_bytes", "step_bytes"]
 
@@ -49,7 +49,7 @@ def format_bytes(n: float) -> str:
 def step_bytes(cfg: RunConfig) -> tuple[int, int]:
     """A lower bound on (parameter memory, activation memory) of one training step, in bytes.
 
-    >>> from attnlab.train.config import load_run_config
+    >>> from attnlab.train.run_config import load_run_config
     >>> cfg = load_run_config(None, ["model.n_layer=0", "train.precision=fp32"])
     >>> step_bytes(cfg) == (16 * 2 * 1024 * 128, 4 * 64 * 128 * 2 * 1024)
     True

@@ -29,8 +29,8 @@ from typing import Any
 
 from attnlab.errors import AttnlabError, DataError, UsageError, WriteError
 from attnlab.files import write_json, write_text
-from attnlab.train.config import RunConfig, run_hash
-from attnlab.train.newer import NewerRun, refuse_newer_config
+from attnlab.train.newer_version import NewerRun, refuse_newer_config
+from attnlab.train.run_config import RunConfig, run_hash
 
 log = logging.getLogger(__name__)
 

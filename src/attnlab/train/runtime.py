@@ -26,7 +26,7 @@ from attnlab.errors import DataError, UsageError
 from attnlab.nn.attention import resolve_backend
 from attnlab.nn.model import LanguageModel
 from attnlab.train.checkpoint import check_finite, find_checkpoint, load_checkpoint
-from attnlab.train.config import RunConfig
+from attnlab.train.run_config import RunConfig
 from attnlab.train.rundir import (
     TOKENIZER,
     TrainingDiverged,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 
-from attnlab.train.config import TrainConfig
+from attnlab.train.run_config import TrainConfig
 
 
 def lr_at(step: int, cfg: TrainConfig) -> float:

@@ -27,7 +27,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from attnlab.train.config import TrainConfig
+from attnlab.train.run_config import TrainConfig
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ def make_optimizer(model: nn.Module, train_cfg: TrainConfig) -> torch.optim.Adam
     Measured on the default model (1 block, 2 threads): one step 0.45 ms fused,
     5.2 ms foreach, 7.2 ms for-loop (PyTorch's default on the CPU).
 
-    >>> from attnlab.nn.config import ModelConfig
+    >>> from attnlab.nn.model_config import ModelConfig
     >>> from attnlab.nn.model import LanguageModel
     >>> make_optimizer(LanguageModel(ModelConfig(d_model=8, n_head=2)), TrainConfig()
     ...                ).defaults["fused"]

@@ -51,7 +51,7 @@ stops with ``TrainingInterrupted`` (a second Ctrl-C stops at once; at the last
 step the run just finishes).
 
 Kept weights. After each step of ``train.keep_steps`` the weights alone are also written
-to ``<run>/kept/`` (``attnlab.train.kept``): snapshots of one trajectory for measuring.
+to ``<run>/kept/`` (``attnlab.train.kept_steps``): snapshots of one trajectory for measuring.
 """
 
 from __future__ import annotations
@@ -80,11 +80,11 @@ from attnlab.train.checkpoint import (
     save_checkpoint,
     trainer_state,
 )
-from attnlab.train.config import RunConfig, run_hash
 from attnlab.train.distributed import DistInfo
 from attnlab.train.divergence import LossGuard, divergence_message, record_divergence
-from attnlab.train.kept import save_kept
+from attnlab.train.kept_steps import save_kept
 from attnlab.train.progress import Progress
+from attnlab.train.run_config import RunConfig, run_hash
 from attnlab.train.rundir import (
     DIVERGED,
     RESULT,

@@ -14,7 +14,7 @@ previous-token scores.
 
 Snapshots. The two-block run of each seed keeps its weights after step 1 and after
 ``steps · i / snapshots`` for every ``i`` (``train.keep_steps``,
-``attnlab.train.kept``): one trajectory, trained once, measured at every snapshot.
+``attnlab.train.kept_steps``): one trajectory, trained once, measured at every snapshot.
 
 Ablation. On the final two-block model, each block-1 head in turn is replaced by
 its mean output over the held-out rows (``attnlab.nn.trace.ablate``), and the
@@ -39,7 +39,7 @@ import numpy as np
 from attnlab.data.repeated import SegmentStream, segment_rows
 from attnlab.experiments.induction import measure as im
 from attnlab.experiments.induction.chapter import CHAPTER
-from attnlab.lab.claims import (
+from attnlab.kit.claims import (
     CLEAR,
     MOST,
     Claim,
@@ -50,14 +50,14 @@ from attnlab.lab.claims import (
     claim,
     with_figures,
 )
-from attnlab.lab.context import Context
-from attnlab.lab.quantities import Quantity
-from attnlab.lab.registry import Experiment
-from attnlab.lab.runner import Results, RunSpec, seeded
-from attnlab.lab.settings import Seeded
-from attnlab.lab.tables import fmt_ms, markdown_table, settings_dict
-from attnlab.nn.config import ModelConfig
-from attnlab.train.config import DataConfig, RunConfig, TrainConfig
+from attnlab.kit.quantities import Quantity
+from attnlab.kit.registry import Experiment
+from attnlab.kit.settings import Seeded
+from attnlab.kit.tables import fmt_ms, markdown_table, settings_dict
+from attnlab.nn.model_config import ModelConfig
+from attnlab.running.context import Context
+from attnlab.running.runner import Results, RunSpec, seeded
+from attnlab.train.run_config import DataConfig, RunConfig, TrainConfig
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -1,10 +1,10 @@
 """The chapter's part of the induction experiment: no published figure (induction heads are
 the curriculum's, around the chapter), only the budget it is measured at
-(``attnlab.lab.chapter``)."""
+(``attnlab.kit.chapter``)."""
 
 from __future__ import annotations
 
-from attnlab.lab.chapter import Chapter
+from attnlab.kit.chapter import Chapter
 
 CHAPTER = Chapter(budget="none published: induction heads are the curriculum's, not the "
                          "chapter's (the full profile: 5 seeds, the Shakespeare model at the "

@@ -33,16 +33,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from attnlab.experiments.ladder.chapter import CHAPTER
-from attnlab.lab.claims import CLEAR, NEGLIGIBLE, Claim, Part, Records, with_figures
-from attnlab.lab.context import Context
-from attnlab.lab.kit import Ratio, claim_for, lm_summary, ratio_part
-from attnlab.lab.quantities import Quantity
-from attnlab.lab.registry import Experiment
-from attnlab.lab.runner import Results, RunSpec, seeded
-from attnlab.lab.settings import OneBudget
-from attnlab.lab.tables import fmt_ms, markdown_table, mean_std, settings_dict
-from attnlab.nn.config import ModelConfig
-from attnlab.train.config import RunConfig
+from attnlab.kit.claims import CLEAR, NEGLIGIBLE, Claim, Part, Records, with_figures
+from attnlab.kit.per_seed import Ratio, claim_for, lm_summary, ratio_part
+from attnlab.kit.quantities import Quantity
+from attnlab.kit.registry import Experiment
+from attnlab.kit.settings import OneBudget
+from attnlab.kit.tables import fmt_ms, markdown_table, mean_std, settings_dict
+from attnlab.nn.model_config import ModelConfig
+from attnlab.running.context import Context
+from attnlab.running.runner import Results, RunSpec, seeded
+from attnlab.train.run_config import RunConfig
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

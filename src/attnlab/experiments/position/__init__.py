@@ -40,19 +40,19 @@ import torch
 
 from attnlab.data.perplexity import perplexity
 from attnlab.experiments.position.chapter import CHAPTER
-from attnlab.lab.claims import Claim, Margins, Part, Records, Skip, per_seed, with_figures
-from attnlab.lab.context import Context
-from attnlab.lab.kit import Ratio, claim_for, ratio_part
-from attnlab.lab.quantities import Quantity
-from attnlab.lab.registry import Experiment
-from attnlab.lab.runner import Results, RunSpec, seeded
-from attnlab.lab.settings import OneBudget
-from attnlab.lab.tables import fmt_ms, markdown_table, mean_std, settings_dict
+from attnlab.kit.claims import Claim, Margins, Part, Records, Skip, per_seed, with_figures
+from attnlab.kit.per_seed import Ratio, claim_for, ratio_part
+from attnlab.kit.quantities import Quantity
+from attnlab.kit.registry import Experiment
+from attnlab.kit.settings import OneBudget
+from attnlab.kit.tables import fmt_ms, markdown_table, mean_std, settings_dict
 from attnlab.nn.attention import attention
-from attnlab.nn.config import POSITIONS, ModelConfig
 from attnlab.nn.mixers import MultiHeadAttention
+from attnlab.nn.model_config import POSITIONS, ModelConfig
 from attnlab.nn.positions import AdditivePositions, alibi_bias
-from attnlab.train.config import RunConfig
+from attnlab.running.context import Context
+from attnlab.running.runner import Results, RunSpec, seeded
+from attnlab.train.run_config import RunConfig
 from attnlab.train.runtime import autocast
 
 if TYPE_CHECKING:

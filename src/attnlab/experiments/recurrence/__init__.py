@@ -55,14 +55,14 @@ from attnlab.experiments.recurrence.settings import (
     Settings,
 )
 from attnlab.experiments.recurrence.view import LABELS, figure, table
-from attnlab.lab.context import Context, SentenceStream
-from attnlab.lab.kit import lm_summary
-from attnlab.lab.registry import Experiment
-from attnlab.lab.runner import Results, RunSpec, seeded
-from attnlab.lab.tables import settings_dict
-from attnlab.nn.config import ModelConfig
+from attnlab.kit.per_seed import lm_summary
+from attnlab.kit.registry import Experiment
+from attnlab.kit.tables import settings_dict
 from attnlab.nn.model import LanguageModel
-from attnlab.train.config import DataConfig, RunConfig, TrainConfig
+from attnlab.nn.model_config import ModelConfig
+from attnlab.running.context import Context, SentenceStream
+from attnlab.running.runner import Results, RunSpec, seeded
+from attnlab.train.run_config import DataConfig, RunConfig, TrainConfig
 
 log = logging.getLogger(__name__)
 

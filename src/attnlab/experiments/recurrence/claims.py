@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from attnlab.experiments.recurrence.settings import NAME
-from attnlab.lab.claims import (
+from attnlab.kit.claims import (
     CLEAR,
     NEGLIGIBLE,
     WELL_ABOVE,
@@ -40,9 +40,9 @@ from attnlab.lab.claims import (
     claim,
     with_figures,
 )
-from attnlab.lab.quantities import Quantity
-from attnlab.lab.tables import mean_std
-from attnlab.measure.exponents import line_fit, loglog_exponent
+from attnlab.kit.quantities import Quantity
+from attnlab.kit.tables import mean_std
+from attnlab.timing.exponents import line_fit, loglog_exponent
 
 CHANCE = 0.5  # forced choice between two forms
 

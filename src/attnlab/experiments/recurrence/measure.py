@@ -31,9 +31,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from attnlab.measure.rounds import clock, cpu_threads, interleaved_rounds
-from attnlab.nn.config import ModelConfig
 from attnlab.nn.model import LanguageModel, next_token_loss
+from attnlab.nn.model_config import ModelConfig
+from attnlab.timing.rounds import clock, cpu_threads, interleaved_rounds
 
 
 def held_windows(tokens: np.ndarray, n_ctx: int, count: int) -> torch.Tensor:
@@ -125,7 +125,7 @@ def benchmark(cfgs: dict[str, ModelConfig], sizes: tuple[int, ...], tokens_per_s
     """Seconds per token of one training step, per model, per round, per size.
 
     Every round times each size for each model once, sizes ascending and the models
-    interleaved at each size (``attnlab.measure.rounds``); one untimed step per (model,
+    interleaved at each size (``attnlab.timing.rounds``); one untimed step per (model,
     size) comes first (allocation, kernel choice). Batch ``max(1, tokens_per_step // T)``.
     On the CPU on one thread (as every run trains).
     """

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from attnlab.lab.settings import Seeded
+from attnlab.kit.settings import Seeded
 
 NAME = "recurrence"
 TITLE = "Why attention replaced recurrence"

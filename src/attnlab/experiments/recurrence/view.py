@@ -10,7 +10,7 @@ import numpy as np
 
 from attnlab.experiments.recurrence.claims import HOLDS, trained_range
 from attnlab.experiments.recurrence.settings import MODELS
-from attnlab.lab.tables import fmt_ms, markdown_table, mean_std
+from attnlab.kit.tables import fmt_ms, markdown_table, mean_std
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -43,7 +43,7 @@ import torch
 
 from attnlab.experiments.sqrt_dk import measure as stats
 from attnlab.experiments.sqrt_dk.chapter import CHAPTER
-from attnlab.lab.claims import (
+from attnlab.kit.claims import (
     CLEAR,
     NEGLIGIBLE,
     Claim,
@@ -54,14 +54,14 @@ from attnlab.lab.claims import (
     claim,
     with_figures,
 )
-from attnlab.lab.context import Context
-from attnlab.lab.quantities import Quantity
-from attnlab.lab.registry import Experiment
-from attnlab.lab.runner import Results, RunSpec, seeded
-from attnlab.lab.settings import CorpusSettings, train_budget
-from attnlab.lab.tables import fmt_ms, markdown_table, mean_std, settings_dict
-from attnlab.nn.config import ModelConfig
-from attnlab.train.config import RunConfig, TrainConfig
+from attnlab.kit.quantities import Quantity
+from attnlab.kit.registry import Experiment
+from attnlab.kit.settings import CorpusSettings, train_budget
+from attnlab.kit.tables import fmt_ms, markdown_table, mean_std, settings_dict
+from attnlab.nn.model_config import ModelConfig
+from attnlab.running.context import Context
+from attnlab.running.runner import Results, RunSpec, seeded
+from attnlab.train.run_config import RunConfig, TrainConfig
 from attnlab.train.runtime import build_model
 
 if TYPE_CHECKING:

@@ -92,7 +92,7 @@ from attnlab.experiments.winograd.settings import (
     Settings,
 )
 from attnlab.experiments.winograd.view import figure, table
-from attnlab.lab.claims import (
+from attnlab.kit.claims import (
     CLEAR,
     NEGLIGIBLE,
     WELL_ABOVE,
@@ -103,13 +103,13 @@ from attnlab.lab.claims import (
     claim,
     with_figures,
 )
-from attnlab.lab.context import Context, SentenceStream, model_device
-from attnlab.lab.quantities import Quantity
-from attnlab.lab.registry import Experiment
-from attnlab.lab.runner import Results, RunSpec, seeded
-from attnlab.lab.tables import fmt_ms, mean_std, settings_dict
-from attnlab.nn.config import ModelConfig
-from attnlab.train.config import DataConfig, RunConfig, TrainConfig
+from attnlab.kit.quantities import Quantity
+from attnlab.kit.registry import Experiment
+from attnlab.kit.tables import fmt_ms, mean_std, settings_dict
+from attnlab.nn.model_config import ModelConfig
+from attnlab.running.context import Context, SentenceStream, model_device
+from attnlab.running.runner import Results, RunSpec, seeded
+from attnlab.train.run_config import DataConfig, RunConfig, TrainConfig
 
 log = logging.getLogger(__name__)
 

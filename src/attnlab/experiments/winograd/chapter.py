@@ -1,10 +1,10 @@
 """The chapter's part of the Winograd experiment: the figures the textbook published for it, what
 it trained with (its budget) and how the measured figures of the same keys are read from
-the record (``attnlab.lab.chapter``; the report shows them side by side)."""
+the record (``attnlab.kit.chapter``; the report shows them side by side)."""
 
 from __future__ import annotations
 
-from attnlab.lab.chapter import Chapter, ChapterFigure, Measured, mean, value
+from attnlab.kit.chapter import Chapter, ChapterFigure, Measured, mean, value
 
 F = ChapterFigure
 

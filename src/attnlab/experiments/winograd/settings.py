@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from attnlab.data.synthetic import WINOGRAD_TEMPLATE
-from attnlab.lab.settings import Seeded
+from attnlab.kit.settings import Seeded
 
 NAME = "winograd"
 TITLE = "A question with a right answer (Winograd referents)"

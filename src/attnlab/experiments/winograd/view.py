@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from attnlab.experiments.winograd.settings import MODELS, PROBE_ADJECTIVES
-from attnlab.lab.tables import fmt_ms, markdown_table, mean_std
+from attnlab.kit.tables import fmt_ms, markdown_table, mean_std
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -43,7 +43,7 @@ def agreement_distance_page(work: str | Path = "runs", progress: Progress | None
     """The page: the trained attention model on the gata sentence at distance ``DISTANCE``,
     its text in ``lang`` (``en`` or ``es``)."""
     from attnlab.experiments import recurrence
-    from attnlab.lab.context import Context, SentenceStream
+    from attnlab.running.context import Context, SentenceStream
 
     s = recurrence.PROFILES["quick"]
     data = recurrence.agreement_data(s)

@@ -47,9 +47,9 @@ from attnlab.errors import DataError, UsageError
 from attnlab.explorer.page.render import counted, say
 from attnlab.explorer.sources.build import page_data, view_from_traces
 from attnlab.explorer.sources.traces import attnlab_traces
-from attnlab.nn.config import ModelConfig
-from attnlab.train.config import TrainConfig
+from attnlab.nn.model_config import ModelConfig
 from attnlab.train.progress import Progress
+from attnlab.train.run_config import TrainConfig
 from attnlab.train.runtime import load_trained, resolve_device
 
 log = logging.getLogger(__name__)
@@ -167,7 +167,7 @@ def _train_probe(
     label: str, probe: Probe, vocab_size: int, train_rows: np.ndarray, held_rows: np.ndarray,
     work: Path, progress: Progress | None,
 ) -> tuple[torch.nn.Module, dict[str, Any]]:  # fmt: skip
-    from attnlab.lab.context import Context
+    from attnlab.running.context import Context
 
     ctx = Context.local(Path(work), progress=progress)
     cfg = probe.model.replace(vocab_size=vocab_size)

@@ -51,7 +51,7 @@ def induction_page(work: str | Path = "runs", progress: Progress | None = None,
     """The trained two-block induction model on a repeated random sequence, with its roles;
     its text in ``lang`` (``en`` or ``es``)."""
     from attnlab.experiments import induction
-    from attnlab.lab.context import Context
+    from attnlab.running.context import Context
 
     s = induction.PROFILES["quick"]
     ctx = Context.local(Path(work), progress=progress)

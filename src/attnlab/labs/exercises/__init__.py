@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import importlib
 
-from attnlab.labs.core import Exercise
+from attnlab.labs.checker import Exercise
 
 NOTEBOOKS = {  # notebooks/labs/[es/]<stem>.ipynb -> the catalogue key of its title
     "01_softmax_to_masks": "nb.group.curriculum",

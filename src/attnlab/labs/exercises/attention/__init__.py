@@ -4,7 +4,7 @@ with a boolean or additive mask.
 
 from __future__ import annotations
 
-from attnlab.labs.core import Exercise
+from attnlab.labs.checker import Exercise
 from attnlab.labs.exercises.attention import cases, hidden, mistakes, solution
 
 EXERCISE = Exercise(

@@ -10,8 +10,8 @@ from operator import itemgetter
 import numpy as np
 
 from attnlab import reference as ref
+from attnlab.labs.checker import Case, Fail, Fn
 from attnlab.labs.compare import close, pair
-from attnlab.labs.core import Case, Fail, Fn
 from attnlab.labs.rows import Row, as_cases
 
 OUTPUT, WEIGHTS = itemgetter(0), itemgetter(1)  # the parts of the pair a row compares

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from operator import itemgetter
 
+from attnlab.labs.checker import Hidden
 from attnlab.labs.compare import pair
-from attnlab.labs.core import Hidden
 from attnlab.labs.exercises.attention.solution import attention
 from attnlab.labs.rows import drawn
 

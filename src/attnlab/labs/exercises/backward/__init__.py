@@ -6,7 +6,7 @@ width. One head, no batch, no mask: the shapes a learner can follow.
 
 from __future__ import annotations
 
-from attnlab.labs.core import Exercise
+from attnlab.labs.checker import Exercise
 from attnlab.labs.exercises.backward import cases, hidden, mistakes, solution
 
 EXERCISE = Exercise(

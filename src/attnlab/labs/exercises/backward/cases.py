@@ -9,8 +9,8 @@ from functools import cache, partial
 import numpy as np
 
 from attnlab import reference as ref
+from attnlab.labs.checker import Case, Fail, Fn
 from attnlab.labs.compare import close
-from attnlab.labs.core import Case, Fail, Fn
 from attnlab.labs.rows import Row, as_cases
 
 FD_RTOL, FD_ATOL = 1e-5, 1e-7  # central differences with ε = 1e-6 in float64

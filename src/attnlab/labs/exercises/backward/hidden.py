@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from operator import itemgetter
 
-from attnlab.labs.core import Hidden
+from attnlab.labs.checker import Hidden
 from attnlab.labs.exercises.backward.solution import attention_backward
 from attnlab.labs.rows import drawn
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from attnlab import reference as ref
+from attnlab.labs.checker import Fn, Mistake
 from attnlab.labs.compare import same
-from attnlab.labs.core import Fn, Mistake
 
 _BR = np.random.default_rng(90)
 _BQ, _BK, _BV, _BD = (_BR.normal(size=(3, 3)) for _ in range(4))

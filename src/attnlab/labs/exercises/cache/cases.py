@@ -10,8 +10,8 @@ from operator import itemgetter
 import numpy as np
 
 from attnlab import reference as ref
+from attnlab.labs.checker import Case, Fail, Fn
 from attnlab.labs.compare import close
-from attnlab.labs.core import Case, Fail, Fn
 from attnlab.labs.rows import Row, as_cases
 
 OUTPUT = itemgetter(0)  # the attention output, first of (output, cache_k, cache_v)

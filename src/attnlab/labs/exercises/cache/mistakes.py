@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from attnlab.labs.checker import Fn, Mistake
 from attnlab.labs.compare import same
-from attnlab.labs.core import Fn, Mistake
 from attnlab.labs.exercises.cache.cases import _attend_one
 
 _CR = np.random.default_rng(100)

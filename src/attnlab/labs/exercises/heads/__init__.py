@@ -6,7 +6,7 @@ width. Weights use the ``nn.Linear`` layout, ``y = x @ W.T``, as ``attnlab.refer
 
 from __future__ import annotations
 
-from attnlab.labs.core import Exercise
+from attnlab.labs.checker import Exercise
 from attnlab.labs.exercises.heads import cases, describers, hidden, mistakes, solution
 
 EXERCISE = Exercise(

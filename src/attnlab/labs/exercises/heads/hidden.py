@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnlab.labs.core import Hidden
+from attnlab.labs.checker import Hidden
 from attnlab.labs.exercises.heads.solution import multi_head_attention
 from attnlab.labs.rows import drawn
 

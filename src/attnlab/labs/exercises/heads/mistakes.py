@@ -8,8 +8,8 @@ import math
 import numpy as np
 
 from attnlab import reference as ref
+from attnlab.labs.checker import Fn, Mistake
 from attnlab.labs.compare import same
-from attnlab.labs.core import Fn, Mistake
 from attnlab.labs.exercises.heads.cases import _mha, _weights
 
 _R = np.random.default_rng(50)

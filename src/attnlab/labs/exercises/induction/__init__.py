@@ -14,7 +14,7 @@ the weights (the ``induction`` experiment trains them), several heads per block,
 
 from __future__ import annotations
 
-from attnlab.labs.core import Exercise
+from attnlab.labs.checker import Exercise
 from attnlab.labs.exercises.induction import cases, mistakes, solution
 from attnlab.labs.exercises.induction.measure import pattern
 

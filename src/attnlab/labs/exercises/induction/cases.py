@@ -7,7 +7,7 @@ from functools import cache
 
 import numpy as np
 
-from attnlab.labs.core import Case, Fail, Fn
+from attnlab.labs.checker import Case, Fail, Fn
 from attnlab.labs.exercises.induction.measure import (
     GOOD_LOSS,
     GOOD_SCORE,

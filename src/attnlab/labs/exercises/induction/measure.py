@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from attnlab import reference as ref
-from attnlab.labs.core import Fail
+from attnlab.labs.checker import Fail
 
 NAMES = ("E", "P", "Q1", "K1", "V1", "O1", "Q2", "K2", "V2", "O2", "U")
 GOOD_SCORE = 0.9  # a head that does its role scores 1; chance is about 1/(t+1)

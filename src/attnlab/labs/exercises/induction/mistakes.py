@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from attnlab.labs.core import Fn, Mistake
+from attnlab.labs.checker import Fn, Mistake
 from attnlab.labs.exercises.induction.measure import GOOD_SCORE, measures, probe, weights_of
 
 

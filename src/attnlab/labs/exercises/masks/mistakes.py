@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from attnlab.labs.checker import Fn, Mistake
 from attnlab.labs.compare import same
-from attnlab.labs.core import Fn, Mistake
 
 INF = np.inf
 

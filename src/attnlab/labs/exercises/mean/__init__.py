@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from attnlab.labs.core import Exercise
+from attnlab.labs.checker import Exercise
 from attnlab.labs.exercises.mean import cases, hidden, mistakes, solution
 
 EXERCISE = Exercise(

@@ -9,8 +9,8 @@ from functools import cache
 import numpy as np
 
 from attnlab import reference as ref
+from attnlab.labs.checker import Case
 from attnlab.labs.compare import close
-from attnlab.labs.core import Case
 from attnlab.labs.rows import Row, as_cases
 
 HAND = (  # title, n, averaging_matrix(n) worked out by hand

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from attnlab.labs.checker import Mistake
 from attnlab.labs.compare import same
-from attnlab.labs.core import Mistake
 
 
 def _tril_rows(n: int, keep: np.ndarray) -> np.ndarray:

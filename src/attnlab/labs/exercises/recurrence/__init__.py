@@ -11,7 +11,7 @@ gates (the ``recurrence`` experiment trains one), gradients of the weights, trun
 
 from __future__ import annotations
 
-from attnlab.labs.core import Exercise
+from attnlab.labs.checker import Exercise
 from attnlab.labs.exercises.recurrence import cases, mistakes, solution
 
 EXERCISE = Exercise(

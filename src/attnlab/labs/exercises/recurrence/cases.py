@@ -7,8 +7,8 @@ from functools import cache
 
 import numpy as np
 
+from attnlab.labs.checker import Case, Fail, Fn
 from attnlab.labs.compare import close
-from attnlab.labs.core import Case, Fail, Fn
 from attnlab.labs.exercises.recurrence.measure import _dh, _parts, _triple, rate_of, states
 
 FD_EPS, FD_RTOL, FD_ATOL = 1e-6, 1e-5, 1e-8  # central differences in float64

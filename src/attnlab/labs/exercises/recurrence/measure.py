@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnlab.labs.core import Fail
+from attnlab.labs.checker import Fail
 
 
 def states(w_h: np.ndarray, w_x: np.ndarray, x: np.ndarray) -> np.ndarray:

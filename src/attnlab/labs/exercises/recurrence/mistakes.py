@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from attnlab.labs.checker import Fn, Mistake
 from attnlab.labs.compare import same
-from attnlab.labs.core import Fn, Mistake
 from attnlab.labs.exercises.recurrence.measure import _dh, _parts, rate_of
 
 _R = np.random.default_rng(110)

@@ -9,8 +9,8 @@ from functools import cache, partial
 import numpy as np
 
 from attnlab import reference as ref
+from attnlab.labs.checker import Case, Fail, Fn
 from attnlab.labs.compare import close
-from attnlab.labs.core import Case, Fail, Fn
 from attnlab.labs.rows import Row, as_cases
 
 S1, C1 = np.sin(1.0), np.cos(1.0)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnlab.labs.core import Hidden
+from attnlab.labs.checker import Hidden
 from attnlab.labs.exercises.rope.solution import rope
 from attnlab.labs.rows import drawn
 

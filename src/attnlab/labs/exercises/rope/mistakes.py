@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from attnlab.labs.checker import Fn, Mistake
 from attnlab.labs.compare import same
-from attnlab.labs.core import Fn, Mistake
 
 _FREQ = 10000.0 ** (-np.arange(0, 8, 2) / 8)
 

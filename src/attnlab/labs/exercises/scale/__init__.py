@@ -4,7 +4,7 @@ and the share of rows the softmax freezes.
 
 from __future__ import annotations
 
-from attnlab.labs.core import Exercise
+from attnlab.labs.checker import Exercise
 from attnlab.labs.exercises.scale import cases, mistakes, solution
 
 EXERCISE = Exercise(

@@ -8,7 +8,7 @@ from functools import cache, partial
 
 import numpy as np
 
-from attnlab.labs.core import Case, Fail, Fn
+from attnlab.labs.checker import Case, Fail, Fn
 from attnlab.labs.exercises.scale.measure import (
     KEYS,
     ROWS,

@@ -9,7 +9,7 @@ import weakref
 
 import numpy as np
 
-from attnlab.labs.core import Fn
+from attnlab.labs.checker import Fn
 
 ROWS, KEYS, SIGMAS = 400, 32, 5.0  # the checker's sample, and its tolerance in standard errors
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnlab.labs.core import Fn, Mistake
+from attnlab.labs.checker import Fn, Mistake
 from attnlab.labs.exercises.scale.measure import _stats, variance_tolerance
 
 

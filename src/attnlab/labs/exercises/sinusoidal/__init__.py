@@ -6,7 +6,7 @@ interleaved pairs (2i, 2i+1), frequency ``10000^(-2i/d)``, positions from 0.
 
 from __future__ import annotations
 
-from attnlab.labs.core import Exercise
+from attnlab.labs.checker import Exercise
 from attnlab.labs.exercises.sinusoidal import cases, hidden, mistakes, solution
 
 EXERCISE = Exercise(

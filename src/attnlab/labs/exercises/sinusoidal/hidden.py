@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from attnlab.labs.core import Hidden
+from attnlab.labs.checker import Hidden
 from attnlab.labs.exercises.sinusoidal.solution import sinusoidal
 from attnlab.labs.rows import drawn
 

@@ -4,7 +4,7 @@ giving zeros.
 
 from __future__ import annotations
 
-from attnlab.labs.core import Exercise
+from attnlab.labs.checker import Exercise
 from attnlab.labs.exercises.softmax import cases, hidden, mistakes, solution
 
 EXERCISE = Exercise(

@@ -9,7 +9,7 @@ from functools import cache
 import numpy as np
 
 from attnlab import reference as ref
-from attnlab.labs.core import Case
+from attnlab.labs.checker import Case
 from attnlab.labs.rows import Row, as_cases
 
 INF, E = np.inf, np.e

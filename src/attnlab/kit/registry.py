@@ -1,0 +1,172 @@
+"""The experiments by name, and the record each one declares.
+
+An experiment is one module under ``attnlab.experiments`` ending in an
+``EXPERIMENT = Experiment(...)`` record, plus its name in ``EXPERIMENTS``
+below (whose order is the report's). ``load(name)`` imports the module and
+checks the record: a missing or wrong field is one ``RecordError`` line naming
+the module and the field. The smallest example is ``attnlab.experiments.params``
+(no training: ``plan`` returns no runs); ``docs/design.md`` walks through a
+training one.
+
+Another installed package adds experiments through the entry-point group
+``attnlab.experiments`` (``ENTRY_POINTS``): each entry names an experiment and
+points at a module ending in the same record (``name = "pkg.module"``) or at the
+record itself (``"pkg.module:EXPERIMENT"``). ``names()`` lists attnlab's own in
+their order, then those, sorted; a plugin cannot replace an experiment of
+attnlab's own name. ``run``, ``reproduce``, ``--estimate`` and the report all go
+through ``names``/``select``/``load``, so they pick a plugin up with no change.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from importlib.metadata import EntryPoint, entry_points
+from typing import Any
+
+from attnlab.errors import UsageError
+from attnlab.kit.chapter import Chapter
+
+# Order = report order.
+EXPERIMENTS = ["ladder", "sqrt_dk", "norm", "position", "cost", "params", "winograd",
+               "agreement", "recurrence", "induction", "icl_gd"]
+PROFILES = ("full", "quick", "micro")
+ENTRY_POINTS = "attnlab.experiments"  # the group through which other packages add experiments
+
+_MISSING: Any = object()  # a field the module did not give (see Experiment.__post_init__)
+
+
+class RecordError(TypeError):
+    """An experiment module whose record is missing or incomplete (a bug, not bad input)."""
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """What an experiment module declares; the lab needs nothing else from it."""
+
+    name: str = _MISSING  # the name ``attnlab run NAME`` takes
+    title: str = _MISSING  # a heading for the report
+    profiles: Mapping[str, Any] = _MISSING  # full (the documented settings), quick, micro
+    quick_changes: str = _MISSING  # what "quick" changes from "full", in words
+    plan: Callable[[Any], list] = _MISSING  # settings -> [RunSpec], every seed included
+    analyse: Callable[..., dict] = _MISSING  # (settings, Results, Context) -> record (JSON)
+    table: Callable[[dict], str] = _MISSING  # record -> Markdown
+    figure: Callable[[dict], Any] = _MISSING  # record -> matplotlib Figure (no pyplot)
+    claims: tuple = _MISSING  # the Claims its record decides (attnlab.kit.claims)
+    needs_corpus: bool = _MISSING  # skipped with a reason when the corpus is missing
+    # what the textbook chapter published of it and its budget (``attnlab.kit.chapter``);
+    # attnlab's own experiments each give one, a plugin may leave it out (None: no column)
+    chapter: Chapter | None = None
+
+    def __post_init__(self) -> None:
+        missing = [f.name for f in dataclasses.fields(self) if getattr(self, f.name) is _MISSING]
+        if missing:
+            raise RecordError(f"experiment record lacks {', '.join(missing)}")
+        object.__setattr__(self, "claims", tuple(self.claims))
+        wrong = [p for p in PROFILES if p not in self.profiles]
+        if wrong:
+            raise RecordError(f"experiment record's profiles lack {', '.join(wrong)}")
+        for name in ("plan", "analyse", "table", "figure"):
+            if not callable(getattr(self, name)):
+                raise RecordError(f"experiment record's {name} is not callable")
+        if self.chapter is not None:
+            if not isinstance(self.chapter, Chapter):
+                raise RecordError("experiment record's chapter is not a Chapter")
+            other = sorted({f.key for f in self.chapter.figures
+                            if f.experiment != self.name})
+            if other:
+                raise RecordError(f"experiment record's chapter figures {', '.join(other)} "
+                                  f"are not keyed by its name {self.name!r}")
+
+    def settings(self, profile: str, seeds: int | None = None) -> Any:
+        """The profile's settings, with ``seeds`` training seeds where it trains (None: the
+        profile's own number)."""
+        check_profile(profile)
+        settings = self.profiles[profile]
+        if seeds is not None:
+            if seeds < 1:
+                raise UsageError(f"seeds must be at least 1, got {seeds}")
+            if seeds_of(settings) is not None:
+                settings = dataclasses.replace(settings, seeds=seeds)
+        return settings
+
+
+def seeds_of(settings: Any) -> int | None:
+    """The training seeds of an experiment's settings (None: it does not train)."""
+    fields = {f.name for f in dataclasses.fields(settings)} \
+        if dataclasses.is_dataclass(settings) else set()
+    return settings.seeds if "seeds" in fields else None
+
+
+def check_profile(profile: str) -> None:
+    if profile not in PROFILES:
+        raise UsageError(f"unknown profile {profile!r}; choose one of: {', '.join(PROFILES)}")
+
+
+def plugins() -> dict[str, EntryPoint]:
+    """The experiments other installed packages add (entry-point group ``ENTRY_POINTS``), by
+    name; one named like an experiment of attnlab's own is left out."""
+    found: dict[str, EntryPoint] = {}
+    for point in entry_points(group=ENTRY_POINTS):
+        if point.name not in EXPERIMENTS:
+            found.setdefault(point.name, point)  # the first on sys.path, as imports do
+    return found
+
+
+def names() -> list[str]:
+    """Every experiment: attnlab's own in report order, then the plugins' sorted by name."""
+    return [*EXPERIMENTS, *sorted(plugins())]
+
+
+def load(name: str) -> Experiment:
+    """The record of experiment ``name`` (a UsageError for an unknown name, a RecordError
+    naming the module or entry point for a broken record)."""
+    if name in EXPERIMENTS:
+        return _checked(name, f"attnlab.experiments.{name}",
+                        lambda: importlib.import_module(f"attnlab.experiments.{name}"))
+    point = plugins().get(name)
+    if point is None:
+        raise UsageError(f"unknown experiment {name!r}; choose one of: {', '.join(names())}")
+    return _checked(name, f"entry point {name} = {point.value}", point.load, ImportError)
+
+
+def _checked(name: str, where: str, load_it: Callable[[], Any],
+             broken: type[Exception] = RecordError) -> Experiment:
+    """The record ``load_it`` gives, checked; ``broken`` errors become one RecordError line
+    (a plugin that does not import is its package's fault, not a bug of attnlab's)."""
+    try:
+        loaded = load_it()
+    except (RecordError, broken) as err:
+        raise RecordError(f"{where}: {err}") from None
+    record = loaded if isinstance(loaded, Experiment) else getattr(loaded, "EXPERIMENT", None)
+    if not isinstance(record, Experiment):
+        raise RecordError(f"{where}: defines no EXPERIMENT = Experiment(...) record")
+    if record.name != name:
+        raise RecordError(f"{where}: its record is named {record.name!r}, not {name!r}")
+    return record
+
+
+def chapter(name: str) -> Chapter | None:
+    """The chapter part of experiment ``name`` (None: a plugin that gives none, or a name
+    that is no longer an experiment, as in an older results.json)."""
+    try:
+        return load(name).chapter
+    except (UsageError, RecordError, ImportError):
+        return None
+
+
+def select(only: list[str] | None) -> list[str]:
+    """Experiment names to run, in ``names()`` order; unknown names are a UsageError."""
+    every = names()
+    if only is None:
+        return every
+    wanted = [n.strip() for n in only if n.strip()]
+    unknown = [n for n in wanted if n not in every]
+    if unknown or not wanted:
+        raise UsageError(
+            f"unknown experiment(s) {', '.join(map(repr, unknown)) or '(none given)'}; "
+            f"choose from: {', '.join(every)}"
+        )
+    return [n for n in every if n in wanted]

@@ -1,0 +1,72 @@
+"""A planned training run and its name on disk.
+
+An experiment's ``plan(settings)`` lists ``RunSpec``\\ s: the full ``RunConfig`` of
+every run, every seed included, plus a label. The runner resolves each once
+(device, precision, corpus: ``attnlab.running.runner.Runner.resolve``); from then on
+a spec's key, the name of its run directory, is the hash of that resolved
+config (``run_key``), plus a hash of the token data for runs given their data
+directly (synthetic languages).
+
+This module needs nothing but the config types, so the worker side
+(``attnlab.running.train_run``) and any executor can import it without the runner.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+from attnlab.errors import UsageError
+from attnlab.train.run_config import RunConfig, run_hash
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One planned training run."""
+
+    label: str  # unique within a plan, e.g. "ladder row 5 seed 0"
+    config: RunConfig  # everything that defines the run (device "auto": the runner decides)
+    data: Any = None  # token data given directly (synthetic languages): .train, .held arrays
+    may_diverge: bool = False  # a non-finite loss is a result (recorded), not an error
+
+
+def seeded(label: str, config: RunConfig, seeds: int, *, data: Any = None,
+           may_diverge: bool = False) -> list[RunSpec]:
+    """The run ``config`` with seeds 0..seeds-1, labelled ``"<label> seed <s>"``.
+
+    >>> [s.label for s in seeded("row 1", RunConfig(), 2)]
+    ['row 1 seed 0', 'row 1 seed 1']
+    """
+    if seeds < 1:
+        raise UsageError(f"seeds must be at least 1, got {seeds}")
+    return [RunSpec(f"{label} seed {s}",
+                    config.replace(train=dataclasses.replace(config.train, seed=s)),
+                    data, may_diverge) for s in range(seeds)]
+
+
+def data_fingerprint(data: Any) -> str:
+    """A short content hash of directly given token data (train + held arrays)."""
+    import numpy as np
+
+    h = hashlib.sha256()
+    for part in (data.train, data.held):
+        h.update(np.ascontiguousarray(part).tobytes())
+    return h.hexdigest()[:8]
+
+
+def run_key(spec: RunSpec) -> str:
+    """The run directory name of a *resolved* ``spec``: its config hash (+ its data's)."""
+    key = run_hash(spec.config)
+    return key if spec.data is None else f"{key}-{data_fingerprint(spec.data)}"
+
+
+def train_cost(cfg: RunConfig) -> float:
+    """A rough FLOP count of a run (6 · parameters + attention, per token, times tokens):
+    only used to hand the executor its longest runs first."""
+    m, t = cfg.model, cfg.train
+    per_block = 12 * m.d_model**2 if m.mlp else 4 * m.d_model**2
+    flops_per_token = 6 * (m.n_layer * per_block + m.d_model * m.vocab_size) \
+        + 12 * m.n_layer * m.n_ctx * m.d_model
+    return float(t.steps * t.batch_size * m.n_ctx * flops_per_token)
