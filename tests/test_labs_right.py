@@ -11,7 +11,7 @@ import re
 import textwrap
 
 import pytest
-from test_lab_hostile import reaper, survivors  # noqa: F401 - the fixture, by name
+from test_labs_hostile import reaper, survivors  # noqa: F401 - the fixture, by name
 
 from attnlab.labs import EXERCISES, get
 from attnlab.labs.notebook import solution_file

@@ -1,7 +1,10 @@
 """One message catalogue for every text a learner or a reader sees, in English and Spanish.
 
-Each domain (``labs``, ``explorer``, ...) is one JSON file beside this module mapping a key to
-its text in every language: ``{"key": {"en": "...", "es": "..."}}``. Code never writes a
+Each domain (``labs``, ``explorer``, ...) maps a key to its text in every language:
+``{"key": {"en": "...", "es": "..."}}``. The words every part shares are one JSON file per domain
+beside this module; the words an experiment's or an exercise's folder owns stay in that folder
+and join the catalogue through :func:`own` when the folder is loaded, so a plugin brings its
+words the same way. Code never writes a
 user-facing sentence itself; it asks ``text(domain, key, lang, **fields)``. A key that lacks a
 language is a bug that ``check_complete`` (run by the tests) names.
 
@@ -46,17 +49,55 @@ def _code(name: str) -> str:
     return name.strip().split("_")[0].split(".")[0].split("@")[0].lower()
 
 
+Entries = dict[str, dict[str, str]]  # key -> {language: text}
+_OWNED: dict[str, dict[str, Entries]] = {}  # domain -> owner -> its entries
+_MERGED: dict[str, Entries] = {}
+
+
 @cache
-def catalogue(domain: str) -> dict[str, dict[str, str]]:
-    """The entries of one domain (``labs.json``, ``explorer.json``, ...)."""
+def _shared(domain: str) -> Entries:
+    """The shared entries of one domain (``labs.json``, ``explorer.json``, ...), or none."""
     path = resources.files(__package__) / f"{domain}.json"
-    return json.loads(path.read_text(encoding="utf-8"))
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def own(owner: str, words: dict[str, Entries]) -> None:
+    """Add the words a folder owns (``{domain: {key: {"en": ..., "es": ...}}}``) to the
+    catalogue under ``owner`` (``experiment ladder``, ``exercise softmax``). Owning the same
+    words again replaces them; a key another owner or the shared file already has is a
+    ``ValueError`` naming both."""
+    for domain, entries in words.items():
+        taken = dict.fromkeys(_shared(domain), "the shared catalogue")
+        for other, theirs in _OWNED.get(domain, {}).items():
+            if other != owner:
+                taken.update(dict.fromkeys(theirs, other))
+        clash = sorted(set(entries) & set(taken))
+        if clash:
+            raise ValueError(f"{owner} and {taken[clash[0]]} both define {domain}.{clash[0]}")
+        _OWNED.setdefault(domain, {})[owner] = dict(entries)
+        _MERGED.pop(domain, None)
+
+
+def owners(domain: str) -> dict[str, Entries]:
+    """Each owner's entries of ``domain``, as :func:`own` received them."""
+    return dict(_OWNED.get(domain, {}))
+
+
+def catalogue(domain: str) -> Entries:
+    """Every entry of one domain: the shared file's and every owner's."""
+    if domain not in _MERGED:
+        merged = dict(_shared(domain))
+        for entries in _OWNED.get(domain, {}).values():
+            merged.update(entries)
+        _MERGED[domain] = merged
+    return _MERGED[domain]
 
 
 def domains() -> list[str]:
-    """Every catalogue shipped with the package."""
-    return sorted(p.name[:-5] for p in resources.files(__package__).iterdir()
-                  if p.name.endswith(".json"))
+    """Every domain: the shared files and the domains owned words add to."""
+    shared = {p.name[:-5] for p in resources.files(__package__).iterdir()
+              if p.name.endswith(".json")}
+    return sorted(shared | set(_OWNED))
 
 
 def text(domain: str, key: str, lang: str | None = None, **fields: object) -> str:

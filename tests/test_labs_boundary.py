@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from lab_cli import lab
-from test_lab_hostile import answers_of, reaper, survivors  # noqa: F401 - the fixture, by name
+from test_labs_hostile import answers_of, reaper, survivors  # noqa: F401 - the fixture, by name
 
 from attnlab.i18n import text
 from attnlab.labs import boundary, get
