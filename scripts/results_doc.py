@@ -46,8 +46,9 @@ BLOCKS = {
     ROOT / "docs" / "results.md": ("claims", "quick", "full"),
     ROOT / "docs" / "cluster.md": ("estimates",),
     # the sections that speak of a run's figures show that run's, never figures typed by hand
-    ROOT / "docs" / "experiments.md": ("claims_agreement", "claims_induction", "claims_icl_gd",
-                                       "extra_round"),
+    ROOT / "docs" / "experiments.md": ("extra_round",),
+    **{ROOT / "src" / "attnlab" / "experiments" / name / "about.md": (f"claims_{name}",)
+       for name in ("agreement", "induction", "icl_gd")},  # their sections (experiments_doc.py)
 }
 WORKERS = (2, 8, 32, 128)  # the cluster page's sizes
 EXPERIMENT_BLOCKS = ("agreement", "induction", "icl_gd")  # claims_NAME: render_experiment
@@ -374,6 +375,16 @@ def publish_sample(report: Path) -> None:
     SAMPLE.write_text(page, encoding="utf-8")
 
 
+def _script(name: str) -> Any:
+    """Another script of scripts/, loaded by its path."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def main(argv: list[str]) -> int:
     if argv == ["--check"]:
         if bad := stale():
@@ -400,6 +411,7 @@ def main(argv: list[str]) -> int:
         for name in names:
             text = text.replace(block(text, name), render(name, *files))
         page.write_text(text, encoding="utf-8")
+    _script("experiments_doc").main([])  # the experiments' sections into docs/experiments.md
     print(f"wrote the results files and the generated blocks of "
           f"{', '.join(str(p.relative_to(ROOT)) for p in BLOCKS)}")
     return 0

@@ -146,6 +146,21 @@ def test_the_experiment_headings_code_cites_exist():
     assert re.findall(r"^## (.+)$", text, re.M) == want
 
 
+def test_the_experiment_sections_are_their_folders():
+    """docs/experiments.md's section of each experiment is its folder's about.md, in the
+    registry's order (scripts/experiments_doc.py writes them there)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("experiments_doc",
+                                                  ROOT / "scripts" / "experiments_doc.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    page = script.PAGE.read_text(encoding="utf-8")
+    assert script.assembled(page) == page
+    changed = page.replace("Ten models, each one", "Ten models, each")
+    assert script.assembled(changed) == page  # the page's own copy is not the source
+
+
 def test_every_name_on_the_api_page_exists():
     import importlib
 
