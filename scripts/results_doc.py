@@ -209,8 +209,8 @@ def render_claims(results: dict[str, Any], full: dict[str, Any] | None) -> str:
         "over the earlier one's); the chapter: its published figure for the same quantity († "
         "derived from its text, which states a difference; – none published); full: the "
         "verdict and figure at the chapter's own settings. Rule: the version of the claim's "
-        "rule that decided the verdict ([rules.json](rules.json) holds every version); not "
-        "recorded: the run was made before verdicts recorded it.",
+        "rule that decided the verdict (each experiment's rules.json, in its folder, holds every "
+        "version); not recorded: the run was made before verdicts recorded it.",
     ]
     return "\n".join(lines)
 

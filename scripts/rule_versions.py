@@ -1,6 +1,7 @@
-"""The ledger of the claims' rules, ``docs/rules.json``: per claim, every version of its rule
-(``Claim.statement``: its parts' names and rules with their thresholds, its premises' rules,
-what its margins are over) with the statement's SHA-256.
+"""The ledger of the claims' rules: per claim, every version of its rule (``Claim.statement``:
+its parts' names and rules with their thresholds, its premises' rules, what its margins are
+over) with the statement's SHA-256. Each experiment's folder keeps its own claims' part of it,
+``src/attnlab/experiments/NAME/rules.json``; read together they are one ledger.
 
     .venv/bin/python scripts/rule_versions.py          # append the versions not yet recorded
     .venv/bin/python scripts/rule_versions.py --check  # exit 1 on any problem (the test's)
@@ -23,10 +24,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-FILE = Path(__file__).resolve().parents[1] / "docs" / "rules.json"
-ABOUT = ("Every version of every claim's rule (attnlab.kit.claims.Claim.statement) and the "
-         "SHA-256 of its statement; appended by scripts/rule_versions.py, never rewritten. A "
-         "verdict records the version that decided it.")
+ROOT = Path(__file__).resolve().parents[1]
+FOLDERS = ROOT / "src" / "attnlab" / "experiments"
+ABOUT = ("Every version of the rules of this experiment's claims (attnlab.kit.claims.Claim."
+         "statement) and the SHA-256 of each statement; appended by scripts/rule_versions.py, "
+         "never rewritten. A verdict records the version that decided it.")
 
 Rule = tuple[str, int, str]  # (claim id, version, statement)
 
@@ -44,11 +46,17 @@ def current() -> list[Rule]:
             for c in registry.load(name).claims]
 
 
-def load(path: Path = FILE) -> dict[str, Any]:
-    """The ledger (an empty one where the file does not exist yet)."""
-    if not path.is_file():
-        return {"about": ABOUT, "claims": {}}
-    return json.loads(path.read_text(encoding="utf-8"))
+def file_of(claim_id: str, folders: Path = FOLDERS) -> Path:
+    """The ledger file that keeps ``claim_id``: its experiment's (the id's first part)."""
+    return folders / claim_id.split(".")[0] / "rules.json"
+
+
+def load(folders: Path = FOLDERS) -> dict[str, Any]:
+    """The ledger, every experiment folder's part of it together."""
+    claims: dict[str, Any] = {}
+    for path in sorted(folders.glob("*/rules.json")):
+        claims.update(json.loads(path.read_text(encoding="utf-8"))["claims"])
+    return {"claims": claims}
 
 
 def record(ledger: dict[str, Any], rules: Iterable[Rule]) -> dict[str, Any]:
@@ -95,8 +103,8 @@ def problems(ledger: dict[str, Any], rules: Iterable[Rule]) -> list[str]:
         known = next((e for e in entries if e["version"] == version), None)
         latest = max((e["version"] for e in entries), default=0)
         if known is None:
-            out.append(f"{cid}: rule version {version} is not recorded in docs/rules.json (run "
-                       "scripts/rule_versions.py)")
+            out.append(f"{cid}: rule version {version} is not recorded in its experiment's "
+                       "rules.json (run scripts/rule_versions.py)")
         elif known["sha256"] != digest(text):
             out.append(f"{cid}: its rule is not the one recorded as version {version}: a "
                        f"changed rule needs version {latest + 1} (claim(..., "
@@ -115,9 +123,15 @@ def problems(ledger: dict[str, Any], rules: Iterable[Rule]) -> list[str]:
     return out
 
 
-def write(ledger: dict[str, Any], path: Path = FILE) -> None:
-    path.write_text(json.dumps({"about": ABOUT, "claims": ledger["claims"]}, indent=1,
-                               ensure_ascii=False) + "\n", encoding="utf-8")
+def write(ledger: dict[str, Any], folders: Path = FOLDERS) -> None:
+    """Each experiment's claims into its folder's ``rules.json``."""
+    files: dict[Path, dict[str, Any]] = {}
+    for cid, entries in ledger["claims"].items():
+        files.setdefault(file_of(cid, folders), {})[cid] = entries
+    for path, claims in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"about": ABOUT, "claims": claims}, indent=1,
+                                   ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def main(argv: list[str]) -> int:
@@ -136,7 +150,7 @@ def main(argv: list[str]) -> int:
         print(f"not recorded: {err}", file=sys.stderr)
         return 1
     write(ledger)
-    print(f"{FILE}: {sum(len(v) for v in ledger['claims'].values())} versions of "
+    print(f"experiments' rules.json: {sum(len(v) for v in ledger['claims'].values())} versions of "
           f"{len(ledger['claims'])} claims")
     return 0
 

@@ -1,6 +1,6 @@
-"""Rule versions: every claim's rule (``Claim.statement``) is the one docs/rules.json records
-under the claim's version, a changed rule cannot be recorded under its old version, and every
-verdict says which version decided it."""
+"""Rule versions: every claim's rule (``Claim.statement``) is the one its experiment's
+rules.json records under the claim's version, a changed rule cannot be recorded under its old
+version, and every verdict says which version decided it."""
 
 from __future__ import annotations
 
@@ -49,8 +49,8 @@ def test_a_rule_changed_without_its_version_fails_and_cannot_be_recorded():
     with pytest.raises(ValueError, match="changed under version 4"):
         record(ledger, _rules([changed]))  # regenerating the ledger refuses it
     bumped = dataclasses.replace(changed, version=5)
-    assert problems(ledger, _rules([bumped]))[0].endswith("is not recorded in docs/rules.json "
-                                                          "(run scripts/rule_versions.py)")
+    assert problems(ledger, _rules([bumped]))[0].endswith(
+        "is not recorded in its experiment's rules.json (run scripts/rule_versions.py)")
     assert problems(record(ledger, _rules([bumped])), _rules([bumped])) == []
 
 
@@ -94,13 +94,30 @@ def test_the_committed_ledger_is_only_appended_to():
     """What HEAD recorded is still recorded, word for word (a rewrite of an old version is
     refused before it is committed); skipped outside a git checkout."""
     try:
-        head = subprocess.run(["git", "show", "HEAD:docs/rules.json"], cwd=ROOT,
-                              capture_output=True, text=True, check=True).stdout
+        listed = subprocess.run(["git", "ls-tree", "-r", "--name-only", "HEAD", "--",
+                                 "src/attnlab/experiments"], cwd=ROOT, capture_output=True,
+                                text=True, check=True).stdout.split()
     except (OSError, subprocess.CalledProcessError):
-        pytest.skip("no git checkout, or docs/rules.json not committed yet")
+        pytest.skip("no git checkout")
+    files = [f for f in listed if f.endswith("/rules.json")]
+    if not files:
+        pytest.skip("no rules.json committed yet")
     now = load()["claims"]
-    for cid, entries in json.loads(head)["claims"].items():
-        assert now.get(cid, [])[:len(entries)] == entries, cid
+    for name in files:
+        head = subprocess.run(["git", "show", f"HEAD:{name}"], cwd=ROOT, capture_output=True,
+                              text=True, check=True).stdout
+        for cid, entries in json.loads(head)["claims"].items():
+            assert now.get(cid, [])[:len(entries)] == entries, cid
+
+
+def test_the_ledger_is_kept_in_each_experiments_folder(tmp_path):
+    """Written back, every claim lands in its own experiment's rules.json, and read again the
+    ledger is the same."""
+    ledger = load()
+    LEDGER["write"](ledger, tmp_path)
+    assert sorted(p.parent.name for p in tmp_path.glob("*/rules.json")) == sorted(
+        {cid.split(".")[0] for cid in ledger["claims"]})
+    assert load(tmp_path) == ledger
 
 
 def test_every_verdict_records_its_version():

@@ -51,11 +51,11 @@ their own kind (an exponent, a perplexity ratio at a longer window).
 Rule versions. A claim's ``statement`` (its parts' names and rules, thresholds in them, its
 premises' rules, what its margins are over) is its rule; ``version`` numbers it, and every
 verdict records it (``version``). A rule whose statement changes gets the next version,
-committed before its first verdict; docs/rules.json keeps each version's statement and
-hash, appended by ``scripts/rule_versions.py`` (which refuses a changed statement under a
-version already recorded), and ``tests/test_claims_versions.py`` fails when a statement
-and its version part. A verdict read from a record made before versions were recorded has
-none, and is shown as such.
+committed before its first verdict; its experiment's ``rules.json`` keeps each version's
+statement and hash, appended by ``scripts/rule_versions.py`` (which refuses a changed
+statement under a version already recorded), and ``tests/test_claims_versions.py`` fails
+when a statement and its version part. A verdict read from a record made before versions
+were recorded has none, and is shown as such.
 
 Nothing here is hard-coded: change the results and the verdicts change.
 """
@@ -136,7 +136,7 @@ class Claim:
     figures: Mapping[str, Quantity] = field(default_factory=dict)
     over: str = "seeds"  # what its margins are per: "seeds", or a benchmark's "rounds"
     # The version of its rule (``statement``), recorded with every verdict; it goes up by one
-    # whenever the statement changes, and docs/rules.json keeps every version's statement.
+    # whenever the statement changes, and its experiment's rules.json keeps every version.
     version: int = 1
 
     @property
