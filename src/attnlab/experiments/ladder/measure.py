@@ -56,7 +56,6 @@ def row_label(row: int, small: bool = False) -> str:
     return f"ladder row {row}" + (" (small data)" if small else "")
 
 
-
 def _row_record(s: Settings, results: Results, row: int, small: bool = False) -> dict:
     runs = results.seeds(row_label(row, small))
     out = {
@@ -69,5 +68,4 @@ def _row_record(s: Settings, results: Results, row: int, small: bool = False) ->
     }
     log.info("ladder row %d: held-out perplexity %s", row, fmt_ms(out["held_ppl"]))
     return out
-
 

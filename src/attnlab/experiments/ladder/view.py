@@ -12,6 +12,7 @@ from attnlab.kit.tables import fmt_ms, markdown_table, mean_std
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+
 def table(record: dict) -> str:
     """Params, perplexities and the change from the row above (named in its own column)."""
     rows = _rows(record)
@@ -82,5 +83,4 @@ def figure(record: dict) -> Figure:
     ax.legend()
     fig.tight_layout()
     return fig
-
 

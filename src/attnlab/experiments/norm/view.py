@@ -12,6 +12,7 @@ from attnlab.kit.tables import fmt_ms, markdown_table, mean_std
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+
 def _cell_text(runs: list[dict]) -> str:
     n_div = sum(r["diverged"] for r in runs)
     if n_div:

@@ -160,8 +160,6 @@ def stats_windows(held: np.ndarray, n_windows: int, n_ctx: int) -> torch.Tensor:
     return torch.from_numpy(np.asarray(held[: n * n_ctx], dtype=np.int64).reshape(n, n_ctx))
 
 
-
-
 def initial_model(cfg: ModelConfig, tc: TrainConfig, device: Any = "cpu") -> torch.nn.Module:
     """The run's model before its first step: the trainer's own seeded construction."""
     return build_model(RunConfig(model=cfg, train=tc), torch.device(device)).eval()
@@ -171,5 +169,4 @@ def gaps(row: dict) -> list[float]:
     """ppl(unscaled) / ppl(scaled) − 1 of held-out perplexity, per seed."""
     return [u / c - 1 for u, c in zip(row["unscaled"]["held_ppl"], row["scaled"]["held_ppl"],
                                       strict=True)]
-
 

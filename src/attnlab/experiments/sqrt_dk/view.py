@@ -12,6 +12,7 @@ from attnlab.kit.tables import fmt_ms, markdown_table, mean_std
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+
 def table(record: dict) -> str:
     """Three analytic tables and one training table."""
     var = markdown_table(["d", "Var(q·k)", "std", "√d"],
@@ -113,5 +114,4 @@ def figure(record: dict) -> Figure:
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
-
 
