@@ -95,4 +95,3 @@ FIGURES = {
     "{what}_row{n}": Quantity("{what} perplexity, row {n}", "perplejidad {what}, fila {n}"),
 }
 CLAIMS = with_figures(CLAIMS, FIGURES)
-

@@ -68,4 +68,3 @@ def _row_record(s: Settings, results: Results, row: int, small: bool = False) ->
     }
     log.info("ladder row %d: held-out perplexity %s", row, fmt_ms(out["held_ppl"]))
     return out
-

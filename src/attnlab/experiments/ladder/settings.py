@@ -47,4 +47,3 @@ def overfit_settings(s: Settings) -> Settings | None:
         return None
     return dataclasses.replace(s, train_tokens=s.overfit_tokens, steps=s.overfit_steps,
                                overfit_tokens=None)
-

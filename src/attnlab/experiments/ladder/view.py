@@ -83,4 +83,3 @@ def figure(record: dict) -> Figure:
     ax.legend()
     fig.tight_layout()
     return fig
-

@@ -46,4 +46,3 @@ CLAIM_FIGURES = {
 CHAPTER = Chapter(
     budget=("12 blocks of width 128, 1,000 steps at 3e-3 of batch 64, one seed"),
     figures=PUBLISHED, measured=read_chapter, claims=CLAIM_FIGURES)
-

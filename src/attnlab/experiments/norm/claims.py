@@ -73,4 +73,3 @@ FIGURES = {
                            "perplejidad de validación, {p} con calentamiento"),
 }
 CLAIMS = with_figures(CLAIMS, FIGURES)
-

@@ -38,4 +38,3 @@ QUICK_CHANGES = (  # also in i18n/quick_changes.json, beside its Spanish
     "learning rate and context stay the chapter's: the post-norm failure is an effect of "
     "depth and rate."
 )
-

@@ -73,4 +73,3 @@ def figure(record: dict) -> Figure:
     ax.legend()
     fig.tight_layout()
     return fig
-

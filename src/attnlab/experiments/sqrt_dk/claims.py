@@ -109,4 +109,3 @@ FIGURES = {
                                         kind="percent"),
 }
 CLAIMS = with_figures(CLAIMS, FIGURES)
-

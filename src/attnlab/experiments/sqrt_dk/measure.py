@@ -169,4 +169,3 @@ def gaps(row: dict) -> list[float]:
     """ppl(unscaled) / ppl(scaled) − 1 of held-out perplexity, per seed."""
     return [u / c - 1 for u, c in zip(row["unscaled"]["held_ppl"], row["scaled"]["held_ppl"],
                                       strict=True)]
-

@@ -49,4 +49,3 @@ QUICK_CHANGES = (  # also in i18n/quick_changes.json, beside its Spanish
     "chapter's. Not fewer than 600 steps: earlier in training the unscaled width-32 head "
     "still lags, a transient rather than the trained state."
 )
-

@@ -114,4 +114,3 @@ def figure(record: dict) -> Figure:
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
-
