@@ -32,7 +32,12 @@ curriculum's sections it serves (``chapter``, ``curriculum``: catalogue keys ``c
 from __future__ import annotations
 
 import importlib
+import json
+from importlib import resources
+from importlib.resources.abc import Traversable
 
+from attnlab.i18n import Entries, own
+from attnlab.labs import statement
 from attnlab.labs.checker import Exercise
 
 NOTEBOOKS = {  # notebooks/labs/[es/]<stem>.ipynb -> the catalogue key of its title
@@ -60,13 +65,16 @@ REGISTRY = (  # (folder below exercises/, its notebook): exercise N is the Nth l
     ("recurrence", "04_recurrence_and_induction"),
     ("induction", "04_recurrence_and_induction"),
 )
+PAGES = {"en": "statement.md", "es": "statement.es.md"}  # a folder's statement page per language
+WORDS = "words.json"  # the rest of its words: {"labs": {"<name>.case.…": {"en": …, "es": …}}}
 
 
 def load() -> tuple[Exercise, ...]:
     """Every exercise's record, in the registry's order. A record whose name is not its
     folder's, or whose number is not its line's, a notebook not in ``NOTEBOOKS``, or a record
-    without its minutes and sections, is a ``ValueError`` naming the folder (a bug in
-    attnlab, not in a learner's code)."""
+    without its minutes and sections, or whose hints are not those its statement pages give,
+    is a ``ValueError`` naming the folder (a bug in attnlab, not in a learner's code). Each
+    folder's words (:func:`words`) join the catalogue here, owned by ``exercise <name>``."""
     records = []
     for number, (folder, notebook) in enumerate(REGISTRY, start=1):
         ex = importlib.import_module(f"{__name__}.{folder}").EXERCISE
@@ -76,8 +84,45 @@ def load() -> tuple[Exercise, ...]:
         if ex.minutes <= 0 or ex.chapter not in CHAPTER or ex.curriculum not in CURRICULUM:
             raise ValueError(f"exercises/{folder}: its record needs minutes > 0, a chapter of "
                              f"{CHAPTER} and a curriculum of {CURRICULUM}")
+        said = words(resources.files(__name__) / folder)
+        own(f"exercise {folder}", said)
+        hints = {k for k in said["labs"] if k.startswith(f"{folder}.hint")}
+        if hints != {f"{folder}.hint{i}" for i in range(1, ex.hints + 1)}:
+            raise ValueError(f"exercises/{folder}: its record says {ex.hints} hints, its "
+                             f"statement pages give {len(hints)}")
         records.append(ex)
     return tuple(records)
+
+
+def words(folder: Traversable) -> dict[str, Entries]:
+    """The words an exercise's folder owns, as ``attnlab.i18n.own`` takes them: the sections
+    of its statement pages (``<name>.title``, ``.statement``, ``.proves``, ``.hint1``…, read by
+    ``attnlab.labs.statement``) and the entries of its ``words.json``, ``<name>`` being the
+    folder's name. A page that is missing leaves its language out of those entries, which
+    ``attnlab.i18n.check_complete`` then names key by key; a key that does not start with
+    ``<name>.``, or that both a page and ``words.json`` give, is a ``ValueError`` naming the
+    folder."""
+    name = folder.name
+    table = folder / WORDS
+    said: dict[str, Entries] = (json.loads(table.read_text(encoding="utf-8"))
+                                if table.is_file() else {})
+    labs = said.setdefault("labs", {})
+    paged: Entries = {}
+    for lang, page in PAGES.items():
+        if (folder / page).is_file():
+            texts = statement.read((folder / page).read_text(encoding="utf-8"), lang,
+                                   f"exercises/{name}/{page}")
+            for section, words_there in texts.items():
+                paged.setdefault(f"{name}.{section}", {})[lang] = words_there
+    twice = sorted(set(paged) & set(labs))
+    if twice:
+        raise ValueError(f"exercises/{name}: {twice[0]} is on a statement page and in {WORDS}")
+    stray = sorted(k for entries in said.values() for k in entries if not k.startswith(f"{name}."))
+    if stray:
+        raise ValueError(f"exercises/{name}/{WORDS}: {stray[0]} is not a key of {name} "
+                         f"(its keys start with '{name}.')")
+    labs.update(paged)
+    return said
 
 
 def groups() -> dict[str, tuple[str, tuple[int, ...]]]:
