@@ -14,17 +14,27 @@ An exercise is a package ``attnlab.labs.exercises.<name>`` whose ``__init__`` en
 - ``hidden.py`` (when it ships some): ``HIDDEN``, cases ``lab grade`` runs and ``lab check``
   never shows, drawn from a seed at a size (``core.Hidden``; a class policy adds draws);
 - ``wrong.py``: ``WRONG``, the mutation table, one wrong function per mistake, written as a
-  learner writes it and apart from the probes (the tests run each through the checker).
+  learner writes it and apart from the probes (the tests run each through the checker);
+- ``statement.md`` and ``statement.es.md``: its words a teacher reads as a page, in English
+  and Spanish: ``# title``, the statement, then ``## What the checker proves`` and
+  ``## Hint 1``… (``attnlab.labs.statement`` reads them);
+- ``words.json``: the rest of its words, ``{"labs": {"<name>.case.…": {"en": …, "es": …}}}``:
+  case titles, mistakes, its own failures (``<name>.fail.…``) and the solution's Spanish
+  comments (``<name>.solution_comments``, one line per comment of ``solution.py``).
 
 A part imports only the parts above it in that list, never the face; ``wrong.py`` only the
-solution, and nothing imports it but the tests. The texts (title, what the checker proves,
-statement, hints, case titles, mistakes, the solution's Spanish comments) are in the catalogue
-``attnlab/i18n/labs.json`` under ``<name>.``; ``scripts/labs_doc.py`` writes docs/labs.md's
-table of exercises and list of mistakes from them.
+solution, and nothing imports it but the tests. Every key of a folder's words starts with
+``<name>.``; :func:`load` hands them to ``attnlab.i18n.own``, so they are in the one ``labs``
+catalogue as soon as ``attnlab.labs`` is imported (importing any module below it does), and
+``text("labs", "<name>.hint1", lang)`` finds them. A check of the whole catalogue
+(``i18n.check_complete``, ``i18n.catalogue("labs")``) imports ``attnlab.labs`` first; the
+shared words of the labs (``cli.*``, ``grade.*``, ``fail.*``, ...) stay in
+``attnlab/i18n/labs.json``. ``scripts/labs_doc.py`` writes docs/labs.md's table of exercises
+and list of mistakes from them.
 
 ``REGISTRY`` below is the order a learner meets them: exercise N is its Nth line, and each line
-names the lab notebook (``NOTEBOOKS``) it appears in. Adding an exercise is its folder, one
-line here and its catalogue entries; ``docs/design.md`` ("Adding an exercise") walks through it.
+names the lab notebook (``NOTEBOOKS``) it appears in. Adding an exercise is its folder and one
+line here; ``docs/design.md`` ("Adding an exercise") walks through it.
 Its record also says how long it takes (``minutes``, an estimate) and the chapter's and the
 curriculum's sections it serves (``chapter``, ``curriculum``: catalogue keys ``course.*``).
 """
