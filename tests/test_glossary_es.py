@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import attnlab.labs  # noqa: F401  the exercises' words join the catalogue as their folders load
 from attnlab.i18n import catalogue, domains
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -3,6 +3,7 @@ the argument, then ATTNLAB_LANG, then the locale, then English."""
 
 import pytest
 
+import attnlab.labs  # noqa: F401  the exercises' words join the catalogue as their folders load
 from attnlab import i18n
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import attnlab.labs  # noqa: F401  the exercises' words join the catalogue as their folders load
 from attnlab.i18n import catalogue, domains
 from attnlab.kit.quantities import group, number, with_se
 from attnlab.report.words import numbers

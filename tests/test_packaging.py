@@ -88,6 +88,9 @@ def test_wheel_carries_the_license_configs_and_types(built: dict[str, Path]) -> 
     names = zipfile.ZipFile(built["wheel"]).namelist()
     version = attnlab.__version__
     for name in ("attnlab/py.typed", "attnlab/configs/tiny.toml", "attnlab/i18n/common.json",
+                 "attnlab/labs/exercises/softmax/statement.md",  # an exercise's own words
+                 "attnlab/labs/exercises/softmax/statement.es.md",
+                 "attnlab/labs/exercises/softmax/words.json",
                  f"attnlab-{version}.dist-info/licenses/LICENSE"):
         assert name in names, f"wheel lacks {name}"
     metadata = zipfile.ZipFile(built["wheel"]).read(
