@@ -82,7 +82,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 NAME = "agreement"
-TITLE = "Verb agreement: who routes the subject"
 NEEDS_CORPUS = False
 GROUPS = ("subject", "stems", "separators", "other pronouns")
 PROBE = "I work , you work , he"  # the curriculum's sentence, cut at the predicting position
@@ -110,10 +109,6 @@ PROFILES = {
     "quick": Settings(),
     "micro": Settings(d_model=16, steps=4, batch_size=8, seeds=1),
 }
-QUICK_CHANGES = (  # also in i18n/quick_changes.json, beside its Spanish
-    "Nothing: the model is small and trains in seconds, so quick is full."
-)
-
 
 def model_config(s: Settings, vocab_size: int) -> ModelConfig:
     return ModelConfig(vocab_size=vocab_size, n_ctx=s.n_ctx, d_model=s.d_model,
@@ -384,7 +379,7 @@ FIGURES = {
 }
 CLAIMS = with_figures(CLAIMS, FIGURES)
 
-__all__ = ["CLAIMS", "GROUPS", "NAME", "PROFILES", "Settings", "TITLE", "analyse", "baseline",
+__all__ = ["CLAIMS", "GROUPS", "NAME", "PROFILES", "Settings", "analyse", "baseline",
            "figure", "group_masks", "measure", "plan", "probe_subject_and_stems",
            "subject_and_stems", "table"]
 
@@ -393,7 +388,7 @@ CHAPTER = Chapter(budget="the curriculum's small model (no published figure); qu
 
 
 EXPERIMENT = Experiment(
-    name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
+    name=NAME, profiles=PROFILES, plan=plan,
     analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
     chapter=CHAPTER,
 )

@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 NAME = "cost"
-TITLE = "The cost of attention"
 NEEDS_CORPUS = False
 
 
@@ -59,12 +58,6 @@ PROFILES = {
     "micro": Settings(sizes=(16, 32, 64), kinds=("naive", "memeff"), mem_limit_gib=1.0,
                       repeats=measure.MIN_REPEATS, d_model=64, n_head=4),
 }
-QUICK_CHANGES = (  # also in i18n/quick_changes.json, beside its Spanish
-    "Sizes stop at n = 8,192 instead of 16,384 and the memory limit is 2 GiB instead of 8 "
-    "GiB, so that the sweep takes minutes. Under that limit the naive layer still runs out "
-    "of memory at the top size, the effect the full profile shows at 16,384."
-)
-
 
 def plan(settings: Settings) -> list[RunSpec]:
     """Nothing to train: the sweep is measured in ``analyse``."""
@@ -274,7 +267,7 @@ CHAPTER = Chapter(
 
 
 EXPERIMENT = Experiment(
-    name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
+    name=NAME, profiles=PROFILES, plan=plan,
     analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
     chapter=CHAPTER,
 )

@@ -56,7 +56,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 NAME = "icl_gd"
-TITLE = "In-context regression: one linear attention layer against one step of GD"
 NEEDS_CORPUS = False
 
 
@@ -80,10 +79,6 @@ PROFILES = {
     "quick": Settings(steps=20_000, seeds=5),  # the full settings: minutes, not hours
     "micro": Settings(steps=20, batch_size=16, n_eta=500, n_held=64, seeds=1),
 }
-QUICK_CHANGES = (  # also in i18n/quick_changes.json, beside its Spanish
-    "Nothing: the full settings take a few minutes, so quick is full."
-)
-
 
 def tasks(s: Settings, count: int, gen: torch.Generator, other: bool = False
           ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -310,7 +305,7 @@ FIGURES = {
 }
 CLAIMS = with_figures(CLAIMS, FIGURES)
 
-__all__ = ["CLAIMS", "NAME", "PROFILES", "Settings", "TITLE", "agreement", "analyse",
+__all__ = ["CLAIMS", "NAME", "PROFILES", "Settings", "agreement", "analyse",
            "figure", "gd_signal", "one_seed", "plan", "table", "tasks"]
 
 # -- the chapter's part (attnlab.kit.chapter): no published figure, the budget it runs at
@@ -319,7 +314,7 @@ CHAPTER = Chapter(budget="none published: in-context learning as gradient descen
 
 
 EXPERIMENT = Experiment(
-    name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
+    name=NAME, profiles=PROFILES, plan=plan,
     analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
     chapter=CHAPTER,
 )

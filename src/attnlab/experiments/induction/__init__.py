@@ -65,7 +65,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 NAME = "induction"
-TITLE = "Induction heads: a two-block circuit forming"
 NEEDS_CORPUS = True  # quick and full also score the ladder's two-block Tiny Shakespeare model
 SHORT = 0.2  # "a short stretch of training": one fifth of it at most
 
@@ -97,11 +96,6 @@ PROFILES = {
     "micro": Settings(d_model=16, steps=8, snapshots=2, batch_size=4, n_train=200, n_held=16,
                       shakespeare=None, seeds=1),
 }
-QUICK_CHANGES = (  # also in i18n/quick_changes.json, beside its Spanish
-    "Three seeds instead of five, and the ladder's quick two-block Tiny Shakespeare run "
-    "instead of its full one; the induction models are the same."
-)
-
 
 def model_config(s: Settings, n_layer: int) -> ModelConfig:
     return ModelConfig(vocab_size=s.vocab_size, n_ctx=s.n_ctx, d_model=s.d_model,
@@ -431,11 +425,11 @@ FIGURES = {
 }
 CLAIMS = with_figures(CLAIMS, FIGURES)
 
-__all__ = ["CLAIMS", "NAME", "PROFILES", "SHORT", "Settings", "TITLE", "analyse", "figure",
+__all__ = ["CLAIMS", "NAME", "PROFILES", "SHORT", "Settings", "analyse", "figure",
            "plan", "snapshot_steps", "table"]
 
 EXPERIMENT = Experiment(
-    name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
+    name=NAME, profiles=PROFILES, plan=plan,
     analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
     chapter=CHAPTER,
 )

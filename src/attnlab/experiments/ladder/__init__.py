@@ -50,7 +50,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 NAME = "ladder"
-TITLE = "The ladder: from a mean to a block"
 NEEDS_CORPUS = True
 
 
@@ -72,13 +71,6 @@ PROFILES = {
     "micro": Settings(d_model=16, n_ctx=32, steps=3, batch_size=4, train_tokens=2_000,
                       overfit_tokens=1_000, overfit_steps=2, eval_batch_size=1024, seeds=1),
 }
-
-QUICK_CHANGES = (  # also in i18n/quick_changes.json, beside its Spanish
-    "400 steps of batch 4 instead of 3,000 of batch 64, so that three seeds of all ten "
-    "models fit the quick suite. So little training cannot overfit, so the overfitting "
-    "claim is decided on an extra pair: rows 9 and 10 trained again on the first 20,000 "
-    "training tokens for 500 steps (about 13 passes), starred in the figure."
-)
 
 # Row number -> (the row it changes, what it changes, words for the table).
 LADDER: dict[int, tuple[int | None, dict[str, Any], str]] = {
@@ -330,12 +322,12 @@ FIGURES = {
 CLAIMS = with_figures(CLAIMS, FIGURES)
 
 __all__ = [
-    "CLAIMS", "LADDER", "NAME", "NEEDS_CORPUS", "PROFILES", "QUICK_CHANGES", "ROWS", "Settings",
-    "TITLE", "analyse", "base_config", "figure", "plan", "row_config", "row_name", "table",
+    "CLAIMS", "LADDER", "NAME", "NEEDS_CORPUS", "PROFILES", "ROWS", "Settings",
+    "analyse", "base_config", "figure", "plan", "row_config", "row_name", "table",
 ]
 
 EXPERIMENT = Experiment(
-    name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
+    name=NAME, profiles=PROFILES, plan=plan,
     analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
     chapter=CHAPTER,
 )

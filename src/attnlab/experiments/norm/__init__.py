@@ -50,7 +50,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 NAME = "norm"
-TITLE = "Pre-norm or post-norm"
 NEEDS_CORPUS = True
 PLACEMENTS = ("pre", "post")
 
@@ -72,13 +71,6 @@ PROFILES = {
     "micro": Settings(n_layer=3, d_model=16, n_ctx=32, steps=3, batch_size=4, warmup_steps=2,
                       train_tokens=2_000, eval_batch_size=1024, seeds=1),
 }
-
-QUICK_CHANGES = (  # also in i18n/quick_changes.json, beside its Spanish
-    "Width 32 instead of 128, batch 2 instead of 64 and 600 steps instead of 1,000 (warmup "
-    "120 steps, the same fifth of the run), so that three seeds fit the quick suite. Depth, "
-    "learning rate and context stay the chapter's: the post-norm failure is an effect of "
-    "depth and rate."
-)
 
 
 def model_config(s: Settings, norm: str) -> ModelConfig:
@@ -322,7 +314,7 @@ CHAPTER = Chapter(
 
 
 EXPERIMENT = Experiment(
-    name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
+    name=NAME, profiles=PROFILES, plan=plan,
     analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
     chapter=CHAPTER,
 )

@@ -44,7 +44,6 @@ from attnlab.nn.params import breakdown, gpt2_formula
 log = logging.getLogger(__name__)
 
 NAME = "params"
-TITLE = "Where the parameters are"
 NEEDS_CORPUS = False
 GPT2_SMALL_TOTAL = 124_439_808  # docs/model.md
 PARTS = ("attention", "mlp", "norms")
@@ -62,10 +61,6 @@ PROFILES = {
     "quick": Settings(),
     "micro": Settings(compare_hf=False),
 }
-QUICK_CHANGES = (  # also in i18n/quick_changes.json, beside its Spanish
-    "Nothing: counting parameters takes seconds, so quick is the same as full."
-)
-
 
 def count_model(name: str, cfg: ModelConfig) -> dict[str, Any]:
     """The breakdown of ``cfg`` as a JSON record, built on the meta device (no storage)."""
@@ -293,7 +288,7 @@ CHAPTER = Chapter(
 
 
 EXPERIMENT = Experiment(
-    name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
+    name=NAME, profiles=PROFILES, plan=plan,
     analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
     chapter=CHAPTER,
 )

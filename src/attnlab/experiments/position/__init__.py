@@ -61,7 +61,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 NAME = "position"
-TITLE = "Position: which schemes extrapolate"
 NEEDS_CORPUS = True
 SCHEMES = ("learned", "sinusoidal", "rope", "alibi", "none")
 
@@ -86,13 +85,6 @@ PROFILES = {
                       train_tokens=2_000, eval_batch_size=256, perm_tokens=6, perm_d_model=8,
                       seeds=1),
 }
-
-QUICK_CHANGES = (  # also in i18n/quick_changes.json, beside its Spanish
-    "2,000 steps of batch 2 instead of 3,000 of batch 64, so that three seeds of every "
-    "scheme fit the quick suite (the learned table needs updates more than tokens). The "
-    "schemes, the width, the 64-token training context and the evaluation lengths stay the "
-    "chapter's."
-)
 
 
 def model_config(s: Settings, scheme: str) -> ModelConfig:
@@ -369,12 +361,12 @@ FIGURES = {
 CLAIMS = with_figures(CLAIMS, FIGURES)
 
 __all__ = [
-    "CLAIMS", "NAME", "NEEDS_CORPUS", "PERMUTATION_CASES", "PROFILES", "QUICK_CHANGES", "SCHEMES",
-    "Settings", "TITLE", "analyse", "figure", "model_config", "permutation_check", "plan", "table",
+    "CLAIMS", "NAME", "NEEDS_CORPUS", "PERMUTATION_CASES", "PROFILES", "SCHEMES",
+    "Settings", "analyse", "figure", "model_config", "permutation_check", "plan", "table",
 ]
 
 EXPERIMENT = Experiment(
-    name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
+    name=NAME, profiles=PROFILES, plan=plan,
     analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
     chapter=CHAPTER,
 )

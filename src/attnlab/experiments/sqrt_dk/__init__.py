@@ -70,7 +70,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 NAME = "sqrt_dk"
-TITLE = "Why divide by √d_k"
 NEEDS_CORPUS = True
 STATS = ("score_std", "entropy", "eff_tokens", "frozen")
 
@@ -102,14 +101,6 @@ PROFILES = {
                       short_widths=(64,), short_steps=2, short_batch=4, stats_windows=2,
                       train_tokens=2_000, seeds=1),
 }
-
-QUICK_CHANGES = (  # also in i18n/quick_changes.json, beside its Spanish
-    "Only the short setting is trained (widths 32, 256 and 1,024, one head, no norm), for "
-    "600 steps of batch 4 instead of 1,500 of batch 32, so that three seeds fit the quick "
-    "suite; the default setting's two widths are left out, and the analytic part is the "
-    "chapter's. Not fewer than 600 steps: earlier in training the unscaled width-32 head "
-    "still lags, a transient rather than the trained state."
-)
 
 
 # -- configs ---------------------------------------------------------------------
@@ -427,13 +418,13 @@ FIGURES = {
 CLAIMS = with_figures(CLAIMS, FIGURES)
 
 __all__ = [
-    "CLAIMS", "NAME", "NEEDS_CORPUS", "PROFILES", "QUICK_CHANGES", "Settings", "TITLE",
+    "CLAIMS", "NAME", "NEEDS_CORPUS", "PROFILES", "Settings",
     "analyse", "default_config", "figure", "gaps", "plan", "settings_runs", "short_config",
     "stats_windows", "table",
 ]
 
 EXPERIMENT = Experiment(
-    name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
+    name=NAME, profiles=PROFILES, plan=plan,
     analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
     chapter=CHAPTER,
 )

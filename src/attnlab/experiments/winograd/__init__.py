@@ -86,8 +86,6 @@ from attnlab.experiments.winograd.settings import (
     PROBE,
     PROBE_ADJECTIVES,
     PROFILES,
-    QUICK_CHANGES,
-    TITLE,
     VARIANTS,
     Settings,
 )
@@ -346,7 +344,7 @@ FIGURES = {
 CLAIMS = with_figures(CLAIMS, FIGURES)
 
 EXPERIMENT = Experiment(
-    name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
+    name=NAME, profiles=PROFILES, plan=plan,
     analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
     chapter=CHAPTER,
 )
