@@ -88,6 +88,8 @@ def test_wheel_carries_the_license_configs_and_types(built: dict[str, Path]) -> 
     names = zipfile.ZipFile(built["wheel"]).namelist()
     version = attnlab.__version__
     for name in ("attnlab/py.typed", "attnlab/configs/tiny.toml", "attnlab/i18n/common.json",
+                 "attnlab/experiments/ladder/words.json",  # an experiment's words, its fixture
+                 "attnlab/experiments/ladder/quick_table.md",
                  f"attnlab-{version}.dist-info/licenses/LICENSE"):
         assert name in names, f"wheel lacks {name}"
     metadata = zipfile.ZipFile(built["wheel"]).read(
