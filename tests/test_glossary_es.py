@@ -70,6 +70,7 @@ def spanish_texts() -> list[tuple[str, str]]:
     from attnlab.kit.quantities import NAMES
     from attnlab.kit.verdict_words import MARGIN_UNITS, WORDS
 
+    registry.own_all_words()  # the experiments' words join the catalogue
     out = [(f"{d}.{k}", e["es"]) for d in domains() for k, e in catalogue(d).items()]
     for name in registry.EXPERIMENTS:
         for c in registry.load(name).claims:

@@ -91,6 +91,8 @@ def test_wheel_carries_the_license_configs_and_types(built: dict[str, Path]) -> 
                  "attnlab/labs/exercises/softmax/statement.md",  # an exercise's own words
                  "attnlab/labs/exercises/softmax/statement.es.md",
                  "attnlab/labs/exercises/softmax/words.json",
+                 "attnlab/experiments/ladder/words.json",  # an experiment's words, its fixture
+                 "attnlab/experiments/ladder/quick_table.md",
                  f"attnlab-{version}.dist-info/licenses/LICENSE"):
         assert name in names, f"wheel lacks {name}"
     metadata = zipfile.ZipFile(built["wheel"]).read(

@@ -22,8 +22,6 @@ from attnlab.experiments.cost.settings import (
     NAME,
     NEEDS_CORPUS,
     PROFILES,
-    QUICK_CHANGES,
-    TITLE,
     Settings,
 )
 from attnlab.experiments.cost.view import figure, table
@@ -61,12 +59,12 @@ def analyse(settings: Settings, results: Results | None = None,
 
 
 __all__ = [
-    "CLAIMS", "NAME", "NEEDS_CORPUS", "PROFILES", "QUICK_CHANGES", "Settings", "TITLE",
+    "CLAIMS", "NAME", "NEEDS_CORPUS", "PROFILES", "Settings",
     "analyse", "figure", "plan", "table",
 ]
 
 EXPERIMENT = Experiment(
-    name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
+    name=NAME, profiles=PROFILES, plan=plan,
     analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
     chapter=CHAPTER,
 )

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from attnlab.timing import cost as measure
 
 NAME = "cost"
-TITLE = "The cost of attention"
 NEEDS_CORPUS = False
 
 
@@ -39,8 +38,3 @@ PROFILES = {
     "micro": Settings(sizes=(16, 32, 64), kinds=("naive", "memeff"), mem_limit_gib=1.0,
                       repeats=measure.MIN_REPEATS, d_model=64, n_head=4),
 }
-QUICK_CHANGES = (  # also in i18n/quick_changes.json, beside its Spanish
-    "Sizes stop at n = 8,192 instead of 16,384 and the memory limit is 2 GiB instead of 8 "
-    "GiB, so that the sweep takes minutes. Under that limit the naive layer still runs out "
-    "of memory at the top size, the effect the full profile shows at 16,384."
-)

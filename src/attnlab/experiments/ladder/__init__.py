@@ -45,8 +45,6 @@ from attnlab.experiments.ladder.settings import (
     NAME,
     NEEDS_CORPUS,
     PROFILES,
-    QUICK_CHANGES,
-    TITLE,
     Settings,
     overfit_settings,
 )
@@ -88,12 +86,12 @@ def analyse(settings: Settings, results: Results, ctx: Context | None = None) ->
 
 
 __all__ = [
-    "CLAIMS", "LADDER", "NAME", "NEEDS_CORPUS", "PROFILES", "QUICK_CHANGES", "ROWS", "Settings",
-    "TITLE", "analyse", "base_config", "figure", "plan", "row_config", "row_name", "table",
+    "CLAIMS", "LADDER", "NAME", "NEEDS_CORPUS", "PROFILES", "ROWS", "Settings",
+    "analyse", "base_config", "figure", "plan", "row_config", "row_name", "table",
 ]
 
 EXPERIMENT = Experiment(
-    name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
+    name=NAME, profiles=PROFILES, plan=plan,
     analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
     chapter=CHAPTER,
 )

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from attnlab.kit.settings import OneBudget
 
 NAME = "ladder"
-TITLE = "The ladder: from a mean to a block"
 NEEDS_CORPUS = True
 
 
@@ -32,13 +31,6 @@ PROFILES = {
     "micro": Settings(d_model=16, n_ctx=32, steps=3, batch_size=4, train_tokens=2_000,
                       overfit_tokens=1_000, overfit_steps=2, eval_batch_size=1024, seeds=1),
 }
-
-QUICK_CHANGES = (  # also in i18n/quick_changes.json, beside its Spanish
-    "400 steps of batch 4 instead of 3,000 of batch 64, so that three seeds of all ten "
-    "models fit the quick suite. So little training cannot overfit, so the overfitting "
-    "claim is decided on an extra pair: rows 9 and 10 trained again on the first 20,000 "
-    "training tokens for 500 steps (about 13 passes), starred in the figure."
-)
 
 
 def overfit_settings(s: Settings) -> Settings | None:

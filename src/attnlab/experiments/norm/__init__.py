@@ -34,8 +34,6 @@ from attnlab.experiments.norm.settings import (
     NEEDS_CORPUS,
     PLACEMENTS,
     PROFILES,
-    QUICK_CHANGES,
-    TITLE,
     Settings,
 )
 from attnlab.experiments.norm.view import figure, grad_summary, table
@@ -102,13 +100,13 @@ def analyse(settings: Settings, results: Results, ctx: Context) -> dict:
 
 
 __all__ = [
-    "CLAIMS", "NAME", "NEEDS_CORPUS", "PLACEMENTS", "PROFILES", "QUICK_CHANGES", "Settings",
-    "TITLE", "analyse", "cell_label", "figure", "grad_norms_at_init", "grad_summary", "held",
+    "CLAIMS", "NAME", "NEEDS_CORPUS", "PLACEMENTS", "PROFILES", "Settings",
+    "analyse", "cell_label", "figure", "grad_norms_at_init", "grad_summary", "held",
     "held_per_seed", "model_config", "plan", "table", "train_config",
 ]
 
 EXPERIMENT = Experiment(
-    name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
+    name=NAME, profiles=PROFILES, plan=plan,
     analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
     chapter=CHAPTER,
 )

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from attnlab.kit.settings import OneBudget
 
 NAME = "norm"
-TITLE = "Pre-norm or post-norm"
 NEEDS_CORPUS = True
 PLACEMENTS = ("pre", "post")
 
@@ -32,9 +31,3 @@ PROFILES = {
                       train_tokens=2_000, eval_batch_size=1024, seeds=1),
 }
 
-QUICK_CHANGES = (  # also in i18n/quick_changes.json, beside its Spanish
-    "Width 32 instead of 128, batch 2 instead of 64 and 600 steps instead of 1,000 (warmup "
-    "120 steps, the same fifth of the run), so that three seeds fit the quick suite. Depth, "
-    "learning rate and context stay the chapter's: the post-norm failure is an effect of "
-    "depth and rate."
-)

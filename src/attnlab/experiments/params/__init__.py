@@ -35,8 +35,6 @@ from attnlab.experiments.params.settings import (
     NEEDS_CORPUS,
     PARTS,
     PROFILES,
-    QUICK_CHANGES,
-    TITLE,
     Settings,
 )
 from attnlab.experiments.params.view import figure, table
@@ -76,13 +74,12 @@ def analyse(settings: Settings, results: Results | None = None, ctx: Any = None)
 
 
 __all__ = [
-    "CLAIMS", "GPT2_SMALL_TOTAL", "NAME", "NEEDS_CORPUS", "PARTS", "PROFILES", "QUICK_CHANGES",
-    "Settings", "TITLE", "analyse", "count_model", "figure", "gpt2_parts_formula",
-    "hf_gpt2_count", "plan", "table",
+    "CLAIMS", "GPT2_SMALL_TOTAL", "NAME", "NEEDS_CORPUS", "PARTS", "PROFILES", "Settings",
+    "analyse", "count_model", "figure", "gpt2_parts_formula", "hf_gpt2_count", "plan", "table"
 ]
 
 EXPERIMENT = Experiment(
-    name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
+    name=NAME, profiles=PROFILES, plan=plan,
     analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
     chapter=CHAPTER,
 )

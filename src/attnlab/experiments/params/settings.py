@@ -7,7 +7,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 NAME = "params"
-TITLE = "Where the parameters are"
 NEEDS_CORPUS = False
 GPT2_SMALL_TOTAL = 124_439_808  # docs/model.md
 PARTS = ("attention", "mlp", "norms")
@@ -25,6 +24,3 @@ PROFILES = {
     "quick": Settings(),
     "micro": Settings(compare_hf=False),
 }
-QUICK_CHANGES = (  # also in i18n/quick_changes.json, beside its Spanish
-    "Nothing: counting parameters takes seconds, so quick is the same as full."
-)

@@ -42,9 +42,7 @@ from attnlab.experiments.position.settings import (
     NAME,
     NEEDS_CORPUS,
     PROFILES,
-    QUICK_CHANGES,
     SCHEMES,
-    TITLE,
     Settings,
 )
 from attnlab.experiments.position.view import figure, table
@@ -117,12 +115,12 @@ def analyse(settings: Settings, results: Results, ctx: Context) -> dict:
 
 
 __all__ = [
-    "CLAIMS", "NAME", "NEEDS_CORPUS", "PERMUTATION_CASES", "PROFILES", "QUICK_CHANGES", "SCHEMES",
-    "Settings", "TITLE", "analyse", "figure", "model_config", "permutation_check", "plan", "table",
+    "CLAIMS", "NAME", "NEEDS_CORPUS", "PERMUTATION_CASES", "PROFILES", "SCHEMES",
+    "Settings", "analyse", "figure", "model_config", "permutation_check", "plan", "table",
 ]
 
 EXPERIMENT = Experiment(
-    name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
+    name=NAME, profiles=PROFILES, plan=plan,
     analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
     chapter=CHAPTER,
 )

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from attnlab.kit.settings import OneBudget
 
 NAME = "position"
-TITLE = "Position: which schemes extrapolate"
 NEEDS_CORPUS = True
 SCHEMES = ("learned", "sinusoidal", "rope", "alibi", "none")
 
@@ -35,9 +34,3 @@ PROFILES = {
                       seeds=1),
 }
 
-QUICK_CHANGES = (  # also in i18n/quick_changes.json, beside its Spanish
-    "2,000 steps of batch 2 instead of 3,000 of batch 64, so that three seeds of every "
-    "scheme fit the quick suite (the learned table needs updates more than tokens). The "
-    "schemes, the width, the 64-token training context and the evaluation lengths stay the "
-    "chapter's."
-)

@@ -47,9 +47,7 @@ from attnlab.experiments.sqrt_dk.settings import (
     NAME,
     NEEDS_CORPUS,
     PROFILES,
-    QUICK_CHANGES,
     STATS,
-    TITLE,
     Settings,
 )
 from attnlab.experiments.sqrt_dk.view import figure, table
@@ -164,13 +162,13 @@ def analyse(settings: Settings, results: Results, ctx: Context) -> dict:
 
 
 __all__ = [
-    "CLAIMS", "NAME", "NEEDS_CORPUS", "PROFILES", "QUICK_CHANGES", "Settings", "TITLE",
+    "CLAIMS", "NAME", "NEEDS_CORPUS", "PROFILES", "Settings",
     "analyse", "default_config", "figure", "gaps", "plan", "settings_runs", "short_config",
     "stats_windows", "table",
 ]
 
 EXPERIMENT = Experiment(
-    name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
+    name=NAME, profiles=PROFILES, plan=plan,
     analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
     chapter=CHAPTER,
 )

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from attnlab.kit.settings import CorpusSettings
 
 NAME = "sqrt_dk"
-TITLE = "Why divide by √d_k"
 NEEDS_CORPUS = True
 STATS = ("score_std", "entropy", "eff_tokens", "frozen")
 
@@ -42,10 +41,3 @@ PROFILES = {
                       train_tokens=2_000, seeds=1),
 }
 
-QUICK_CHANGES = (  # also in i18n/quick_changes.json, beside its Spanish
-    "Only the short setting is trained (widths 32, 256 and 1,024, one head, no norm), for "
-    "600 steps of batch 4 instead of 1,500 of batch 32, so that three seeds fit the quick "
-    "suite; the default setting's two widths are left out, and the analytic part is the "
-    "chapter's. Not fewer than 600 steps: earlier in training the unscaled width-32 head "
-    "still lags, a transient rather than the trained state."
-)
