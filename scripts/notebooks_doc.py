@@ -125,11 +125,15 @@ def stale() -> list[Path]:
             if not path.is_file() or path.read_text(encoding="utf-8") != text]
 
 
+def _name(path: Path) -> str:
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
 def main(argv: list[str]) -> int:
     if argv == ["--check"]:
         old = stale()
         for path in old:
-            print(f"{path.relative_to(ROOT)} is not its source's: run "
+            print(f"{_name(path)} is not its source's: run "
                   "python scripts/notebooks_doc.py", file=sys.stderr)
         return 1 if old else 0
     if argv:
@@ -138,7 +142,7 @@ def main(argv: list[str]) -> int:
     for path, text in rendered().items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-        print(f"wrote {path.relative_to(ROOT)}")
+        print(f"wrote {_name(path)}")
     return 0
 
 
