@@ -70,3 +70,7 @@ def test_notebook_runs(path, kernel_path, tmp_path, monkeypatch):
     assert "Traceback" not in text and text.strip()
     if path.stem == "02_ladder":
         assert "profile quick, 3 seed(s)" in text and "measured   152.00" in text
+    if path.parent.name == "es" and path.stem in ("02_ladder", "04_agreement"):
+        pages = "".join("".join(o.get("data", {}).get("text/html", "")) for c in nb.cells
+                        if c.cell_type == "code" for o in c.outputs)
+        assert "&lt;html lang=&quot;es&quot;&gt;" in pages  # the explorer speaks Spanish
