@@ -1,4 +1,5 @@
-"""Every notebook in notebooks/ runs from top to bottom, offline, in seconds.
+"""Every notebook in notebooks/ and its Spanish twin in notebooks/es/ runs from top to bottom,
+offline, in seconds.
 
 Each is executed by nbclient in a fresh kernel of *this* interpreter (a kernel spec written
 into a temporary JUPYTER_PATH, so a clean clone needs nothing registered), in a temporary
@@ -19,7 +20,8 @@ nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
 
-NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
+FOLDER = Path(__file__).resolve().parents[1] / "notebooks"
+NOTEBOOKS = sorted(FOLDER.glob("*.ipynb")) + sorted((FOLDER / "es").glob("*.ipynb"))
 KERNEL = "attnlab-test"
 
 
@@ -29,11 +31,17 @@ def kernel_path(tmp_path_factory) -> Path:
     return kernel_spec_root(tmp_path_factory.mktemp("jupyter"), KERNEL, "attnlab test")
 
 
-def test_there_are_notebooks():
-    assert [p.name[:3] for p in NOTEBOOKS] == ["01_", "02_", "03_", "04_", "05_", "06_"]
+def name(path: Path) -> str:
+    return "/".join(path.relative_to(FOLDER).with_suffix("").parts)
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_there_are_notebooks_in_both_languages():
+    english = [p.name for p in NOTEBOOKS if p.parent == FOLDER]
+    assert [n[:3] for n in english] == ["01_", "02_", "03_", "04_", "05_", "06_"]
+    assert [p.name for p in NOTEBOOKS if p.parent == FOLDER / "es"] == english
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=name)
 def test_notebook_is_stored_without_outputs(path):
     nb = nbformat.read(path, as_version=4)
     nbformat.validate(nb)
@@ -41,7 +49,7 @@ def test_notebook_is_stored_without_outputs(path):
     assert code and all(not c.outputs and c.execution_count is None for c in code)
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=name)
 def test_notebook_runs(path, kernel_path, tmp_path, monkeypatch):
     monkeypatch.setenv("JUPYTER_PATH", str(kernel_path))
     if os.environ.get("ATTNLAB_DATA"):
@@ -62,3 +70,7 @@ def test_notebook_runs(path, kernel_path, tmp_path, monkeypatch):
     assert "Traceback" not in text and text.strip()
     if path.stem == "02_ladder":
         assert "profile quick, 3 seed(s)" in text and "measured   152.00" in text
+    if path.parent.name == "es" and path.stem in ("02_ladder", "04_agreement"):
+        pages = "".join("".join(o.get("data", {}).get("text/html", "")) for c in nb.cells
+                        if c.cell_type == "code" for o in c.outputs)
+        assert "&lt;html lang=&quot;es&quot;&gt;" in pages  # the explorer speaks Spanish
