@@ -33,7 +33,16 @@ A ``Suite``'s envelopes change only through its own steps. The layers:
 module; the CLI above it.
 """
 
-from attnlab.suite.end_to_end import SuiteOutcome, estimate, reproduce, run_experiment
+from attnlab.suite.end_to_end import (
+    SuiteOutcome,
+    SuitePlan,
+    estimate,
+    estimate_plan,
+    plan_suite,
+    reproduce,
+    run_experiment,
+    run_plan,
+)
 from attnlab.suite.pipeline import (
     Plan,
     Suite,
@@ -43,5 +52,6 @@ from attnlab.suite.pipeline import (
     finished_records,
 )
 
-__all__ = ["Plan", "Suite", "SuiteOutcome", "check_args", "corpus_problem", "estimate",
-           "evaluate_claims", "finished_records", "reproduce", "run_experiment"]
+__all__ = ["Plan", "Suite", "SuiteOutcome", "SuitePlan", "check_args", "corpus_problem",
+           "estimate", "estimate_plan", "evaluate_claims", "finished_records", "plan_suite",
+           "reproduce", "run_experiment", "run_plan"]
