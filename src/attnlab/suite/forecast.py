@@ -1,7 +1,7 @@
 """How long a suite should take here: every pending run's step, timed on this machine.
 
-``attnlab.suite.estimate`` plans the selected experiments exactly as
-``reproduce`` does (``Suite.plan``) and keeps the runs that have not finished;
+``attnlab.suite.estimate_plan`` takes the plan ``reproduce`` makes (``plan_suite``:
+the same ``SuitePlan`` the command then runs) and keeps the runs that have not finished;
 ``estimate_plans`` times a few training steps of each distinct shape (model,
 batch, context) in a fresh one-thread process
 (on CUDA: on the device, under the run's precision), as a worker would run
