@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from attnlab.cli.common import (
     SuiteProgress,
@@ -24,7 +24,7 @@ from attnlab.cli.common import (
     check_seeds,
     out_dir,
 )
-from attnlab.cli.confirm import CONFIRM_RUNS, confirm_runs
+from attnlab.cli.confirm import confirm_runs
 from attnlab.errors import DataError, UsageError
 from attnlab.running.cluster import sized
 
@@ -67,7 +67,7 @@ def add_lang(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, stdout: TextIO | None = None,
         stderr: TextIO | None = None) -> int:
     from attnlab.kit.extra_seeds import resolve_extra_seeds
-    from attnlab.suite import estimate, reproduce
+    from attnlab.suite import estimate_plan, plan_suite, run_plan
 
     stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
     from attnlab.cli.outputs import check_suite_outputs
@@ -84,22 +84,24 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None,
         check_some_results(out, args.profile, args.seeds)
     progress = SuiteProgress(stderr)
     runner = build_runner(args, progress)  # the one runner of this command
-    if getattr(args, "estimate", False) or (args.profile == "full" and not args.report_only):
-        report = estimate(args.profile, args.seeds, sized(runner, args.jobs), only=only,
-                          extra_seeds=args.extra_seeds)
+    estimating = getattr(args, "estimate", False)
+    # The one planning of this command: the estimate, the confirmation and the run read it.
+    planned = plan_suite(runner, out, args.profile, seeds=args.seeds, only=only,
+                         report_only=args.report_only and not estimating,
+                         extra_seeds=args.extra_seeds)
+    if estimating or (args.profile == "full" and not args.report_only):
+        report = estimate_plan(planned, sized(runner, args.jobs))
         stdout.write(report.text() + "\n")
         stdout.flush()
-        if getattr(args, "estimate", False):
+        if estimating:
             return 0
     if not args.report_only:  # above CONFIRM_RUNS: asked, or refused with no terminal
-        confirm_runs(pending_runs(args, runner, out, only), args, args.only)
+        confirm_runs(planned.pending(), args, args.only)
     if getattr(args, "replace", False):  # every check has passed: the other profile's go now
         from attnlab.cli.outputs import replace_other_profiles
 
         replace_other_profiles(out, args.profile, stderr)
-    result = reproduce(runner, out, args.profile, seeds=args.seeds, only=only,
-                       report_only=args.report_only, extra_seeds=args.extra_seeds,
-                       lang=getattr(args, "lang", None))
+    result = run_plan(planned, lang=getattr(args, "lang", None))
     counts = ", ".join(f"{sum(v['status'] == s for v in result.verdicts)} {s}"
                        for s in ("held", "not held", "inconclusive", "skipped", "error"))
     stdout.write(f"claims: {counts}\n")
@@ -116,25 +118,6 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None,
     stdout.write(f"report: {result.paths['html']} (and report.md, results.json)\n")
     stdout.flush()
     return 0 if result.ok else 1
-
-
-def pending_runs(args: argparse.Namespace, runner: Any, out: Path,
-                 only: list[str] | None) -> int:
-    """How many runs ``reproduce`` would train: its plan's runs not finished in ``--work``
-    (experiments finished in ``out`` left out; those that need a missing corpus too, which
-    is looked for only when the count is past ``CONFIRM_RUNS`` with them)."""
-    from attnlab.kit import registry
-    from attnlab.suite import Suite, corpus_problem
-
-    def count(skip: Any = None) -> int:
-        suite = Suite.of(runner, out, args.profile, args.seeds, registry.select(only))
-        plans = suite.plan(suite.wanted(args.extra_seeds, skip))
-        return sum(len(runner.pending(p.specs)) for p in plans.values())
-
-    pending = count()
-    if pending <= CONFIRM_RUNS or corpus_problem(args.corpus)[0] is None:
-        return pending
-    return count(lambda exp: ("skipped", "no corpus") if exp.needs_corpus else None)
 
 
 def check_some_results(out: Path, profile: str, seeds: int | None) -> None:

@@ -38,7 +38,7 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None,
         stderr: TextIO | None = None) -> int:
     from attnlab.kit.claims import render
     from attnlab.kit.extra_seeds import resolve_extra_seeds
-    from attnlab.kit.registry import RecordError, load
+    from attnlab.kit.registry import RecordError, load, names
     from attnlab.suite import Suite, finished_records
 
     stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
@@ -70,8 +70,8 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None,
         replace_other_profiles(out, args.profile, stderr)
     suite.train(plans, announce=False)  # one experiment: no suite line
     suite.analyse(plans, [args.name])
-    others = finished_records(out, args.profile, args.seeds, args.extra_seeds)
-    others.pop(args.name, None)
+    others = finished_records(out, args.profile, args.seeds, args.extra_seeds,
+                              [n for n in names() if n != args.name])  # its own: the suite's
     if suite.status(args.name) == "ok":
         suite.extra_round(suite.verdicts(others), args.extra_seeds)
     envelope = suite.envelopes[args.name]  # grown by the extra round, or with its note why not
