@@ -32,11 +32,8 @@ def run(args: argparse.Namespace) -> int:
     if args.preset == "gpt2-small" and not args.overrides:
         formula = gpt2_formula(cfg.d_model, cfg.n_layer, cfg.vocab_size, cfg.n_ctx)
         total = breakdown(cfg).total
-        formula_line = say("params.formula")
-        count_line = say("params.count")
-        width = max(len(formula_line), len(count_line))
-        print(f"{formula_line:<{width}} = {say.count(formula)}")
-        print(f"{count_line:<{width}} = {say.count(total)}")
+        print(say("params.formula", value=say.count(formula)))
+        print(say("params.count", value=say.count(total)))
     return 0
 
 
