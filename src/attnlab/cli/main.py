@@ -20,6 +20,12 @@ traceback of either. Exit codes:
 - 141 the reader of the output went away (``attnlab params | head -1``): the
      command ends quietly, as a process stopped by SIGPIPE does, with no error line.
 
+Language. Every command speaks English or Spanish, chosen once: ``--lang`` (after the
+command, or before it: ``attnlab --lang es run ...``), else ``ATTNLAB_LANG``, else the locale;
+``lab`` then falls back on the exercise's language. ``main`` finds ``--lang`` before building
+the parsers (``attnlab.cli.words.prescan``), so ``--help`` and argparse's errors come out in
+it too; the words are the ``cli`` catalogue's (``attnlab/i18n/cli.json``).
+
 Called as the program (``argv`` None: the ``attnlab`` script, ``python -m
 attnlab.cli.main``), ``main`` also applies the process-wide settings of
 ``attnlab.cli.process`` and makes SIGTERM stop the command as Ctrl-C does
