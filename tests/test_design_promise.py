@@ -92,7 +92,7 @@ def test_the_toy_is_its_folder_and_one_line(copy):
 def test_the_toy_runs_in_english_and_spanish(copy, tmp_path):
     work = tmp_path / "work"
     done = run(copy, "-m", "attnlab.cli.main", "run", "toy", "--profile", "micro", "--work",
-               str(work), "--out", str(tmp_path / "en"))
+               str(work), "--out", str(tmp_path / "en"), "--lang", "en")
     assert done.returncode == 0, done.stderr
     assert "# A bigram floor (micro)" in done.stdout
     assert "An embedding and a linear layer beat a uniform guess." in done.stdout
