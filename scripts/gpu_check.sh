@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The GPU checks (README, "GPU"), as one prepared script for a lent GPU machine, where
-# device time is counted in minutes: run only the stages you need, in one command.
+# The GPU checks (docs/gpu.md), as one script for a machine with a GPU, where device
+# time may be counted in minutes: run only the stages you need, in one command.
 #
 #   bash scripts/gpu_check.sh STAGE...     stages, in the order given:
 #     env       the GPU, the driver, torch and what it sees
@@ -8,7 +8,7 @@
 #     verify    attnlab verify (the equivalence checks)
 #     train     attnlab train, eval and generate on the device, timed
 #     bench     the training (fp32 and bf16) and generation benchmarks against HF, on the device
-#     cost      the cost experiment measured on the device (§3.5, by the allocator)
+#     cost      the cost experiment measured on the device (memory by the allocator)
 #     estimate  how long the profile's suite should take there
 #     full      the profile's suite on the device, stopped after GPU_CHECK_LIMIT seconds
 #

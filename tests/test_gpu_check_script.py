@@ -1,4 +1,4 @@
-"""scripts/gpu_check.sh, the prepared script for a lent GPU machine, run here on the CPU:
+"""scripts/gpu_check.sh, the GPU checks in one script, run here on the CPU:
 its refusals, and the env and train stages end to end (GPU_CHECK_DEVICE=cpu)."""
 
 from __future__ import annotations

@@ -31,7 +31,13 @@ PHRASES = [
      "the machine it was built on"),
     (r"\b\d+ cores shared\b|\bshared with other work\b", "the machine it was built on"),
     (r"\b(?:where it|it) ran here\b", "the machine it was built on"),
-    (r"\bseparately lent\b|\blent machine", "the machines it was built on"),
+    (r"\bseparately lent\b|\blent (?:GPU )?machine", "the machines it was built on"),
+    (r"\bthis project's (?:\d-core )?(?:CPU |GPU )?machines?\b", "the machines it was built on"),
+    (r"\bon this CPU\b", "the CPU it was built on, unnamed (name it: a 2-core AMD EPYC)"),
+    (r"\bprepared (?:GPU )?(?:checks?|script)\b|\bGPU checks, prepared\b",
+     "checks made ready for the machines it was built on"),
+    (r"\bbefore this work\b", "the work that built it"),
+    (r"\bten (?:exercises|labs)\b", "a stale count of the exercises (there are twelve)"),
     (r"\bthis (?:project's )?sessions?\b|\bproject's sessions\b", "the sessions that built it"),
     (r"\bwe (?:built|ran|measured|found|wrote)\b", "who built the project"),
     (r"(?<![\w.])/(?:work|root)/|/home/\w+/", "a path on the machine it was built on"),
@@ -74,6 +80,13 @@ def test_the_list_finds_what_it_is_for():
             "machine, this session; corpus /work/shared/data or ../shared/data; on this machine")
     assert len(hits(said)) >= 11
     assert hits("the spec's budget") and hits("ATTNLAB_DATA=/root/x")
+    gone = ("measured on one of this project's 2-core CPU machines; the targets are not met, and "
+            "cannot be on this CPU; on this CPU it was measured slower; the prepared GPU checks; "
+            "The GPU checks, prepared; this project's machines; one prepared script for a lent "
+            "GPU machine; before this work 1.54x; ten exercises")
+    assert len(hits(gone, this_machine=False)) == 10, hits(gone, this_machine=False)
+    assert hits("on a 2-core CPU (AMD EPYC, AVX2); the GPU checks in one script; twelve "
+                "exercises", this_machine=False) == []
     assert hits("```\nestimate: 3h on this machine\n```") == []  # a program's words, quoted
     assert hits("a RunSpec of the run spec; each session of a run; rows that sum to 1") == []
 
@@ -140,3 +153,19 @@ def test_no_rendered_report_speaks_of_how_attnlab_was_built(micro_reports, name,
 def test_the_published_sample_report_does_not_either():
     text = (ROOT / "docs" / "results" / "report.html").read_text(encoding="utf-8")
     assert hits(text, this_machine=False) == []
+
+
+def _commented() -> list[Path]:
+    """The files whose comments a user reads before running them: the scripts (setup.sh,
+    gpu_check.sh prints its own as its usage) and the lock."""
+    return [*sorted((ROOT / "scripts").glob("*.sh")), ROOT / "constraints.in",
+            ROOT / "constraints.txt"]
+
+
+@pytest.mark.parametrize("path", _commented(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_script_comment_speaks_of_how_attnlab_was_built(path):
+    comments = "\n".join(line.strip().lstrip("#") for line in
+                         path.read_text(encoding="utf-8").splitlines()
+                         if line.strip().startswith("#"))
+    assert comments, path  # the file has comments at all
+    assert hits(comments, this_machine=False) == [], path.name
