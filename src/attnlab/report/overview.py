@@ -19,7 +19,7 @@ from attnlab.kit import verdict_words as words
 from attnlab.kit.envelope import status_of
 from attnlab.report.claim_figures import claim_figures
 from attnlab.report.page import anchor
-from attnlab.report.words import claim_text, counted, has, of, t, title, verdict
+from attnlab.report.words import claim_text, counted, has, of, t, title, tn, verdict
 
 SHORT = 84  # characters of a claim's text in the summary table: two lines of its column
 SHOWN = ("held", "not held", "inconclusive")
@@ -92,8 +92,9 @@ def _run_shows(name: str, env: dict, own: list[dict], lang: str) -> str:
     if not own:
         return t("run.no_claims", lang)
     c = tally(own)
-    text = t("run.counts", lang, total=len(own), held=c["held"], not_held=c["not held"],
-             inconclusive=c["inconclusive"])
+    text = t("run.counts", lang, total=tn("run.total", len(own), lang),
+             **{k: tn(f"run.{k}", c[s], lang) for k, s in (
+                 ("held", "held"), ("not_held", "not held"), ("inconclusive", "inconclusive"))})
     for s in ("not held", "inconclusive"):
         these = [v for v in own if v["status"] == s]
         if s == "inconclusive" and len(these) > LISTED:  # many: only those that could not be
@@ -103,7 +104,7 @@ def _run_shows(name: str, env: dict, own: list[dict], lang: str) -> str:
         named = "; ".join(_named(v, lang) for v in these[:LISTED])
         if len(these) > LISTED:
             named += " " + t("run.more", lang, n=len(these) - LISTED)
-        text += " " + t(f"run.which.{s}", lang, claims=named)
+        text += " " + tn(f"run.which.{s}", len(these), lang, claims=named)
     return text
 
 
