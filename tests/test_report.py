@@ -123,7 +123,7 @@ def test_report_markdown(tmp_path):
     assert row.endswith(" | 3 seeds |") and "a < b" not in row  # the rule is in the section
     assert f"| [2](#exp-2) | beta hurts | **NOT HELD** | {measured['beta.two']} | – |" in md
     assert "| [1. The alpha experiment](#exp-1) | 1 | · | · | · |" in md  # the contents
-    assert "**[2. The beta experiment](#exp-2).** This run: of its 1 claims, 0 held, 1 not held " \
+    assert "**[2. The beta experiment](#exp-2).** This run: of its one claim, 0 held, 1 not held " \
         "and 0 inconclusive. Not held: «beta hurts»." in md
     assert "| alpha | finished | – | 1m15s | 1m15s | `steps=300, width=64` |" in md
     verdicts[1] |= {"status": "inconclusive", "premise": {"held": False, "why": "nothing to fall"}}

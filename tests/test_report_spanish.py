@@ -147,3 +147,134 @@ def test_the_budgets_in_the_catalogue_are_the_chapters():
     assert len(translated) >= 11 and set(entries) == translated
     for name in translated:
         assert entries[name]["en"] == registry.chapter(name).budget
+
+
+# English that a Spanish page or terminal must not show: the verdict rule's and the parts'
+# reasons, the parts' names in those reasons, the experiments' Skip reasons, the cost sweep's
+# headings (found in a Spanish micro run)
+LEFT_ENGLISH = ("this profile trains no", "no fitted", "too few sizes", "not counted in this",
+                "count not available", "one evaluation (no training)", "train:", "held-out:",
+                "spread grows", "collapse:", "### naive", "### memeff", "seed(s): a verdict")
+# a count of one said as many, in either language
+DISAGREE = {"es": re.compile(r"(?<![\d.])1 (?:se mantienen|no se mantienen|no son concluyentes|"
+                             r"mantenidas|no mantenidas|no concluyentes|omitidas|terminados|"
+                             r"omitidos|fallidos)(?!\w)|de sus 1 afirmaciones|"
+                             r"(?<![\d.])1 de estas \d+ afirmaciones no se mantienen|"
+                             r"1 de estas 1 afirmaciones"),
+            "en": re.compile(r"its 1 claims|(?<![\d.])1 of these \d+ claims are|"
+                             r"1 of these 1 claims")}
+
+
+def disagreements(page: str, lang: str) -> list[str]:
+    """The count sentences of ``page`` that say one thing as many."""
+    return DISAGREE[lang].findall(visible(page))
+
+
+def _skipped_verdicts() -> list[dict]:
+    """Verdicts as a micro run makes them: parts skipped (no width 32 trained, no fitted
+    exponent, no Hugging Face count), two named parts inconclusive on one seed, one claim
+    held of one evaluation."""
+    few = "1 seed(s): a verdict needs at least 3"
+    return [
+        {"id": "sqrt_dk.no_difference_small_large", "text": "x", "rule": "r", "trained": True,
+         "status": "skipped", "seeds": 0, "experiment": "sqrt_dk",
+         "why": "d_k 32: this profile trains no width 32 in any setting; d_k 256: this profile "
+                "trains no width 256 in the short setting",
+         "parts": [{"name": "d_k 32", "rule": "r", "status": "skipped",
+                    "why": "this profile trains no width 32 in any setting"},
+                   {"name": "d_k 256", "rule": "r", "status": "skipped",
+                    "why": "this profile trains no width 256 in the short setting"}]},
+        {"id": "cost.memeff_linear", "text": "x", "rule": "r", "trained": False,
+         "status": "skipped", "seeds": 1, "experiment": "cost",
+         "why": "memory: no fitted memory exponent for memeff: too few sizes completed or "
+                "measured",
+         "parts": [{"name": "memory", "rule": "r", "status": "skipped",
+                    "why": "no fitted memory exponent for memeff: too few sizes completed or "
+                           "measured"},
+                   {"name": "completes", "rule": "r", "unit": "yes/no", "status": "held",
+                    "why": "one evaluation (no training)", "margins": [1.0], "mean": 1.0,
+                    "numbers": {}}]},
+        {"id": "ladder.two_blocks_overfit", "text": "x", "rule": "r", "trained": True,
+         "status": "inconclusive", "seeds": 1, "experiment": "ladder",
+         "why": f"train: {few}; held-out: {few}",
+         "parts": [{"name": n, "rule": "r", "unit": "× ppl", "status": "inconclusive",
+                    "why": few, "margins": [0.1], "mean": 0.1, "numbers": {}}
+                   for n in ("train", "held-out")]},
+        {"id": "position.permutation", "text": "x", "rule": "r", "trained": False,
+         "status": "held", "seeds": 1, "experiment": "position",
+         "why": "one evaluation (no training)",
+         "parts": [{"name": "", "rule": "r", "unit": "max difference", "status": "held",
+                    "why": "one evaluation (no training)", "margins": [1e-5], "mean": 1e-5,
+                    "numbers": {}}]},
+    ]
+
+
+def test_a_skipped_part_and_its_name_are_said_in_spanish():
+    from attnlab.kit import verdict_words as w
+    from attnlab.kit.claims import render
+
+    v = _skipped_verdicts()
+    assert w.why(v[0], "es") == ("d_k 32: este perfil no entrena ninguna anchura 32 en ningún "
+                                 "ajuste; d_k 256: este perfil no entrena ninguna anchura 256 "
+                                 "en el ajuste corto")
+    assert w.why(v[1], "es").startswith("memoria: no hay exponente de memoria ajustado para "
+                                        "la atención eficiente en memoria")
+    assert w.why(v[2], "es") == ("entrenamiento: 1 semilla(s): un veredicto necesita al menos "
+                                 "3; validación: 1 semilla(s): un veredicto necesita al menos 3")
+    assert w.why(v[2], "en") == v[2]["why"]  # the English as it was
+    terminal = render(v, "es")
+    assert "**OMITIDA**" in terminal and "**MANTENIDA**" in terminal
+    assert "una sola evaluación (sin entrenamiento)" in terminal
+    assert [s for s in LEFT_ENGLISH + ("SKIPPED", "HELD") if s in terminal] == []
+    english = render(v, "en")
+    assert "**SKIPPED**" in english and "train: 1 seed(s)" in english
+
+
+def test_reasons_counts_and_title_of_a_spanish_page(tmp_path):
+    envelopes = {n: {"name": n, "title": n, "profile": "micro", "seeds": 1, "record": {},
+                     "settings": {}, "wall_s": 1.0}
+                 for n in ("ladder", "sqrt_dk", "position", "cost")}
+    meta = {"profile": "micro", "seeds": "the profile's", "wall_s": 5.0, "machine": {},
+            "phases_s": {}, "versions": {}, "code_revision": {"commit": "abc", "dirty": False},
+            "finished_at": "now"}
+    pages = {}
+    for lang in ("en", "es"):
+        paths = write_report(envelopes, _skipped_verdicts(), tmp_path / lang, meta,
+                             experiments_dir=tmp_path / "none", lang=lang)
+        pages[lang] = paths["html"].read_text(encoding="utf-8")
+        assert disagreements(pages[lang], lang) == []
+        assert disagreements(paths["markdown"].read_text(encoding="utf-8"), lang) == []
+        title = re.search(r"<title>(.*)</title>", pages[lang]).group(1)
+        assert "`" not in title and "micro" in title
+    spanish = visible(pages["es"])
+    assert [s for s in LEFT_ENGLISH if s in spanish] == []
+    assert "1 mantenida" in spanish and "1 se mantiene" in spanish
+    assert "su única afirmación" in spanish
+    assert "of its one claim, 1 held" in visible(pages["en"])
+    assert disagreements("de sus 1 afirmaciones, 1 se mantienen", "es") != []  # it can fail
+
+
+@pytest.mark.slow
+def test_a_spanish_micro_run_says_its_progress_in_spanish(tmp_path):
+    """The terminal of ``run params`` and of ``reproduce --only norm`` (which trains, in
+    worker processes) at micro in Spanish: no English progress or log words."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "ATTNLAB_LANG": "", "LC_ALL": "", "LANG": "C.UTF-8"}
+    english = ("training ", "step ", "loss", "held-out", "report written", "ETA", "worker ",
+               "HELD", "SKIPPED", "one evaluation", "not counted in this profile")
+    for argv in (["--lang", "es", "run", "params", "--profile", "micro"],
+                 ["reproduce", "--only", "norm", "--profile", "micro", "--lang", "es",
+                  "--jobs", "2"]):
+        name = argv[argv.index("--profile") - 1] if argv[0] == "--lang" else "norm"
+        done = subprocess.run([sys.executable, "-m", "attnlab.cli.main", *argv,
+                               "--out", str(tmp_path / name / "o"),
+                               "--work", str(tmp_path / name / "w")],
+                              capture_output=True, text=True, env=env, timeout=600)
+        said = done.stdout + done.stderr
+        assert done.returncode == 0, said
+        assert [w for w in english if w in said] == [], said
+    assert "entrenando norm" in said and "pérdida" in said and "ppl de validación" in said
+    assert "informe escrito en" in said

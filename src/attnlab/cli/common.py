@@ -18,8 +18,8 @@ class SuiteProgress:
 
     def __init__(self, stream: TextIO, say: Words | None = None) -> None:
         self.stream = stream
-        self.printer = ProgressPrinter(stream)
         self.say = say or Words("en")
+        self.printer = ProgressPrinter(stream, lang=self.say.lang)
 
     def __call__(self, info: dict[str, Any]) -> None:
         kind = info.get("kind")
@@ -210,9 +210,10 @@ def build_runner(args: argparse.Namespace, progress: Any = None) -> Any:
         check_local_precision(precision, args.device)
     from attnlab.cli.words import lang_of
 
-    workers = resolve_jobs(args.jobs, args.device, lang_of(args))
-    return Runner(Path(args.work), args.device, args.corpus, LocalPool(workers, args.device),
-                  progress, precision)
+    say = lang_of(args)
+    workers = resolve_jobs(args.jobs, args.device, say)
+    return Runner(Path(args.work), args.device, args.corpus,
+                  LocalPool(workers, args.device, lang=say.lang), progress, precision)
 
 
 def check_local_precision(precision: str, device: str) -> None:

@@ -89,8 +89,8 @@ def _probe_page(args: argparse.Namespace, say: Words) -> dict[str, Any]:
     if args.agreement_distance:
         from attnlab.explorer.sources.agreement_distance import agreement_distance_page as page
     if args.induction or args.agreement_distance:  # the presets written in both languages
-        return page(work, progress=ProgressPrinter(sys.stderr), lang=args.lang)
-    return page(work, progress=ProgressPrinter(sys.stderr))
+        return page(work, progress=ProgressPrinter(sys.stderr, lang=say.lang), lang=args.lang)
+    return page(work, progress=ProgressPrinter(sys.stderr, lang=say.lang))
 
 
 def run(args: argparse.Namespace) -> int:

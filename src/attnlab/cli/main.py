@@ -102,6 +102,9 @@ def main(argv: list[str] | None = None) -> int:
         format="%(message)s",
         stream=sys.stderr,
     )
+    from attnlab.i18n.logs import speak
+
+    speak(say.lang)  # the library's log lines in the command's language
     try:
         code = int(args.func(args) or 0)
         sys.stdout.flush()  # a reader gone (`| head`) is found here, not at the exit

@@ -93,8 +93,7 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None,
 
         replace_other_profiles(out, args.profile, stderr, say)
     result = run_plan(planned, lang=say.lang)
-    counts = ", ".join(say(f"reproduce.count.{s.replace(' ', '_')}",
-                           count=sum(v["status"] == s for v in result.verdicts))
+    counts = ", ".join(_count(say, s, sum(v["status"] == s for v in result.verdicts))
                        for s in ("held", "not held", "inconclusive", "skipped", "error"))
     stdout.write(say("reproduce.claims", counts=counts) + "\n")
     for name in result.extra_round:  # experiments grown by the extra-seed round
@@ -146,3 +145,11 @@ def check_no_damaged_results(out: Path, only: list[str] | None, profile: str,
             flags += "" if seeds is None else f" --seeds {seeds}"
             raise DataError((say or Words("en"))("reproduce.damaged", path=path, why=why,
                                                  name=name, flags=flags, out=out))
+
+
+def _count(say: Words, status: str, n: int) -> str:
+    """``2 held`` / ``1 mantenida``: the count of one verdict, its ``.one`` words for 1."""
+    from attnlab.i18n import catalogue
+
+    key = f"reproduce.count.{status.replace(' ', '_')}"
+    return say(f"{key}.one" if n == 1 and f"{key}.one" in catalogue("cli") else key, count=n)

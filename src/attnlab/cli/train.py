@@ -102,7 +102,8 @@ def run(args: argparse.Namespace) -> int:
     def started(step: int) -> None:  # once the run's files are checked: errors stay one line
         tell(head + (say("train.resuming", step=step) if step else ""), file=sys.stderr)
 
-    progress = None if args.quiet or not main_rank else ProgressPrinter(sys.stderr)
+    progress = None if args.quiet or not main_rank else ProgressPrinter(sys.stderr,
+                                                                          lang=say.lang)
     try:
         with training_threads(cfg.train.device, threads):
             result = train(cfg, run_dir, progress=progress, on_start=started)

@@ -21,6 +21,7 @@ from importlib import resources
 
 LANGS = ("en", "es")  # every catalogue entry has each of these
 DEFAULT = "en"
+THIN = "\u202f"  # groups thousands in Spanish
 
 
 def resolve_lang(lang: str | None = None) -> str:
@@ -121,4 +122,34 @@ def check_complete() -> list[str]:
                      for lang in LANGS]
             if any(n != names[0] for n in names):
                 problems.append(f"{domain}.{key}: the languages take different fields")
+            if domain == "log":  # %-templates (attnlab.i18n.logs): the same conversions
+                if any(conversions(entry[lang]) != conversions(entry["en"]) for lang in LANGS):
+                    problems.append(f"{domain}.{key}: the languages take different conversions")
     return problems
+
+
+def conversions(template: str) -> list[str]:
+    """The ``%`` conversions of a log template (``attnlab.i18n.logs``), in order.
+
+    >>> conversions("training %s (%d of %.2f)")
+    ['%s', '%d', '%.2f']
+    """
+    import re
+
+    return re.findall(r"%[-+ #0]*\d*(?:\.\d+)?[sdfrgx%]", template)
+
+
+def group(digits: str, lang: str) -> str:
+    """``1234567`` -> ``1,234,567`` (en) or ``1 234 567`` with narrow spaces (es); Spanish
+    leaves a whole part of four digits alone.
+
+    >>> group("1024", "en"), group("1024", "es"), group("-33792.5", "es") == "-33\u202f792.5"
+    ('1,024', '1024', True)
+    """
+    sign, digits = ("-", digits[1:]) if digits.startswith("-") else ("", digits)
+    head, _, tail = digits.partition(".")
+    if lang == "en":
+        grouped = f"{int(head):,}"
+    else:
+        grouped = head if len(head) <= 4 else f"{int(head):,}".replace(",", THIN)
+    return sign + grouped + (f".{tail}" if tail else "")

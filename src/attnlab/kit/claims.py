@@ -403,7 +403,7 @@ def render(verdicts: list[dict[str, Any]], lang: str = "en") -> str:
 
     lines = []
     for v in verdicts:
-        lines.append(f"- **{v['status'].upper()}** — {w.claim_text(v, lang)}  ")
+        lines.append(f"- **{w.status(v, lang)}** — {w.claim_text(v, lang)}  ")
         lines.append(f"  {w.version(v, lang)}; {w.evaluations(v, lang)}; {w.why(v, lang)}  ")
         if note := w.not_counted(v, lang):  # the seeds that did not learn, by name
             lines.append(f"  {note}  ")

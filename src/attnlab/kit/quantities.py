@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-THIN = "\u202f"  # groups thousands in Spanish
+from attnlab.i18n import group  # the one grouping rule, which the layers below share
+
 ZERO = 1e-12  # below this fraction of its scale a value is rounding noise, written 0
 KINDS = ("value", "ratio", "count", "percent", "range", "flag", "threshold")
 
@@ -107,22 +108,6 @@ def describe(table: Mapping[str, Quantity], numbers: Mapping[str, Any]) -> dict[
 # -- numbers -------------------------------------------------------------------
 
 _SUPER = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-
-
-def group(digits: str, lang: str) -> str:
-    """``1234567`` -> ``1,234,567`` (en) or ``1 234 567`` with narrow spaces (es); Spanish
-    leaves a whole part of four digits alone.
-
-    >>> group("1024", "en"), group("1024", "es"), group("-33792.5", "es") == "-33\u202f792.5"
-    ('1,024', '1024', True)
-    """
-    sign, digits = ("-", digits[1:]) if digits.startswith("-") else ("", digits)
-    head, _, tail = digits.partition(".")
-    if lang == "en":
-        grouped = f"{int(head):,}"
-    else:
-        grouped = head if len(head) <= 4 else f"{int(head):,}".replace(",", THIN)
-    return sign + grouped + (f".{tail}" if tail else "")
 
 
 def _decimals(x: float, sig: int) -> int:

@@ -19,6 +19,9 @@ numbers come with the verdict (``attnlab.kit.quantities``).
 
 from __future__ import annotations
 
+import re
+import string
+from functools import cache
 from typing import Any
 
 from attnlab import i18n
@@ -183,12 +186,70 @@ def version(verdict: dict[str, Any], lang: str = "en") -> str:
     return i18n.text("report", "claims.version", lang, version=number)
 
 
+def status(verdict: dict[str, Any], lang: str = "en") -> str:
+    """The verdict word: ``HELD`` / ``MANTENIDA`` (the report's ``verdict.*`` words)."""
+    return i18n.text("report", f"verdict.{verdict['status']}", lang)
+
+
+@cache
+def _pattern(template: str) -> re.Pattern[str]:
+    """A regular expression that matches what ``template`` writes, a group per field."""
+    out, seen = [], set()
+    for literal, name, _, _ in string.Formatter().parse(template):
+        out.append(re.escape(literal))
+        if name is not None:
+            out.append(f"(?P={name})" if name in seen else f"(?P<{name}>.+?)")
+            seen.add(name)
+    return re.compile("".join(out), re.S)
+
+
+def reason(text: str, lang: str = "en", experiment: str = "") -> str:
+    """One reason in ``lang``, as written in English by the verdict rule (``why.*`` of the
+    report's words: ``1 seed(s): a verdict needs at least 3``) or by a part that raised
+    ``Skip`` (``why.<experiment>.*`` of that experiment's ``words.json``): matched by the
+    English template, written with the language's; a reason no entry has stays as it is."""
+    if lang == "en" or not text:
+        return text
+    if experiment:
+        own_words(experiment)
+    for key, entry in catalogue("report").items():
+        if key.startswith("why.") and entry.get(lang):
+            match = _pattern(entry["en"]).fullmatch(text)
+            if match:
+                return entry[lang].format(**match.groupdict())
+    return text
+
+
+def _from_parts(verdict: dict[str, Any], lang: str) -> str | None:
+    """The reason of a verdict made of its parts' (``decide``: each part not held, named
+    where the claim has several), each part's name and reason in ``lang``; None when the
+    verdict's reason is not that (a premise's, a missing record)."""
+    parts = verdict.get("parts") or []
+    if not parts or any("why" not in p for p in parts):
+        return None
+    named = [(p.get("name", ""), p["why"]) for p in parts if p.get("status") != "held"]
+    english = "; ".join(f"{n + ': ' if n else ''}{w}" for n, w in named) if named \
+        else parts[0]["why"]
+    if english != verdict.get("why"):
+        return None
+    experiment = str(verdict.get("id", "")).split(".")[0]
+    if not named:
+        return reason(english, lang, experiment)
+    return "; ".join(f"{part_name(verdict, {'name': n}, lang) + ': ' if n else ''}"
+                     f"{reason(w, lang, experiment)}" for n, w in named)
+
+
 def why(verdict: dict[str, Any], lang: str = "en") -> str:
-    """The verdict's reason; a failed premise's in ``lang``."""
+    """The verdict's reason in ``lang``: a failed premise's (its own words), else its parts'
+    (each part's name and reason, ``reason``), else the verdict's own through ``reason``."""
     premise = verdict.get("premise") or {}
     if premise.get("held") is not True and premise.get("why"):
         return premise["why"] if lang == "en" else premise.get("why_es") or premise["why"]
-    return verdict.get("why", "")
+    text = verdict.get("why", "")
+    if lang == "en":
+        return text
+    return _from_parts(verdict, lang) or reason(text, lang,
+                                                 str(verdict.get("id", "")).split(".")[0])
 
 
 def not_counted(verdict: dict[str, Any], lang: str = "en") -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from attnlab.kit.claims import STATUSES
-from attnlab.report.words import counted, t
+from attnlab.report.words import counted, t, tn
 
 
 def processor_name(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
@@ -80,15 +80,15 @@ def glance(summary: dict[str, Any], envelopes: dict[str, dict], meta: dict[str, 
     """Markdown lines: a short table of what a reader needs first (the claims' counts are
     printed here, once)."""
     counts, total = summary["claims"], summary["claims_total"]
-    verdicts = ", ".join(f"**{counts[s]} {counted(s, lang)}**" for s in STATUSES
+    verdicts = ", ".join(f"**{counts[s]} {counted(s, lang, counts[s])}**" for s in STATUSES
                          if counts[s]) or t("glance.none", lang)
     ran = summary["experiments"]
     rows = [
         f"| {t('glance.heading', lang)} | |", "|---|---|",
         f"| {t('glance.claims', lang)} | {t('glance.of', lang, verdicts=verdicts, total=total)} |",
         f"| {t('glance.experiments', lang)} | " + t(
-            "glance.experiments_counts", lang, ok=len(ran["ok"]), skipped=len(ran["skipped"]),
-            failed=len(ran["failed"])) + " |",
+            "glance.experiments_counts", lang, **{k: tn(f"glance.{k}", len(ran[k]), lang)
+                                                  for k in ("ok", "skipped", "failed")}) + " |",
         f"| {t('glance.profile', lang)} | `{meta.get('profile')}` |",
         f"| {t('glance.seeds', lang)} | {seeds_text(envelopes)} |",
         f"| {t('glance.machine', lang)} | {machine_text(meta.get('machine', {}), lang)} |",

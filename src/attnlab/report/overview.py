@@ -13,14 +13,13 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from attnlab.kit import verdict_words as words
 from attnlab.kit.envelope import status_of
 from attnlab.report.claim_figures import claim_figures
 from attnlab.report.page import anchor
-from attnlab.report.words import claim_text, counted, has, of, t, title, verdict
+from attnlab.report.words import claim_text, counted, has, of, t, title, tn, verdict
 
 SHORT = 84  # characters of a claim's text in the summary table: two lines of its column
 SHOWN = ("held", "not held", "inconclusive")
@@ -93,8 +92,9 @@ def _run_shows(name: str, env: dict, own: list[dict], lang: str) -> str:
     if not own:
         return t("run.no_claims", lang)
     c = tally(own)
-    text = t("run.counts", lang, total=len(own), held=c["held"], not_held=c["not held"],
-             inconclusive=c["inconclusive"])
+    text = t("run.counts", lang, total=tn("run.total", len(own), lang),
+             **{k: tn(f"run.{k}", c[s], lang) for k, s in (
+                 ("held", "held"), ("not_held", "not held"), ("inconclusive", "inconclusive"))})
     for s in ("not held", "inconclusive"):
         these = [v for v in own if v["status"] == s]
         if s == "inconclusive" and len(these) > LISTED:  # many: only those that could not be
@@ -104,7 +104,7 @@ def _run_shows(name: str, env: dict, own: list[dict], lang: str) -> str:
         named = "; ".join(_named(v, lang) for v in these[:LISTED])
         if len(these) > LISTED:
             named += " " + t("run.more", lang, n=len(these) - LISTED)
-        text += " " + t(f"run.which.{s}", lang, claims=named)
+        text += " " + tn(f"run.which.{s}", len(these), lang, claims=named)
     return text
 
 
@@ -146,36 +146,6 @@ def claim_table(verdicts: list[dict], envelopes: dict[str, dict], lang: str) -> 
     return "\n".join([*rows, "", t("claims.note", lang)])
 
 
-WHY = {  # the verdict rule's reasons (attnlab.kit.claims.part_verdict), by their English
-    "one evaluation (no training)": "why.one_evaluation",
-    "mean margin above zero by more than 2 standard errors": "why.above",
-    "mean margin below zero by more than 2 standard errors": "why.below",
-    "mean margin within 2 standard errors of zero": "why.within",
-}
-
-
-_FEW = re.compile(r"(\d+) seed\(s\): a verdict needs at least (\d+)$")
-_NO_RECORD = re.compile(r"^no record of (.+)$")
-
-
-def _why_part(text: str, lang: str) -> str:
-    for english, key in WHY.items():  # "MLP: mean margin ..." keeps its part's name
-        if text.endswith(english):
-            return text[: len(text) - len(english)] + t(key, lang)
-    if m := _FEW.search(text):
-        return text[: m.start()] + t("why.few", lang, n=m.group(1), need=m.group(2))
-    if m := _NO_RECORD.match(text):
-        return t("why.no_record", lang, names=m.group(1))
-    return text
-
-
-def why(text: str, lang: str) -> str:
-    """A verdict's reason in ``lang``, where it is one the verdict rule writes."""
-    if lang == "en":
-        return text
-    return "; ".join(_why_part(p, lang) for p in text.split("; "))
-
-
 def claims_list(verdicts: list[dict], lang: str) -> str:
     """Markdown: one item per claim, in full, with its rule's version, its reason, and the
     rule and margin per part."""
@@ -183,7 +153,7 @@ def claims_list(verdicts: list[dict], lang: str) -> str:
     for v in verdicts:
         lines += [f"- **{verdict(v['status'], lang)}** — {claim_text(v, lang)}  ",
                   f"  {words.version(v, lang)}; {words.evaluations(v, lang)}; "
-                  f"{why(words.why(v, lang), lang)}  "]
+                  f"{words.why(v, lang)}  "]
         if note := words.not_counted(v, lang):  # the seeds that did not learn, by name
             lines.append(f"  {note}  ")
         for p in v.get("parts", []):
@@ -197,5 +167,4 @@ def claims_list(verdicts: list[dict], lang: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["claim_table", "claims_list", "contents", "owner", "paragraphs", "short", "tally",
-           "why"]
+__all__ = ["claim_table", "claims_list", "contents", "owner", "paragraphs", "short", "tally"]

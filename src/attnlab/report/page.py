@@ -141,7 +141,8 @@ def to_page(markdown: str, title: str, base: Path, lang: str = "en") -> str:
     return (
         f"<!DOCTYPE html>\n<html lang=\"{lang}\">\n<head>\n<meta charset=\"utf-8\">\n"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-        f"<title>{html.escape(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
+        f"<title>{html.escape(title.replace('`', ''))}</title>\n"  # a title shows no code marks
+        f"<style>{CSS}</style>\n</head>\n<body>\n"
         f"{body}</body>\n</html>\n"
     )
 

@@ -39,6 +39,13 @@ def has(key: str) -> bool:
     return key in catalogue("report")
 
 
+def tn(key: str, n: int, lang: str, **fields: object) -> str:
+    """The entry ``key`` said of a count ``n``: ``key.one`` when ``n`` is 1 and the catalogue
+    has it (where a language says one thing otherwise: ``1 se mantiene``), else ``key``."""
+    one = f"{key}.one"
+    return t(one if n == 1 and has(one) else key, lang, n=n, **fields)
+
+
 def of(name: str) -> str:
     """``name``, once experiment ``name``'s words are in the catalogue (none: a name that is
     no longer an experiment, as in an older results.json)."""
@@ -51,9 +58,10 @@ def verdict(status: str, lang: str) -> str:
     return t(f"verdict.{status}", lang)
 
 
-def counted(status: str, lang: str) -> str:
-    """The verdict as counts print it: ``held`` / ``mantenidas``."""
-    return t(f"count.{status}", lang)
+def counted(status: str, lang: str, n: int | None = None) -> str:
+    """The verdict as counts print it: ``held`` / ``mantenidas`` (``mantenida`` for ``n`` 1)."""
+    return t(f"count.{status}.one" if n == 1 and has(f"count.{status}.one") else
+             f"count.{status}", lang)
 
 
 def duration(seconds: float | None, lang: str = "en") -> str:
@@ -141,4 +149,4 @@ def title(name: str, envelope: dict[str, Any], lang: str) -> str:
 
 
 __all__ = ["budget", "claim_text", "counted", "duration", "has", "numbers", "of", "phrases",
-           "resolve_lang", "t", "title", "translated", "verdict"]
+           "resolve_lang", "t", "title", "tn", "translated", "verdict"]

@@ -53,6 +53,7 @@ from attnlab.report.words import (
     resolve_lang,
     t,
     title,
+    tn,
 )
 
 log = logging.getLogger(__name__)
@@ -140,8 +141,9 @@ def _experiment_section(
                   .rstrip(), ""]
         short = [v for v in verdicts if v["status"] in ("not held", "inconclusive")]
         if short and at != "full" and budget(name, "en"):
-            note = t("section.budget", lang, n=len(short), total=len(verdicts), profile=at,
-                     budget=budget(name, lang))
+            key = "section.budget.only" if len(verdicts) == 1 else "section.budget"
+            note = tn(key, len(short), lang, total=len(verdicts), profile=at,
+                      budget=budget(name, lang))
             lines += [f"*{note}*", ""]
     return lines
 

@@ -147,6 +147,7 @@ class LocalPool:
     workers: int = 1  # --jobs
     device: str = "auto"  # where the runs train: auto | cpu | cuda
     name: str = "local"
+    lang: str = "en"  # the language of the workers' own warnings (the command's)
 
     def __post_init__(self) -> None:
         if self.workers < 1:
@@ -175,7 +176,8 @@ class LocalPool:
         for _ in range(n):
             todo.put(None)  # one stop sign per worker
         procs = [ctx.Process(target=worker, args=(str(job.work), job.corpus, envs[i], todo,
-                                                  out, i + 1, os.getpid()), daemon=True)
+                                                  out, i + 1, os.getpid(), self.lang),
+                                 daemon=True)
                  for i in range(n)]
         log.info("training %d runs on %d worker processes", len(pending), n)
         status: dict[str, str] = {}
@@ -283,10 +285,15 @@ def end_with_parent(parent: int, poll_s: float = POLL_S) -> bool:
 
 
 def worker(work: str, corpus: str | None, env: dict[str, str], todo: Any, out: Any,
-           me: int, parent: int | None = None) -> None:
+           me: int, parent: int | None = None, lang: str = "en") -> None:
     """A worker process: its GPU (or the CPU), runs from ``todo`` until its stop sign, each
     through ``train_spec``; a status per run to ``out``. It ends when ``parent`` does
-    (``end_with_parent``)."""
+    (``end_with_parent``). Its warnings reach the terminal in ``lang``; its progress goes
+    to the parent, which writes it."""
+    from attnlab.i18n.logs import speak
+
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    speak(lang)
     if parent is not None and not end_with_parent(parent):
         return  # the pool's process died before this worker started
     os.environ.update(env)  # before anything initialises CUDA

@@ -16,6 +16,8 @@ import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from attnlab.i18n import group, text
+
 BAR_WIDTH = 20
 
 Progress = Callable[[dict[str, Any]], None]  # a sink of progress dicts (the one alias)
@@ -35,24 +37,21 @@ def format_duration(seconds: float) -> str:
     return f"{s}s"
 
 
-def format_train_line(record: dict[str, Any]) -> str:
-    """``[#####...............]  120/3000  loss 5.123  12,345 tok/s  ETA 4m05s``"""
+def format_train_line(record: dict[str, Any], lang: str = "en") -> str:
+    """``[#####...............]  120/3000  loss 5.123  12,345 tok/s  ETA 4m05s`` in ``lang``."""
     step, total = record["step"], record["steps"]
     filled = int(BAR_WIDTH * step / total) if total else BAR_WIDTH
     bar = "#" * filled + "." * (BAR_WIDTH - filled)
     width = len(str(total))
-    return (
-        f"[{bar}] {step:>{width}}/{total}  loss {record['loss']:.4f}  "
-        f"{record['tokens_per_s']:,.0f} tok/s  ETA {format_duration(record['eta_s'])}"
-    )
+    return text("common", "progress.train", lang, bar=bar, step=f"{step:>{width}}", steps=total,
+                loss=f"{record['loss']:.4f}", speed=group(f"{record['tokens_per_s']:.0f}", lang),
+                eta=format_duration(record["eta_s"]))
 
 
-def format_eval_line(record: dict[str, Any]) -> str:
-    """``step 500/3000: train ppl 101.20, held-out ppl 123.40``"""
-    return (
-        f"step {record['step']}/{record['steps']}: train ppl {record['train_ppl']:.2f}, "
-        f"held-out ppl {record['held_ppl']:.2f}"
-    )
+def format_eval_line(record: dict[str, Any], lang: str = "en") -> str:
+    """``step 500/3000: train ppl 101.20, held-out ppl 123.40`` in ``lang``."""
+    return text("common", "progress.eval", lang, step=record["step"], steps=record["steps"],
+                train=f"{record['train_ppl']:.2f}", held=f"{record['held_ppl']:.2f}")
 
 
 class ProgressPrinter:
@@ -61,7 +60,7 @@ class ProgressPrinter:
     On a TTY each training record redraws one line; elsewhere a line is written
     at most every ``interval_s`` seconds per run and always for the last step.
     Eval records always get a line of their own. Lines of a named run start
-    with its name.
+    with its name. Its words are ``lang``'s (the command's language).
     """
 
     def __init__(
@@ -71,8 +70,10 @@ class ProgressPrinter:
         interval_s: float = 30.0,
         tty: bool | None = None,
         clock: Callable[[], float] = time.monotonic,
+        lang: str = "en",
     ) -> None:
         self.stream = stream
+        self.lang = lang  # the language of its lines (the command's)
         self.interval_s = interval_s
         isatty = getattr(stream, "isatty", None)
         self.tty = bool(isatty and isatty()) if tty is None else tty
@@ -84,12 +85,12 @@ class ProgressPrinter:
         run = record.get("run")
         name = f"{run}: " if run else ""
         if record.get("kind") == "eval":
-            self._line(name + format_eval_line(record))
+            self._line(name + format_eval_line(record, self.lang))
             return
-        text = name + format_train_line(record)
+        line = name + format_train_line(record, self.lang)
         last_step = record["step"] >= record["steps"]
         if self.tty:
-            self.stream.write("\r" + text + "  ")
+            self.stream.write("\r" + line + "  ")
             self._open_line = True
             if last_step:
                 self.stream.write("\n")
@@ -99,11 +100,11 @@ class ProgressPrinter:
         now = self.clock()
         if last_step or run not in self._last or now - self._last[run] >= self.interval_s:
             self._last[run] = now
-            self._line(text)
+            self._line(line)
 
-    def _line(self, text: str) -> None:
+    def _line(self, line: str) -> None:
         if self._open_line:
             self.stream.write("\n")
             self._open_line = False
-        self.stream.write(text + "\n")
+        self.stream.write(line + "\n")
         self.stream.flush()
