@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 from claim_cases import margins
 
-from attnlab.experiments.recurrence import claims as recurrence_claims
+from attnlab.experiments import recurrence
 from attnlab.kit.claims import Margins, Part, Premise, claim, decide, evaluate
 from attnlab.kit.extra_seeds import cannot_move, held_back, skipped_note, triggers
 
@@ -83,7 +83,7 @@ def _agreement(rnn, lstm, attention):
 def _verdicts(record):
     wanted = {"recurrence.rnn_falls_to_chance", "recurrence.lstm_holds_longer",
               "recurrence.attention_distance_free"}
-    return {v["id"]: v for v in evaluate(record, [c for c in recurrence_claims.CLAIMS
+    return {v["id"]: v for v in evaluate(record, [c for c in recurrence.CLAIMS
                                                   if c.id in wanted])}
 
 
@@ -123,7 +123,7 @@ FREE = "recurrence.attention_distance_free"
 
 
 def _free(record: dict, premised: bool = True) -> dict:
-    c = next(c for c in recurrence_claims.CLAIMS if c.id == FREE)
+    c = next(c for c in recurrence.CLAIMS if c.id == FREE)
     return decide(c if premised else dataclasses.replace(c, premises=()), record)
 
 

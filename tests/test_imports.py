@@ -202,3 +202,80 @@ def test_design_md_layers_are_the_imports():
                 if top_level(m) != top_level(t)
                 and layers[top_level(t)] >= layers[top_level(m)])
     assert up == [], "imports that reach a layer at or above their own"
+
+
+# -- nothing outside an experiment imports its internals --------------------------------------
+# Outside ``attnlab.experiments.<name>`` (the rest of attnlab, another experiment, scripts/,
+# tests/), code imports the experiment's face ``attnlab.experiments.<name>`` (or reads its
+# record through ``attnlab.kit.registry.load``), never one of its parts
+# ``attnlab.experiments.<name>.<part>``: the parts can move inside the folder without a
+# change anywhere else. One allowance: ``tests/test_exp_<name>.py``, the unit tests of that
+# experiment, may import its own parts (they test a part's helpers one by one).
+
+EXPERIMENTS = "attnlab.experiments."
+
+
+def part_of(module: str) -> tuple[str, str] | None:
+    """``(experiment, part)`` of a module inside an experiment's folder, None otherwise.
+
+    >>> part_of("attnlab.experiments.induction.measure"), part_of("attnlab.experiments.ladder")
+    (('induction', 'measure'), None)
+    """
+    if not module.startswith(EXPERIMENTS):
+        return None
+    names = module[len(EXPERIMENTS):].split(".")
+    return (names[0], names[1]) if len(names) > 1 else None
+
+
+def reaches_inside(edges: dict[str, set[str]], allowed: dict[str, str] | None = None
+                   ) -> list[str]:
+    """``importer -> part`` for every import of an experiment's part from outside that
+    experiment; ``allowed`` maps an importer to the one experiment whose parts it may use."""
+    allowed = allowed or {}
+    wrong = []
+    for importer, targets in edges.items():
+        for target in targets:
+            inside = part_of(target)
+            if inside is None:
+                continue
+            name = inside[0]
+            if importer == EXPERIMENTS + name or importer.startswith(EXPERIMENTS + name + "."):
+                continue  # the experiment's own face and parts
+            if allowed.get(importer) == name:
+                continue
+            wrong.append(f"{importer} -> {target}")
+    return sorted(wrong)
+
+
+def outside_files() -> dict[str, Path]:
+    """tests/ and scripts/, each file as a pseudo-module ``tests.<stem>`` / ``scripts.<stem>``."""
+    repo = ROOT.parents[1]
+    return {f"{folder}.{p.stem}": p for folder in ("tests", "scripts")
+            for p in sorted((repo / folder).glob("*.py"))}
+
+
+def test_the_check_of_experiment_parts_sees_a_part_imported_from_outside():
+    edges = {"attnlab.explorer.x": {"attnlab.experiments.recurrence.measure"},
+             "attnlab.explorer.y": {"attnlab.experiments.recurrence", "attnlab.kit.registry"},
+             "attnlab.experiments.recurrence": {"attnlab.experiments.recurrence.view",
+                                                "attnlab.experiments.ladder"},
+             "attnlab.experiments.induction": {"attnlab.experiments.ladder.settings"},
+             "tests.test_exp_induction": {"attnlab.experiments.induction.measure"},
+             "tests.test_other": {"attnlab.experiments.induction.claims"}}
+    assert reaches_inside(edges, {"tests.test_exp_induction": "induction"}) == [
+        "attnlab.experiments.induction -> attnlab.experiments.ladder.settings",
+        "attnlab.explorer.x -> attnlab.experiments.recurrence.measure",
+        "tests.test_other -> attnlab.experiments.induction.claims"]
+
+
+def test_nothing_outside_an_experiment_imports_its_parts():
+    edges = graph()
+    known = set(edges)
+    assert "attnlab.experiments.recurrence.measure" in known  # the walk sees the parts
+    files = outside_files()
+    assert "tests.test_exp_recurrence" in files and "scripts.rule_versions" in files
+    edges.update({name: imports(name, path, known) for name, path in files.items()})
+    allowed = {name: name.removeprefix("tests.test_exp_") for name in files
+               if name.startswith("tests.test_exp_")}
+    assert reaches_inside(edges, allowed) == [], \
+        "imports of an experiment's part from outside it (import its face instead)"

@@ -9,8 +9,7 @@ import pytest
 from matplotlib.patches import Polygon, Rectangle
 from matplotlib.text import Text
 
-from attnlab.experiments import induction
-from attnlab.experiments.recurrence import view as recurrence_view
+from attnlab.experiments import induction, recurrence
 from attnlab.kit.registry import EXPERIMENTS
 from attnlab.report.figures import caption, translate
 
@@ -24,15 +23,15 @@ def _recurrence_record() -> dict:
                   "lstm": {"trained": curve(0.06 * 0.93 ** k), "init": curve(0.06 * 0.9 ** k)},
                   "attention": {"trained": curve(0 * k + 3e-3), "init": curve(0 * k + 3e-3)}},
         "agreement": {"distances": [8, 12, 16],
-                      **{m: {"acc": [[0.5, 0.5, 0.5]] * 2} for m in recurrence_view.MODELS}},
+                      **{m: {"acc": [[0.5, 0.5, 0.5]] * 2} for m in recurrence.MODELS}},
         "timing": {"T": [32, 64], "gpu": None,
                    **{m: {"rounds": [[1e-4, 2e-4], [1.1e-4, 2.2e-4]]}
-                      for m in recurrence_view.MODELS}},
+                      for m in recurrence.MODELS}},
     }
 
 
 def test_the_reach_panel_is_semi_log_and_clipped_to_the_trained_curves():
-    fig = recurrence_view.figure(_recurrence_record())
+    fig = recurrence.figure(_recurrence_record())
     reach, acc, _ = fig.axes
     assert reach.get_xscale() == "linear" and reach.get_yscale() == "log"
     low, high = reach.get_ylim()
@@ -46,7 +45,7 @@ def test_the_reach_panel_is_semi_log_and_clipped_to_the_trained_curves():
 def test_a_reach_inside_the_axis_says_nothing_is_cut():
     record = _recurrence_record()
     record["reach"]["rnn"]["init"] = record["reach"]["rnn"]["trained"]
-    assert "below the axis" not in recurrence_view.figure(record).axes[0].get_title()
+    assert "below the axis" not in recurrence.figure(record).axes[0].get_title()
 
 
 def test_the_induction_phase_window_is_shaded():
@@ -72,7 +71,7 @@ def test_every_experiment_has_a_caption_saying_what_to_look_at(lang):
 
 
 def test_a_figure_drawn_in_spanish_has_no_english_label_left():
-    fig = translate(recurrence_view.figure(_recurrence_record()), "es")
+    fig = translate(recurrence.figure(_recurrence_record()), "es")
     texts = {x.get_text() for x in fig.findobj(Text) if x.get_text()}
     assert "concordancia según la distancia" in texts and "atención" in texts
     english = {"agreement against distance", "forced-choice accuracy", "k (positions back)",

@@ -15,10 +15,10 @@ of ``lab`` and its actions.
 The language travels with the exercise. ``lab start --lang es`` writes a stub whose first line
 is ``# attnlab-lang: es``; ``lab check`` answers in the language of that line, and ``lab hint``
 and ``lab solution`` in the language of the exercise's file in the current folder (the folder
-the stub tells the learner to work in). ``--lang`` wins over the file; without either,
-``ATTNLAB_LANG``, then the locale, then English (``attnlab.i18n.resolve_lang``). The help is
-written in ``ATTNLAB_LANG`` or the locale's language, as the parsers are built before the
-command line is read.
+the stub tells the learner to work in), or of its stubs one folder down when they agree.
+``--lang`` wins over the file; without either, ``ATTNLAB_LANG``, then the locale, then English
+(``attnlab.i18n.resolve_lang``). The help is written in ``ATTNLAB_LANG`` or the locale's
+language, as the parsers are built before the command line is read.
 """
 
 from __future__ import annotations
@@ -183,7 +183,8 @@ def _exercise(key: str, lang: str):
 
 
 def _lang_here(args: argparse.Namespace) -> str:
-    """``--lang``, else the language of the exercise's stub in the current folder, else the
+    """``--lang``, else the language of the exercise's stub in the current folder, else of its
+    stubs one folder down (``lab start 1 ejercicios`` run from here) when they agree, else the
     default (ATTNLAB_LANG, the locale, English)."""
     from attnlab.i18n import resolve_lang
     from attnlab.labs import get
@@ -195,7 +196,11 @@ def _lang_here(args: argparse.Namespace) -> str:
         name = get(args.exercise).name
     except KeyError:  # named in the error, in the default language
         return resolve_lang()
-    return file_lang(Path(f"{name}.py")) or resolve_lang()
+    here = file_lang(Path(f"{name}.py"))
+    if here is not None:
+        return here
+    below = {file_lang(stub) for stub in Path().glob(f"*/{name}.py")} - {None}
+    return below.pop() if len(below) == 1 else resolve_lang()
 
 
 def _out(text_: str) -> None:

@@ -43,76 +43,49 @@ Claims, with their rules fixed before any model was trained:
 
 Left out: ablations (what a head *does*, not where it looks), other templates,
 and plural subjects with nouns.
+
+Parts: ``settings``, ``measure`` (accuracy, group masses, the probe's rows), ``claims``,
+``view`` (table, figure), ``chapter``; this face plans and analyses and re-exports what
+tests use (``__all__``). Its ``measure`` is the function that measures a model, not the
+part of that name. Nothing outside the experiment imports a part.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-import numpy as np
-import torch
+from typing import Any
 
 from attnlab.data.synthetic import VerbAgreementData, verb_agreement_dataset
-from attnlab.kit.chapter import Chapter
-from attnlab.kit.claims import (
-    MOST,
-    WELL_ABOVE,
-    Claim,
-    Margins,
-    Part,
-    Premise,
-    Records,
-    claim,
-    with_figures,
+from attnlab.experiments.agreement.chapter import CHAPTER
+from attnlab.experiments.agreement.claims import CLAIMS, SHARE, learned_premise
+from attnlab.experiments.agreement.measure import (
+    baseline,
+    group_masks,
+    measure,
+    probe_rows,
+    probe_subject_and_stems,
+    routing_shares,
+    subject_and_stems,
 )
-from attnlab.kit.quantities import Quantity
+from attnlab.experiments.agreement.settings import (
+    GROUPS,
+    NAME,
+    NEEDS_CORPUS,
+    PROBE,
+    PROFILES,
+    QUICK_CHANGES,
+    TITLE,
+    Settings,
+)
+from attnlab.experiments.agreement.view import figure, table
 from attnlab.kit.registry import Experiment
-from attnlab.kit.settings import Seeded
-from attnlab.kit.tables import fmt_ms, markdown_table, mean_std, settings_dict
+from attnlab.kit.tables import fmt_ms, settings_dict
 from attnlab.nn.model_config import ModelConfig
-from attnlab.running.context import Context, SentenceStream, attention_trace, model_device
+from attnlab.running.context import Context, SentenceStream
 from attnlab.running.runner import Results, RunSpec, seeded
 from attnlab.train.run_config import DataConfig, RunConfig, TrainConfig
 
-if TYPE_CHECKING:
-    from matplotlib.figure import Figure
-
 log = logging.getLogger(__name__)
-
-NAME = "agreement"
-TITLE = "Verb agreement: who routes the subject"
-NEEDS_CORPUS = False
-GROUPS = ("subject", "stems", "separators", "other pronouns")
-PROBE = "I work , you work , he"  # the curriculum's sentence, cut at the predicting position
-SHARE = 0.5  # "all of the routing": half or more of all heads' routing mass
-
-
-@dataclass(frozen=True)
-class Settings(Seeded):
-    """The model and budget of the explorer's agreement probe."""
-
-    d_model: int = 64  # residual width: ample for a 20-word language
-    n_layer: int = 2  # blocks
-    n_head: int = 4  # heads per block
-    n_ctx: int = 18  # two sentences: the trainer draws random windows from the stream
-    steps: int = 300  # AdamW updates
-    lr: float = 3e-3  # peak rate, cosine-decayed after a warmup
-    warmup_steps: int = 30  # linear warmup
-    batch_size: int = 32  # windows per update
-    n_clauses: int = 3  # clauses per sentence
-    data_seed: int = 0  # which sentences are held out
-
-
-PROFILES = {
-    "full": Settings(),
-    "quick": Settings(),
-    "micro": Settings(d_model=16, steps=4, batch_size=8, seeds=1),
-}
-QUICK_CHANGES = (  # also in i18n/quick_changes.json, beside its Spanish
-    "Nothing: the model is small and trains in seconds, so quick is full."
-)
 
 
 def model_config(s: Settings, vocab_size: int) -> ModelConfig:
@@ -138,63 +111,6 @@ def plan(settings: Settings) -> list[RunSpec]:
     return seeded("agreement", cfg, settings.seeds, data=SentenceStream.of(data))
 
 
-# -- measuring -------------------------------------------------------------------
-
-
-def baseline(data: VerbAgreementData) -> float:
-    """Accuracy of naming the right verb in the form more frequent in training (clauses 2+)."""
-    forms = {}  # id -> True for an -s form
-    for w in data.vocab.words:
-        if w.endswith("s") and w[:-1] in data.vocab.words:
-            forms[data.vocab.id(w)], forms[data.vocab.id(w[:-1])] = True, False
-    verbs = [p + 1 for p in data.score_indices[1:]]  # sentence positions of the scored verbs
-    train_s = np.mean([forms[i] for i in data.train[:, verbs].ravel()])
-    held_s = np.array([forms[i] for i in data.held[:, verbs].ravel()])
-    return float(np.mean(held_s == (train_s > 0.5)))
-
-
-def group_masks(n_clauses: int) -> dict[int, dict[str, np.ndarray]]:
-    """Per scored query position (a pronoun), a boolean mask over key positions per group."""
-    out = {}
-    for c in range(1, n_clauses):
-        q = 3 * c  # the pronoun of clause c + 1
-        keys = np.arange(q + 1)  # (s,)
-        out[q] = {"subject": keys == q,
-                  "stems": keys % 3 == 1,
-                  "separators": keys % 3 == 2,
-                  "other pronouns": (keys % 3 == 0) & (keys != q)}
-    return out
-
-
-@torch.no_grad()
-def measure(model: torch.nn.Module, data: VerbAgreementData) -> dict[str, Any]:
-    """Top-1 accuracy at the scored verbs of clauses 2+, and every head's group masses there."""
-    device = model_device(model)
-    rows = torch.from_numpy(data.held[:, :-1]).to(device)  # (n, L-1): inputs
-    logits, weights = attention_trace(model, rows)  # (n, t, V), L × (n, h, t, s)
-    logits = logits.float().cpu().numpy()
-    scored = list(data.score_indices[1:])
-    answers = data.held[:, [q + 1 for q in scored]]  # (n, clauses - 1)
-    top1 = float(np.mean(logits[:, scored].argmax(-1) == answers))
-    masks = group_masks(data.held.shape[1] // 3)
-    heads = []
-    for b, w in enumerate(weights):
-        w = w.float().cpu().numpy()  # (n, h, t, s)
-        for h in range(w.shape[1]):
-            mass = {g: float(np.mean([w[:, h, q, : q + 1][:, m[g]].sum(-1).mean()
-                                      for q, m in masks.items()])) for g in GROUPS}
-            heads.append({"block": b + 1, "head": h + 1, **mass})
-    return {"top1": top1, "heads": heads}
-
-
-def probe_rows(model: torch.nn.Module, data: VerbAgreementData) -> list[list[float]]:
-    """Every head's attention row at the last word of ``PROBE`` (block-major order)."""
-    device = model_device(model)
-    ids = torch.tensor([data.vocab.encode(PROBE)], device=device)  # (1, t)
-    return [w[0, h, -1].float().cpu().tolist() for w in attention_trace(model, ids)[1]
-            for h in range(w.shape[1])]
-
-
 def analyse(settings: Settings, results: Results, ctx: Context) -> dict[str, Any]:
     """Accuracy, the baseline, per-head group masses for every seed; the probe's rows."""
     data = dataset(settings)
@@ -216,181 +132,11 @@ def analyse(settings: Settings, results: Results, ctx: Context) -> dict[str, Any
     return record
 
 
-def subject_and_stems(heads: list[dict]) -> list[float]:
-    """Each head's weight on the subject pronoun and the verb stems together."""
-    return [h["subject"] + h["stems"] for h in heads]
-
-
-def probe_subject_and_stems(record: dict[str, Any]) -> tuple[str, float]:
-    """On the curriculum's own sentence (seed 0): the head with the most weight at ``he`` on
-    ``he`` and both stems (positions 6, 4 and 1), and that weight."""
-    tokens = record["probe"]["tokens"]
-    keys = [i for i, t in enumerate(tokens) if i == len(tokens) - 1 or i % 3 == 1]
-    masses = [sum(row[i] for i in keys) for row in record["probe"]["rows"]]
-    best = int(np.argmax(masses))
-    n_head = record["settings"]["n_head"]
-    return f"block {best // n_head + 1} head {best % n_head + 1}", float(masses[best])
-
-
-def routing_shares(heads: list[dict]) -> list[float]:
-    """Each head's share of all heads' routing mass (weight on the subject and the stems)."""
-    routing = subject_and_stems(heads)
-    total = sum(routing)
-    return [r / total if total > 0 else 0.0 for r in routing]
-
-
-# -- report ----------------------------------------------------------------------
-
-
-def table(record: dict[str, Any]) -> str:
-    s = record["settings"]
-    acc = markdown_table(
-        ["what", "held-out top-1 (clauses 2+)"],
-        [["model", fmt_ms(record["top1"], 3)], ["majority-form baseline",
-                                                  f"{record['baseline']:.3f}"]])
-    ranked = [sorted(heads, key=lambda h: -h["subject"]) for heads in record["heads"]]
-    rows = []
-    for k in range(len(ranked[0])):
-        first = ranked[0][k]
-        rows.append([k + 1, f"block {first['block']} head {first['head']}"]
-                    + [fmt_ms([heads[k][g] for heads in ranked], 3) for g in GROUPS])
-    heads = markdown_table(["rank by subject weight", "in seed 0"] + list(GROUPS), rows)
-    shares = [max(routing_shares(h)) for h in record["heads"]]
-    both = [max(subject_and_stems(h)) for h in record["heads"]]
-    head, mass = probe_subject_and_stems(record)
-    return (
-        f"{s['n_layer']} blocks of {s['n_head']} heads, width {s['d_model']}, {s['steps']} "
-        f"steps; {record['n_held']} held-out sentences; {record['seeds']} seed(s), mean ± std."
-        f"\n\n{acc}\nAttention of the predicting position (the subject pronoun of clauses 2 "
-        "and 3) by group of keys, mean over held-out sentences; heads ranked within each seed "
-        f"by their weight on the subject:\n\n{heads}\nLargest share of all heads' routing "
-        f"mass (subject + stems) held by one head: {fmt_ms(shares, 3)}.\n\n"
-        f"Largest weight of one head on the subject and the stems together (the curriculum's "
-        f"picture): {fmt_ms(both, 3)}; on “{PROBE} ___” itself (seed 0), {head} puts "
-        f"{mass:.3f} of the row at `he` on `he` and both `work`s.\n"
-    )
-
-
-def figure(record: dict[str, Any]) -> Figure:
-    """Seed 0: every head's row at `he` in the probe sentence, and its group masses."""
-    from matplotlib.figure import Figure
-
-    probe = record["probe"]
-    heads = record["heads"][0]
-    names = [f"b{h['block']}h{h['head']}" for h in heads]
-    fig = Figure(figsize=(11, 0.45 * len(names) + 2))
-    left, right = fig.subplots(1, 2, width_ratios=(1.3, 1))
-    image = left.imshow(np.asarray(probe["rows"]), vmin=0, vmax=1, cmap="viridis",
-                        aspect="auto")
-    left.set_xticks(range(len(probe["tokens"])), probe["tokens"])
-    left.set_yticks(range(len(names)), names)
-    left.set_title(f"attention of `he` in “{PROBE} ___” (seed 0)")
-    fig.colorbar(image, ax=left, fraction=0.04)
-    start = np.zeros(len(names))
-    for g in GROUPS:
-        values = np.array([h[g] for h in heads])
-        right.barh(range(len(names)), values, left=start, label=g)
-        start += values
-    right.set_yticks(range(len(names)), names)
-    right.invert_yaxis()  # the first head on top, as in the rows on the left
-    right.axvline(MOST, color="k", lw=0.8, ls=":")
-    right.set_xlim(0, 1)
-    right.set_title("weight at the predicting position, held-out mean (seed 0)")
-    right.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.06), ncol=4)
-    fig.tight_layout()
-    return fig
-
-
-# -- claims (docs/experiments.md, "Claims and verdicts") -------------------------
-
-
-def _accuracy(records: Records) -> Margins:
-    rec = records[NAME]
-    bar = rec["baseline"] + WELL_ABOVE
-    return Margins([a - bar for a in rec["top1"]],
-                   {"top1": mean_std(rec["top1"])[0], "baseline": rec["baseline"]})
-
-
-def learned_premise(consequence: str, consequence_es: str) -> Premise:
-    """The premise that the model learned the agreement (the rule of
-    ``agreement.predicts_form``; added to the head claims as their rule version 2, before
-    any verdict under it): a claim about the heads that route the subject needs a model
-    that routes it."""
-    return Premise(
-        f"held-out top-1 ≥ majority-form baseline + {WELL_ABOVE:g}", _accuracy,
-        "the model has not learned the agreement (held-out top-1 {top1:.2f} against a "
-        "baseline of {baseline:.2f}): " + consequence,
-        "el modelo no ha aprendido la concordancia (top-1 {top1:.2f} frente a una base de "
-        "{baseline:.2f}): " + consequence_es,
-        f"top-1 ≥ base de la forma mayoritaria + {WELL_ABOVE:g}")
-
-
-LEARNED = learned_premise("its heads have no agreement to route",
-                          "sus cabezas no tienen ninguna concordancia que encaminar")
-
-
-def _subject_head(records: Records) -> Margins:
-    best = [max(h["subject"] for h in heads) for heads in records[NAME]["heads"]]
-    return Margins([b - MOST for b in best], {"largest_subject_weight": mean_std(best)[0]})
-
-
-def _subject_and_stems(records: Records) -> Margins:
-    best = [max(subject_and_stems(heads)) for heads in records[NAME]["heads"]]
-    return Margins([b - MOST for b in best],
-                   {"largest_subject_and_stems_weight": mean_std(best)[0]})
-
-
-def _partial(records: Records) -> Margins:
-    shares = [max(routing_shares(heads)) for heads in records[NAME]["heads"]]
-    return Margins([SHARE - s for s in shares], {"largest_routing_share": mean_std(shares)[0]})
-
-
-CLAIMS: list[Claim] = [
-    claim("agreement.predicts_form",
-          "A small model trained on the verb-agreement language predicts the agreeing form.",
-          NAME, Part(f"held-out top-1 at the verbs of clauses 2+ ≥ majority-form baseline + "
-                     f"{WELL_ABOVE:g}", _accuracy, "accuracy")),
-    claim("agreement.subject_head",
-          "Some head puts most of its weight at the predicting position on the subject "
-          "pronoun.", NAME,
-          Part(f"largest weight of any head on the subject pronoun > {MOST:g}", _subject_head,
-               "weight"), premises=[LEARNED],
-          version=3),  # v2: the premise (abfd38c); v3: the premise per seed
-    claim("agreement.subject_and_stems_head",
-          "The curriculum's verb-form head: at the position that predicts the verb, some head "
-          "puts most of its mass on the subject pronoun and the verb stem together (positions "
-          "6 and 4 of `I work , you work , he ___`), with maybe some on the earlier stem.", NAME,
-          Part(f"largest weight of any head on the subject pronoun and the verb stems together "
-               f"> {MOST:g}", _subject_and_stems, "weight"), premises=[LEARNED],
-          version=3),  # v2: the premise (abfd38c); v3: the premise per seed
-    claim("agreement.partial_specialisation",
-          "Head specialisation is partial: no single head does all the routing.", NAME,
-          Part(f"largest share of all heads' weight on the subject and the stems held by one "
-               f"head < {SHARE:g}", _partial, "share"), premises=[LEARNED],
-          version=3),  # v2: the premise (abfd38c); v3: the premise per seed
-]
-
-FIGURES = {
-    "top1": Quantity("held-out top-1 accuracy at the verbs",
-                     "acierto top-1 de validación en los verbos"),
-    "baseline": Quantity("majority-form baseline", "base de la forma mayoritaria"),
-    "largest_subject_weight": Quantity("largest weight of one head on the subject",
-                                       "mayor peso de una cabeza en el sujeto"),
-    "largest_subject_and_stems_weight": Quantity(
-        "largest weight of one head on the subject and the verb stems",
-        "mayor peso de una cabeza en el sujeto y las raíces verbales"),
-    "largest_routing_share": Quantity("largest share of the routing held by one head",
-                                      "mayor proporción del encaminamiento en una sola cabeza"),
-}
-CLAIMS = with_figures(CLAIMS, FIGURES)
-
-__all__ = ["CLAIMS", "GROUPS", "NAME", "PROFILES", "Settings", "TITLE", "analyse", "baseline",
-           "figure", "group_masks", "measure", "plan", "probe_subject_and_stems",
-           "subject_and_stems", "table"]
-
-# -- the chapter's part (attnlab.kit.chapter) ------------------------------------------------------
-CHAPTER = Chapter(budget="the curriculum's small model (no published figure); quick is full")
-
+__all__ = ["CLAIMS", "GROUPS", "NAME", "NEEDS_CORPUS", "PROBE", "PROFILES", "QUICK_CHANGES",
+           "SHARE", "Settings", "TITLE", "analyse", "baseline", "dataset", "figure",
+           "group_masks", "learned_premise", "measure", "model_config", "plan", "probe_rows",
+           "probe_subject_and_stems", "routing_shares", "subject_and_stems", "table",
+           "train_config"]
 
 EXPERIMENT = Experiment(
     name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,

@@ -33,6 +33,15 @@ get no position embedding (their order is the recurrence); attention keeps its o
 The claims and their rules are in ``attnlab.experiments.recurrence.claims`` (committed
 before the first measured verdict). Left out: GRUs, gradient clipping, truncated
 backpropagation, tuning the recurrences' learning rate apart from attention's.
+
+Parts: ``settings``, ``measure`` (held-out windows, gradient reach, forced choice, counted
+steps, the benchmark), ``claims`` (with the geometric fit), ``view`` (table, figure),
+``chapter``; this face plans and analyses and re-exports what tests use (``__all__``). Its
+public part for code outside the experiments is the record
+(``attnlab.kit.registry.load("recurrence")``: its profiles and its ``plan``, whose run
+``"agreement attention seed 0"`` the explorer's ``--agreement-distance`` page trains or
+reuses); nothing outside the experiment imports a part. The ladder's face is imported for
+the language models (``ladder.row_config``, ``ladder.PROFILES``).
 """
 
 from __future__ import annotations

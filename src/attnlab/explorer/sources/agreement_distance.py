@@ -2,7 +2,8 @@
 
 The attention model of "Why attention replaced recurrence" (docs/experiments.md; two
 pre-norm blocks of four heads, RoPE, the quick profile's budget: the experiment's own run
-for seed 0, shared through the run cache when both use the same ``--work``) on the
+for seed 0, taken from its plan through its record (``planned_run``) and shared through the
+run cache when both use the same ``--work``) on the
 explainers' sentence with its relative clause grown to ``DISTANCE`` words:
 «la gata que perseguía al ratón … estaba muy ___». The page opens on the row of ``muy``,
 the position that predicts the adjective; the description gives P(cansada), P(cansado)
@@ -25,10 +26,12 @@ from attnlab.explorer.sources.models import (
     last_row_weights,
     model_page,
     next_word_probs,
+    planned_run,
 )
 from attnlab.train.progress import Progress
 
 DISTANCE = 32  # words from «gata» to the adjective: half the quick profile's 64-word window
+RUN = "agreement attention seed 0"  # the run of the experiment's plan this page shows
 
 
 def sentence_text(d: int = DISTANCE) -> str:
@@ -42,25 +45,23 @@ def agreement_distance_page(work: str | Path = "runs", progress: Progress | None
                             lang: str = "en") -> dict[str, Any]:
     """The page: the trained attention model on the gata sentence at distance ``DISTANCE``,
     its text in ``lang`` (``en`` or ``es``)."""
-    from attnlab.experiments import recurrence
-    from attnlab.running.context import Context, SentenceStream
+    from attnlab.running.context import Context
 
-    s = recurrence.PROFILES["quick"]
-    data = recurrence.agreement_data(s)
-    cfg = recurrence.agreement_config(s, "attention", data.vocab.size)
-    train = recurrence.agreement_train(s)
+    s, spec = planned_run("recurrence", "quick", RUN)
+    cfg = spec.config.model
+    vocab = gender.vocab()  # the language's one vocabulary, whatever its settings
     ctx = Context.local(Path(work), progress=progress)
-    record = ctx.train("explorer agreement-distance probe", cfg, train,
-                       data=SentenceStream(train=data.train, held=data.held))
+    record = ctx.train("explorer agreement-distance probe", cfg, spec.config.train,
+                       data_cfg=spec.config.data, data=spec.data)
     model = ctx.load_model(record)
     d = min(DISTANCE, s.max_d)  # a distance the model was trained on
     text = sentence_text(d)
-    p = next_word_probs(model, data.vocab, text, ("cansada", "cansado"))
+    p = next_word_probs(model, vocab, text, ("cansada", "cansado"))
     tokens = text.split()
-    w = last_row_weights(model, data.vocab, text)  # (L, H, n): the row of «muy»
+    w = last_row_weights(model, vocab, text)  # (L, H, n): the row of «muy»
     on_gata = _strongest(w[..., tokens.index("gata")], lang)
     on_raton = _strongest(w[..., tokens.index("ratón")], lang)
-    view = checkpoint_view(model, data.vocab, text, name=f"d = {d}", lang=lang)
+    view = checkpoint_view(model, vocab, text, name=f"d = {d}", lang=lang)
     description = say("distance.description", lang, blocks=counted(cfg.n_layer, "block", lang),
                       heads=counted(cfg.n_head, "head", lang), steps=record["steps"], d=d,
                       cansada=f"{p['cansada']:.3f}", cansado=f"{p['cansado']:.3f}",

@@ -177,6 +177,21 @@ def _train_probe(
     return ctx.load_model(record).to(resolve_device(probe.train.device)), record
 
 
+def planned_run(experiment: str, profile: str, label: str) -> tuple[Any, Any]:
+    """The settings of ``experiment``'s ``profile`` and the ``RunSpec`` its plan labels
+    ``label``, read through the experiment's record (``attnlab.kit.registry.load``): a page
+    that trains it (``Context.train``) gets the experiment's own run, shared through the run
+    cache, without importing how the experiment builds it."""
+    from attnlab.kit import registry
+
+    record = registry.load(experiment)
+    settings = record.profiles[profile]
+    for spec in record.plan(settings):
+        if spec.label == label:
+            return settings, spec
+    raise LookupError(f"the {profile} plan of {experiment} has no run {label!r}")
+
+
 def _last_position_logits(model: torch.nn.Module, rows: np.ndarray) -> np.ndarray:
     """Logits (b, v) at the last position of each row of ids (b, n)."""
     device = next(model.parameters()).device

@@ -4,9 +4,10 @@
 ``data.roles``: for each score a grid of layers × heads that ``roles.js`` draws
 shaded by the score, a click opening the head. ``induction_page(work)`` trains (or
 reuses, through the runner's cache) seed 0 of the ``induction`` experiment's
-final two-block model and shows it on a repeated sequence of random tokens: the
-induction head's stripe (each token of the repeat looking at the token after its
-first occurrence) and the block-1 previous-token head it reads from.
+final two-block model (the run of its plan, read through its record: ``planned_run``)
+and shows it on a repeated sequence of random tokens: the induction head's stripe (each
+token of the repeat looking at the token after its first occurrence) and the block-1
+previous-token head it reads from.
 
 Left out: roles of heads in views other than the one the scores were measured on.
 """
@@ -19,12 +20,13 @@ from typing import Any
 from attnlab.data.repeated import repeated_probe
 from attnlab.explorer.page.render import say
 from attnlab.explorer.sources.build import view_from_traces
-from attnlab.explorer.sources.models import model_page
+from attnlab.explorer.sources.models import model_page, planned_run
 from attnlab.explorer.sources.traces import attnlab_traces
 from attnlab.interp import SCORES, HeadScores, head_scores
 from attnlab.train.progress import Progress
 
 PROBE_HALF = 12  # tokens before the repeat on the --induction page
+RUN = "induction 2L seed 0"  # the run of the experiment's plan this page shows
 SCORE_NAMES = {"previous": "roles.score.previous", "induction": "roles.score.induction",
                "duplicate": "roles.score.duplicate", "sink": "roles.score.sink"}  # catalogue keys
 
@@ -50,13 +52,12 @@ def induction_page(work: str | Path = "runs", progress: Progress | None = None,
                    lang: str = "en") -> dict[str, Any]:
     """The trained two-block induction model on a repeated random sequence, with its roles;
     its text in ``lang`` (``en`` or ``es``)."""
-    from attnlab.experiments import induction
     from attnlab.running.context import Context
 
-    s = induction.PROFILES["quick"]
+    s, spec = planned_run("induction", "quick", RUN)
     ctx = Context.local(Path(work), progress=progress)
-    record = ctx.train("explorer induction model", induction.model_config(s, 2),
-                       induction.train_config(s, 2), data=induction.stream(s))
+    record = ctx.train("explorer induction model", spec.config.model, spec.config.train,
+                       data_cfg=spec.config.data, data=spec.data)
     model = ctx.load_model(record)
     ids = repeated_probe(s.vocab_size, PROBE_HALF, n=1, seed=1)[0].tolist()
     tokens = [f"t{i}" for i in ids]
