@@ -1,6 +1,7 @@
-"""Write ``src/attnlab/i18n/claims.json``: every claim's text, part names and rules in English
-(from the claims themselves) beside their Spanish words (from the catalogue as it stands, or
-``--spanish FILE``, a Python file defining ``ES``: claim id -> (text, {part: (name, rule)})).
+"""Write the ``claims`` words of each experiment's ``words.json``: every claim's text, part
+names and rules in English (from the claims themselves) beside their Spanish words (from the
+words as they stand, or ``--spanish FILE``, a Python file defining ``ES``: claim id -> (text,
+{part: (name, rule)})).
 
     .venv/bin/python scripts/claims_catalogue.py [--spanish FILE]
 
@@ -17,14 +18,13 @@ from pathlib import Path
 
 from attnlab.kit import registry
 
-FILE = Path(__file__).resolve().parents[1] / "src" / "attnlab" / "i18n" / "claims.json"
 
-
-def english() -> dict[str, str]:
-    """Catalogue key -> English text, from the claims of every experiment."""
+def english(name: str | None = None) -> dict[str, str]:
+    """Catalogue key -> English text, from the claims of experiment ``name`` (None: every
+    experiment of attnlab's own)."""
     out = {}
-    for name in registry.EXPERIMENTS:
-        for c in registry.load(name).claims:
+    for each in registry.EXPERIMENTS if name is None else [name]:
+        for c in registry.load(each).claims:
             out[c.id] = c.text
             for p in c.parts:
                 if p.name:
@@ -44,19 +44,28 @@ def spanish_from(es: dict) -> dict[str, str]:
     return out
 
 
+def write(name: str, given: dict[str, str]) -> list[str]:
+    """Rewrite experiment ``name``'s claims words; the keys left without Spanish."""
+    path = registry.words_file(name)
+    assert path is not None, name
+    words = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    spanish = {k: v.get("es", "") for k, v in words.get("claims", {}).items()}
+    spanish.update(given)
+    words["claims"] = {k: {"en": en, "es": spanish.get(k, "")}
+                       for k, en in english(name).items()}
+    path.write_text(json.dumps(words, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    return [k for k, v in words["claims"].items() if not v["es"]]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--spanish", type=Path, help="a Python file defining ES")
     args = ap.parse_args()
-    old = json.loads(FILE.read_text(encoding="utf-8")) if FILE.is_file() else {}
-    spanish = {k: v.get("es", "") for k, v in old.items()}
-    if args.spanish:
-        spanish.update(spanish_from(runpy.run_path(str(args.spanish))["ES"]))
-    entries = {k: {"en": en, "es": spanish.get(k, "")} for k, en in english().items()}
-    FILE.write_text(json.dumps(entries, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    missing = [k for k, v in entries.items() if not v["es"]]
-    print(f"{FILE}: {len(entries)} entries" + (f", {len(missing)} without Spanish: "
-                                                 f"{', '.join(missing)}" if missing else ""))
+    given = spanish_from(runpy.run_path(str(args.spanish))["ES"]) if args.spanish else {}
+    for name in registry.EXPERIMENTS:
+        missing = write(name, given)
+        print(f"{name}/words.json" + (f": {len(missing)} claims words without Spanish: "
+                                      f"{', '.join(missing)}" if missing else ""))
 
 
 if __name__ == "__main__":

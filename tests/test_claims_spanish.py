@@ -1,5 +1,6 @@
-"""The claims in Spanish: every claim, part name and rule has Spanish words in the catalogue, the
-catalogue's English is the claims' own, and a Spanish rule states the same thresholds."""
+"""The claims in Spanish: every claim, part name and rule has Spanish words in its experiment's
+``words.json``, their English is the claims' own, and a Spanish rule states the same
+thresholds."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import re
 import runpy
 from pathlib import Path
 
-from attnlab.i18n import catalogue, check_complete
+from attnlab.i18n import catalogue, check_complete, owners
+from attnlab.kit import registry
 from attnlab.kit.verdict_words import claim_text, part_name, part_rule
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -21,6 +23,7 @@ def _numbers(text: str) -> list[str]:
 
 
 def test_the_catalogue_is_the_claims_own_english_with_spanish_beside_it():
+    registry.own_all_words()
     entries = catalogue("claims")
     assert {k: v["en"] for k, v in entries.items()} == english(), \
         "claims changed: run scripts/claims_catalogue.py and give the new Spanish"
@@ -29,7 +32,14 @@ def test_the_catalogue_is_the_claims_own_english_with_spanish_beside_it():
     assert check_complete() == []
 
 
+def test_each_experiment_owns_the_words_of_its_own_claims():
+    registry.own_all_words()
+    for name in registry.EXPERIMENTS:
+        assert set(owners("claims")[f"experiment {name}"]) == set(english(name)), name
+
+
 def test_a_spanish_rule_states_the_same_thresholds():
+    registry.own_all_words()
     for key, entry in catalogue("claims").items():
         if key.endswith("/rule"):
             assert _numbers(entry["es"]) == _numbers(entry["en"]), key
@@ -50,7 +60,7 @@ def test_quick_changes_say_what_and_why_in_both_languages_without_a_lab_diary():
 
     for name in registry.EXPERIMENTS:
         en = registry.load(name).quick_changes
-        assert quick_changes(name, "en") == en, "i18n/quick_changes.json lags the module"
+        assert quick_changes(name, "en") == en, f"{name}/words.json is not the record's"
         es = quick_changes(name, "es")
         assert es and es != en, name
         for text in (en, es):

@@ -10,6 +10,7 @@ import torch
 from claim_cases import CASES, by_id, check_case, check_real_record, margins
 
 from attnlab.experiments import icl_gd
+from attnlab.kit import registry
 from attnlab.kit.claims import evaluate
 from attnlab.running.runner import Runner
 from attnlab.suite import run_experiment
@@ -103,7 +104,7 @@ def test_quick_is_the_full_settings():
     # twenty thousand steps of a one-layer model cost minutes: the learner's quick run
     # carries the full profile's settings
     assert icl_gd.PROFILES["quick"] == icl_gd.PROFILES["full"]
-    assert icl_gd.QUICK_CHANGES.startswith("Nothing")
+    assert registry.load("icl_gd").quick_changes.startswith("Nothing")
 
 
 def test_seeds_side_by_side_give_the_numbers_of_seeds_in_turn():

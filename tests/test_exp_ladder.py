@@ -11,6 +11,7 @@ import pytest
 from claim_cases import check_real_record
 
 from attnlab.experiments import ladder
+from attnlab.kit import registry
 from attnlab.kit.claims import evaluate
 from attnlab.kit.tables import settings_dict
 from attnlab.nn.model import LanguageModel
@@ -68,7 +69,7 @@ def test_profiles():
     assert FULL.steps == 3000 and FULL.batch_size == 64 and FULL.lr == 1e-3
     assert FULL.train_tokens is None and FULL.d_model == 128 and FULL.n_ctx == 128
     assert ladder.PROFILES["quick"].overfit_tokens is not None  # overfitting needs small data
-    assert "train" in ladder.QUICK_CHANGES
+    assert "train" in registry.load("ladder").quick_changes
 
 
 @pytest.mark.skipif(not (DATA / "tinyshakespeare.txt").is_file(), reason="corpus not found")

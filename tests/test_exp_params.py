@@ -8,6 +8,7 @@ import copy
 import pytest
 
 from attnlab.experiments import params
+from attnlab.kit import registry
 from attnlab.kit.claims import decide, evaluate
 from attnlab.nn.model_config import ModelConfig
 from attnlab.running.runner import Runner
@@ -117,4 +118,4 @@ def test_profiles_and_module_contract():
     assert params.NEEDS_CORPUS is False
     assert set(params.PROFILES) == {"full", "quick", "micro"}
     assert params.PROFILES["full"] == params.PROFILES["quick"]
-    assert "same as full" in params.QUICK_CHANGES
+    assert "same as full" in registry.load("params").quick_changes

@@ -11,6 +11,7 @@ import torch
 
 from attnlab.data.synthetic import winograd_dataset
 from attnlab.experiments import winograd
+from attnlab.kit import registry
 from attnlab.kit.claims import evaluate
 from attnlab.nn.model import LanguageModel
 from attnlab.running.runner import Runner
@@ -23,7 +24,7 @@ SMALL = winograd.Settings(d_model=16)
 def test_quick_is_the_chapters_settings():
     # the full settings cost minutes, so the learner's quick run carries the chapter's own
     assert winograd.PROFILES["quick"] == winograd.PROFILES["full"] == winograd.Settings()
-    assert winograd.QUICK_CHANGES.startswith("Nothing")
+    assert registry.load("winograd").quick_changes.startswith("Nothing")
     assert winograd.NEEDS_CORPUS is False
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import attnlab.labs  # noqa: F401  the exercises' words join the catalogue as their folders load
 from attnlab.i18n import catalogue, domains
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -69,6 +70,7 @@ def spanish_texts() -> list[tuple[str, str]]:
     from attnlab.kit.quantities import NAMES
     from attnlab.kit.verdict_words import MARGIN_UNITS, WORDS
 
+    registry.own_all_words()  # the experiments' words join the catalogue
     out = [(f"{d}.{k}", e["es"]) for d in domains() for k, e in catalogue(d).items()]
     for name in registry.EXPERIMENTS:
         for c in registry.load(name).claims:

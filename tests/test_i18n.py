@@ -3,11 +3,15 @@ the argument, then ATTNLAB_LANG, then the locale, then English."""
 
 import pytest
 
+import attnlab.labs  # noqa: F401  the exercises' words join the catalogue as their folders load
 from attnlab import i18n
+from attnlab.kit import registry
 
 
 def test_every_entry_exists_in_every_language():
+    registry.own_all_words()  # every experiment's words.json, as the report would see them
     assert i18n.domains(), "no catalogue shipped"
+    assert {"claims", "quick_changes", "report", "tables"} <= set(i18n.domains())
     assert i18n.check_complete() == []
 
 

@@ -8,6 +8,7 @@ import sys
 import pytest
 
 import attnlab.experiments
+from attnlab import i18n
 from attnlab.kit import registry
 from attnlab.kit.registry import Experiment, RecordError
 
@@ -70,3 +71,34 @@ EXPERIMENT = Experiment(name="else", title="T", profiles={"full": 1, "quick": 1,
     with pytest.raises(RecordError, match="profiles lack micro"):
         Experiment(name="x", title="T", profiles={"full": 1, "quick": 1}, quick_changes="",
                    plan=len, analyse=len, table=len, figure=len, claims=(), needs_corpus=False)
+
+
+def test_title_and_quick_changes_come_from_the_record_or_its_words(experiment_file, tmp_path):
+    def bare(name: str, extra: str = "") -> str:
+        return PARTS + f"""
+EXPERIMENT = Experiment(name="{name}", profiles={{"full": 1, "quick": 1, "micro": 1}},
+                        plan=plan, analyse=analyse, table=table, figure=figure, claims=[],
+                        needs_corpus=False{extra})
+"""
+
+    with pytest.raises(RecordError, match=r"^attnlab.experiments.untitled: experiment record "
+                                          r"lacks title, and its words.json gives none$"):
+        registry.load(experiment_file("untitled", bare("untitled")))
+    given = experiment_file("given", bare(
+        "given", ', title="T", quick_changes="none"'))
+    assert (registry.load(given).title, registry.load(given).quick_changes) == ("T", "none")
+    # a package's words.json, beside its __init__: the record's title must be its words'
+    (tmp_path / "worded").mkdir()
+    (tmp_path / "worded" / "words.json").write_text(
+        '{"report": {"title.worded": {"en": "Worded", "es": "Con palabras"}},'
+        ' "quick_changes": {"worded": {"en": "less", "es": "menos"}}}', encoding="utf-8")
+    experiment_file("worded", "")
+    (tmp_path / "worded.py").unlink()
+    (tmp_path / "worded" / "__init__.py").write_text(bare("worded"))
+    assert registry.load("worded").title == "Worded"
+    assert registry.load("worded").quick_changes == "less"
+    (tmp_path / "worded" / "__init__.py").write_text(bare("worded", ', title="Other"'))
+    sys.modules.pop("attnlab.experiments.worded")
+    with pytest.raises(RecordError, match="the record's title is not its words.json's"):
+        registry.load("worded")
+    i18n.own("experiment worded", {"report": {}, "quick_changes": {}})  # gone with its folder

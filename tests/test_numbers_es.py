@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import attnlab.labs  # noqa: F401  the exercises' words join the catalogue as their folders load
 from attnlab.i18n import catalogue, domains
 from attnlab.kit.quantities import group, number, with_se
 from attnlab.report.words import numbers
@@ -81,6 +82,7 @@ def spanish_texts() -> list[tuple[str, str]]:
     front page from the line after the ones it keeps in step with the English front door)."""
     from attnlab.kit import registry
 
+    registry.own_all_words()  # the experiments' words join the catalogue
     out = [(f"{d}.{k}", e["es"]) for d in domains() for k, e in catalogue(d).items()]
     out += [(f"{c.id} figure {key}", q.label_es) for name in registry.EXPERIMENTS
             for c in registry.load(name).claims for key, q in c.figures.items()]

@@ -87,7 +87,12 @@ def test_sdist_carries_what_its_tests_and_docs_need(built: dict[str, Path]) -> N
 def test_wheel_carries_the_license_configs_and_types(built: dict[str, Path]) -> None:
     names = zipfile.ZipFile(built["wheel"]).namelist()
     version = attnlab.__version__
-    for name in ("attnlab/py.typed", "attnlab/configs/tiny.toml", "attnlab/i18n/common.json",
+    for name in ("attnlab/py.typed", "attnlab/presets/tiny.toml", "attnlab/i18n/common.json",
+                 "attnlab/labs/exercises/softmax/statement.md",  # an exercise's own words
+                 "attnlab/labs/exercises/softmax/statement.es.md",
+                 "attnlab/labs/exercises/softmax/words.json",
+                 "attnlab/experiments/ladder/words.json",  # an experiment's words, its fixture
+                 "attnlab/experiments/ladder/quick_table.md",
                  f"attnlab-{version}.dist-info/licenses/LICENSE"):
         assert name in names, f"wheel lacks {name}"
     metadata = zipfile.ZipFile(built["wheel"]).read(

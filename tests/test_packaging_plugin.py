@@ -2,7 +2,9 @@
 package written here, on ``sys.path`` with a ``.dist-info`` carrying its ``entry_points.txt``
 as pip would install it, is picked up by ``run``, ``reproduce``, ``--estimate`` and the
 report, with attnlab unchanged. Its experiment trains one micro model on a synthetic
-language (no corpus, no tokenizer: seconds)."""
+language (no corpus, no tokenizer: seconds). It brings its words as attnlab's own experiments
+do: a ``words.json`` beside its module, from which its record takes its English title and
+quick changes and its report its Spanish."""
 
 from __future__ import annotations
 
@@ -78,10 +80,22 @@ def _below_uniform(records):
 CLAIMS = [claim("hello.better_than_uniform", "A trained model beats a uniform guess.",
                 "hello", Part("held-out ppl / vocabulary < 1", _below_uniform, "share"))]
 
-EXPERIMENT = Experiment(name="hello", title="Hello from a plugin", profiles=PROFILES,
-                        quick_changes="fewer steps", plan=plan, analyse=analyse, table=table,
-                        figure=figure, claims=CLAIMS, needs_corpus=False)
+EXPERIMENT = Experiment(name="hello", profiles=PROFILES, plan=plan, analyse=analyse,
+                        table=table, figure=figure, claims=CLAIMS, needs_corpus=False)
 '''
+
+WORDS = {  # attnlab_hello/words.json: the same domains and keys as attnlab's own experiments'
+    "claims": {
+        "hello.better_than_uniform": {"en": "A trained model beats a uniform guess.",
+                                      "es": "Un modelo entrenado supera a una apuesta uniforme."},
+        "hello.better_than_uniform//rule": {
+            "en": "held-out ppl / vocabulary < 1",
+            "es": "perplejidad de validación / vocabulario < 1"}},
+    "quick_changes": {"hello": {"en": "fewer steps", "es": "menos pasos"}},
+    "report": {"title.hello": {"en": "Hello from a plugin", "es": "Hola desde un complemento"}},
+    "tables": {"hello: held-out ppl": {"en": "held-out ppl",
+                                       "es": "perplejidad de validación"}},
+}
 
 
 @pytest.fixture
@@ -90,6 +104,7 @@ def plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (site / "attnlab_hello").mkdir(parents=True)
     (site / "attnlab_hello" / "__init__.py").write_text("")
     (site / "attnlab_hello" / "experiment.py").write_text(PLUGIN)
+    (site / "attnlab_hello" / "words.json").write_text(json.dumps(WORDS), encoding="utf-8")
     info = site / "attnlab_hello-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: attnlab-hello\nVersion: 0.1\n")
@@ -128,6 +143,27 @@ def test_run_reproduce_estimate_and_report_pick_it_up(plugin, capsys):
     capsys.readouterr()
     assert main(["report", "--profile", "micro", "--out", "rep"]) == 0
     assert "Hello from a plugin" in (plugin / "rep" / "report.md").read_text()
+
+
+def test_its_words_join_the_catalogue_and_its_report_speaks_both_languages(plugin, capsys):
+    from attnlab import i18n
+
+    registry.own_all_words()
+    assert i18n.owners("claims")["experiment hello"] == WORDS["claims"]
+    assert i18n.check_complete() == []
+    assert registry.load("hello").quick_changes == "fewer steps"  # from its words, not its module
+    common = ["--profile", "micro", "--work", "runs", "--jobs", "1", "--only", "hello"]
+    assert main(["reproduce", *common, "--out", "en", "--lang", "en"]) == 0
+    assert main(["reproduce", *common, "--out", "es", "--lang", "es"]) == 0
+    capsys.readouterr()
+    english = (plugin / "en" / "report.md").read_text(encoding="utf-8")
+    spanish = (plugin / "es" / "report.md").read_text(encoding="utf-8")
+    for domain, key in (("report", "title.hello"), ("claims", "hello.better_than_uniform"),
+                        ("claims", "hello.better_than_uniform//rule"),
+                        ("tables", "hello: held-out ppl")):
+        entry = WORDS[domain][key]
+        assert entry["en"] in english and entry["es"] in spanish, key
+        assert entry["en"] not in spanish, key
 
 
 def test_a_plugin_that_does_not_import_is_one_line(plugin):

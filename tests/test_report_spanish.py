@@ -1,7 +1,7 @@
 """The report in Spanish: ``write_report(..., lang="es")`` and ``reproduce --lang es`` give a
-page with no English interface string left (every entry of ``i18n/report.json`` whose English
-differs from its Spanish), the same measured numbers as the English page, and figures whose
-titles, axis labels and legends are drawn again in Spanish."""
+page with no English interface string left (every entry of the ``report`` words, shared and
+each experiment's, whose English differs from its Spanish), the same measured numbers as the
+English page, and figures whose titles, axis labels and legends are drawn again in Spanish."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 from test_report import make_png
 
 from attnlab.i18n import catalogue
+from attnlab.kit import registry
 from attnlab.kit.extra_seeds import skipped_note
 from attnlab.report import write_report
 from attnlab.report.figures import translate, translated
@@ -20,6 +21,7 @@ from attnlab.report.figures import translate, translated
 def english_only() -> list[str]:
     """Interface strings whose English differs from their Spanish, cut at their first field:
     none may show on a Spanish page (the figures' words are checked on the figures)."""
+    registry.own_all_words()
     cut = [re.split(r"\{", e["en"])[0].strip(" *`(") for k, e in catalogue("report").items()
            if e["en"] != e["es"] and not k.startswith("fig.")]
     return sorted({c for c in cut if len(c) >= 8})
@@ -138,8 +140,7 @@ def test_the_budgets_in_the_catalogue_are_the_chapters():
     """An experiment translated into Spanish (its title is in the catalogue) has its budget
     there too, word for word its chapter part's in English; one not translated (a new one,
     a plugin) falls back to English and touches no catalogue."""
-    from attnlab.kit import registry
-
+    registry.own_all_words()
     report = catalogue("report")
     entries = {k.split(".", 1)[1]: e for k, e in report.items() if k.startswith("budget.")}
     translated = {n for n in registry.EXPERIMENTS if f"title.{n}" in report}

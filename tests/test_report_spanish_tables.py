@@ -2,10 +2,11 @@
 word of their headers, rows and notes is left, and every number and every piece of data
 (a token in backticks, a «quoted» sentence) is the one the experiment wrote.
 
-``tests/data/quick_tables/<name>.md`` is each experiment's ``table.md`` as its ``table(record)``
-wrote it for the quick profile (CPU, fp32, code revision 92e0988); refresh them from a
-finished quick report when a table changes its words. ``ATTNLAB_QUICK_REPORT`` may name a
-finished quick report folder: it is then copied and re-rendered in Spanish as well.
+``quick_table.md`` in each experiment's folder (``attnlab/experiments/<name>/``, beside its
+``words.json``) is its ``table.md`` as its ``table(record)`` wrote it for the quick profile
+(CPU, fp32, code revision 92e0988); refresh them from a finished quick report when a table
+changes its words. ``ATTNLAB_QUICK_REPORT`` may name a finished quick report folder: it is then
+copied and re-rendered in Spanish as well.
 """
 
 from __future__ import annotations
@@ -17,11 +18,12 @@ from pathlib import Path
 
 import pytest
 
+import attnlab.experiments
 from attnlab.cli.main import main as cli_main
 from attnlab.kit import registry
 from attnlab.report.table_words import DATA, speak
 
-TABLES = Path(__file__).parent / "data" / "quick_tables"
+EXPERIMENTS = Path(attnlab.experiments.__file__).parent
 # English words of the tables' headers, rows and notes that a Spanish page must not show
 ENGLISH = re.compile(
     r"\b(?:held-out|train ppl|params|seeds?(?:\(s\))?|mean ± std|steps?|blocks?|heads?|model|"
@@ -37,13 +39,19 @@ def english_words(text: str) -> list[str]:
     return sorted({m.group(0) for m in ENGLISH.finditer(DATA.sub(" ", text))})
 
 
-def test_every_experiment_has_its_table_here():
-    assert sorted(p.stem for p in TABLES.glob("*.md")) == sorted(registry.EXPERIMENTS)
+def quick_table(name: str) -> str:
+    """Experiment ``name``'s table as the quick profile wrote it, from its folder."""
+    return (EXPERIMENTS / name / "quick_table.md").read_text(encoding="utf-8")
+
+
+def test_every_experiment_has_its_table_in_its_folder():
+    assert sorted(p.parent.name for p in EXPERIMENTS.glob("*/quick_table.md")) == \
+        sorted(registry.EXPERIMENTS)
 
 
 @pytest.mark.parametrize("name", registry.EXPERIMENTS)
 def test_a_table_in_spanish_has_no_english_word(name):
-    english = (TABLES / f"{name}.md").read_text(encoding="utf-8")
+    english = quick_table(name)
     assert english_words(english)  # the list finds the English the experiment wrote
     spanish = speak(name, english, "es")
     assert english_words(spanish) == []
@@ -55,7 +63,7 @@ def test_a_table_in_spanish_has_no_english_word(name):
 
 
 def test_english_stays_as_written_but_a_zero_spread_is_0():
-    english = (TABLES / "icl_gd.md").read_text(encoding="utf-8")
+    english = quick_table("icl_gd")
     assert "1.0000 ± 0.0000" in english
     assert speak("icl_gd", english, "en") == english.replace("1.0000 ± 0.0000", "1.0000 ± 0")
     assert speak("position", "`the none` «none»", "es") == "`the none` «none»"  # data stays

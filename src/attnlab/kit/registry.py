@@ -8,24 +8,41 @@ the module and the field. The smallest example is ``attnlab.experiments.params``
 (no training: ``plan`` returns no runs); ``docs/design.md`` walks through a
 training one.
 
+An experiment's words, in English and Spanish, live in its folder: ``words.json``
+beside its module (``experiments/ladder/words.json``), whose domains are those of
+``attnlab.i18n`` (``claims``, ``quick_changes``, ``report``, ``tables``; entries
+``{"en": ..., "es": ...}``). ``own_words(name)`` adds them to the one catalogue without
+importing the module; ``load`` does so too, and takes the record's English ``title``
+(``report`` key ``title.<name>``) and ``quick_changes`` (key ``<name>``) from them when the
+record leaves them out. ``own_all_words()`` adds every experiment's, for whatever reads
+the whole catalogue.
+
 Another installed package adds experiments through the entry-point group
 ``attnlab.experiments`` (``ENTRY_POINTS``): each entry names an experiment and
 points at a module ending in the same record (``name = "pkg.module"``) or at the
-record itself (``"pkg.module:EXPERIMENT"``). ``names()`` lists attnlab's own in
-their order, then those, sorted; a plugin cannot replace an experiment of
-attnlab's own name. ``run``, ``reproduce``, ``--estimate`` and the report all go
-through ``names``/``select``/``load``, so they pick a plugin up with no change.
+record itself (``"pkg.module:EXPERIMENT"``). Its words are found the same way: the
+``words.json`` in the folder of that module (``pkg/module/words.json`` for a package,
+``pkg/words.json`` beside a one-file ``pkg/module.py``: one experiment to a folder).
+``names()`` lists attnlab's own in their order, then those, sorted; a plugin cannot
+replace an experiment of attnlab's own name. ``run``, ``reproduce``, ``--estimate`` and
+the report all go through ``names``/``select``/``load``, so they pick a plugin up with
+no change.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import importlib
+import importlib.util
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cache
 from importlib.metadata import EntryPoint, entry_points
+from pathlib import Path
 from typing import Any
 
+from attnlab import i18n
 from attnlab.errors import UsageError
 from attnlab.kit.chapter import Chapter
 
@@ -47,9 +64,7 @@ class Experiment:
     """What an experiment module declares; the lab needs nothing else from it."""
 
     name: str = _MISSING  # the name ``attnlab run NAME`` takes
-    title: str = _MISSING  # a heading for the report
     profiles: Mapping[str, Any] = _MISSING  # full (the documented settings), quick, micro
-    quick_changes: str = _MISSING  # what "quick" changes from "full", in words
     plan: Callable[[Any], list] = _MISSING  # settings -> [RunSpec], every seed included
     analyse: Callable[..., dict] = _MISSING  # (settings, Results, Context) -> record (JSON)
     table: Callable[[dict], str] = _MISSING  # record -> Markdown
@@ -59,6 +74,11 @@ class Experiment:
     # what the textbook chapter published of it and its budget (``attnlab.kit.chapter``);
     # attnlab's own experiments each give one, a plugin may leave it out (None: no column)
     chapter: Chapter | None = None
+    # a heading for the report, and what "quick" changes from "full" in words; None: the
+    # English of its words.json (``title.<name>``, ``quick_changes`` ``<name>``), which
+    # ``load`` fills in
+    title: str | None = None
+    quick_changes: str | None = None
 
     def __post_init__(self) -> None:
         missing = [f.name for f in dataclasses.fields(self) if getattr(self, f.name) is _MISSING]
@@ -121,11 +141,12 @@ def names() -> list[str]:
 
 
 def load(name: str) -> Experiment:
-    """The record of experiment ``name`` (a UsageError for an unknown name, a RecordError
+    """The record of experiment ``name``, its words owned (``own_words``) and its title and
+    quick changes filled in from them (a UsageError for an unknown name, a RecordError
     naming the module or entry point for a broken record)."""
     if name in EXPERIMENTS:
-        return _checked(name, f"attnlab.experiments.{name}",
-                        lambda: importlib.import_module(f"attnlab.experiments.{name}"))
+        module = f"attnlab.experiments.{name}"
+        return _checked(name, module, lambda: importlib.import_module(module))
     point = plugins().get(name)
     if point is None:
         raise UsageError(f"unknown experiment {name!r}; choose one of: {', '.join(names())}")
@@ -145,7 +166,74 @@ def _checked(name: str, where: str, load_it: Callable[[], Any],
         raise RecordError(f"{where}: defines no EXPERIMENT = Experiment(...) record")
     if record.name != name:
         raise RecordError(f"{where}: its record is named {record.name!r}, not {name!r}")
-    return record
+    words = own_words(name)
+    said = {"title": words.get("report", {}).get(f"title.{name}", {}).get("en"),
+            "quick_changes": words.get("quick_changes", {}).get(name, {}).get("en")}
+    for field, text in said.items():
+        given = getattr(record, field)
+        if given is None and text is None:
+            raise RecordError(f"{where}: experiment record lacks {field}, and its words.json "
+                              f"gives none")
+        if given is not None and text is not None and given != text:
+            raise RecordError(f"{where}: the record's {field} is not its words.json's")
+    return dataclasses.replace(record, **{f: t for f, t in said.items() if t is not None})
+
+
+def words_file(name: str) -> Path | None:
+    """Where experiment ``name``'s words are: ``words.json`` in the folder of its module
+    (None: an unknown name, or a module not found; the file need not exist)."""
+    if name in EXPERIMENTS:
+        module = f"attnlab.experiments.{name}"
+    elif (point := plugins().get(name)) is not None:
+        module = point.module
+    else:
+        return None
+    try:  # imports the packages above the module, not the module itself
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.origin or spec.origin in ("built-in", "frozen"):
+        return None
+    return Path(spec.origin).parent / "words.json"
+
+
+@cache
+def _read_words(path: Path, mtime_ns: int) -> dict[str, i18n.Entries]:
+    """The words of one ``words.json`` (read again only when the file changes)."""
+    try:
+        words = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise RecordError(f"{path}: not a words file: {err}") from None
+    if not isinstance(words, dict) or not all(
+            isinstance(entries, dict) and all(isinstance(e, dict) for e in entries.values())
+            for entries in words.values()):
+        raise RecordError(f"{path}: not {{domain: {{key: {{language: text}}}}}}")
+    return words
+
+
+def own_words(name: str) -> dict[str, i18n.Entries]:
+    """Add experiment ``name``'s words (``words_file``) to the catalogue, under the owner
+    ``experiment NAME``, and return them (none: an unknown name, or a folder without
+    ``words.json``). Cheap to call again: words already owned are left as they are. A key
+    another owner has is a RecordError naming both."""
+    path = words_file(name)
+    if path is None or not path.is_file():
+        return {}
+    words = _read_words(path, path.stat().st_mtime_ns)
+    owner = f"experiment {name}"
+    if any(i18n.owners(domain).get(owner) != entries for domain, entries in words.items()):
+        try:
+            i18n.own(owner, words)
+        except ValueError as err:
+            raise RecordError(f"{path}: {err}") from None
+    return words
+
+
+def own_all_words() -> None:
+    """Add every experiment's words (``names()``) to the catalogue: what a check of the whole
+    catalogue, or a page that may show any experiment, calls first."""
+    for name in names():
+        own_words(name)
 
 
 def chapter(name: str) -> Chapter | None:

@@ -2,9 +2,10 @@
 what it measured, and its margin said as what it is.
 
 Reads the verdict dicts of ``attnlab.kit.claims`` (also as read back from ``results.json``);
-decides nothing. The claims' Spanish words are the catalogue ``attnlab/i18n/claims.json``
-(key: the claim id, and ``<id>/<part name>/rule`` / ``/name`` for its parts); the labels of
-the measured numbers come with the verdict (``attnlab.kit.quantities``).
+decides nothing. The claims' Spanish words are the catalogue's ``claims`` domain, which each
+experiment's ``words.json`` fills (key: the claim id, which begins with the experiment's
+name, and ``<id>/<part name>/rule`` / ``/name`` for its parts); the labels of the measured
+numbers come with the verdict (``attnlab.kit.quantities``).
 
 - ``measured_text(part, lang)``: ``perplexity, row 5 ÷ row 4: 0.93``;
 - ``margin_text(part, lang)``: ``short of its threshold by 0.029 ± 0.011 (perplexity
@@ -23,6 +24,7 @@ from typing import Any
 from attnlab import i18n
 from attnlab.i18n import catalogue
 from attnlab.kit.quantities import number, with_se
+from attnlab.kit.registry import own_words
 
 # A part's margin unit (``Part.unit``) -> (English, Spanish): what one unit of margin is.
 MARGIN_UNITS: dict[str, tuple[str, str]] = {
@@ -70,6 +72,7 @@ def _w(key: str, lang: str, **fields: object) -> str:
 
 
 def _spanish(key: str) -> str | None:
+    own_words(key.split(".")[0])  # the experiment a claim id begins with
     entry = catalogue("claims").get(key)
     return entry.get("es") if isinstance(entry, dict) else None
 
@@ -202,6 +205,7 @@ def not_counted(verdict: dict[str, Any], lang: str = "en") -> str:
 def quick_changes(name: str, lang: str = "en", recorded: str = "") -> str:
     """What the quick profile of experiment ``name`` changes, in ``lang`` (the catalogue's
     words, else the ``recorded`` text of its envelope)."""
+    own_words(name)
     entry = catalogue("quick_changes").get(name)
     if isinstance(entry, dict) and entry.get(lang):
         return entry[lang]

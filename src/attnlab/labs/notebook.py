@@ -2,8 +2,9 @@
 
 The notebooks in ``notebooks/labs/`` (English) and ``notebooks/labs/es/`` (Spanish) are these
 builders' output (a test keeps them equal; ``rebuild`` writes them), so a statement is written
-once, in the catalogue, and reaches the stub, the notebook and the command line in either
-language. A notebook is plain nbformat-4 JSON, stored without outputs.
+once, on its exercise's statement page (``statement.md``, ``statement.es.md``), and reaches the
+stub, the notebook and the command line in either language. A notebook is plain nbformat-4
+JSON, stored without outputs.
 
 The language travels with what a learner opens: a stub's first line is ``# attnlab-lang: es``
 (``file_lang`` reads it, and ``attnlab lab check`` answers in it), and a notebook's checks pass

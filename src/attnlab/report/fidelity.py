@@ -27,8 +27,8 @@ import numpy as np
 from attnlab.kit.chapter import ChapterFigure, Measured
 from attnlab.kit.registry import chapter
 from attnlab.report.words import budget as words_budget
+from attnlab.report.words import of, translated
 from attnlab.report.words import t as say
-from attnlab.report.words import translated
 
 WITHIN = (0.02, 0.05)  # the fidelity summary's two bands
 
@@ -88,6 +88,8 @@ def table(comparisons: list[Comparison], profile: str | None, lang: str = "en") 
     The figures' labels are the chapter's words in English; the rest is in ``lang``."""
     if not comparisons:
         return ""
+    for name in {c.figure.experiment for c in comparisons}:
+        of(name)  # its chapter words (``cw.*``) in the catalogue
     head = [say(f"beside.col.{k}", lang) for k in ("figure", "measured", "chapter", "difference")]
     rows = ["| " + " | ".join(head) + " |", "|---|---:|---:|---:|"]
     derived = []

@@ -3,8 +3,9 @@
 The English figure is the one the experiment drew when it finished (``<name>/figure.png``).
 A report in another language draws the figure again from the finished record (the same
 numbers, the same function) and writes its words in that language: every title, axis
-label, legend entry and annotation whose English the catalogue (``fig.*`` entries of
-``attnlab/i18n/report.json``) holds, whole or as a phrase inside a longer label. Words of
+label, legend entry and annotation whose English the catalogue (``fig.*`` entries of the
+``report`` domain: the experiment's ``words.json`` and ``attnlab/i18n/report.json``) holds,
+whole or as a phrase inside a longer label. Words of
 the data (the tokens of a sentence) are left as they are.
 
 Every figure has a caption saying what to look at (``caption.<experiment>``).
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from attnlab.report import words
-from attnlab.report.words import has, numbers, t
+from attnlab.report.words import has, numbers, of, t
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +52,7 @@ def translate(fig: Any, lang: str) -> Any:
 
 def caption(name: str, lang: str) -> str:
     """What to look at in experiment ``name``'s figure ("" when none is written)."""
-    return t(f"caption.{name}", lang) if has(f"caption.{name}") else ""
+    return t(f"caption.{name}", lang) if has(f"caption.{of(name)}") else ""
 
 
 def figure_path(name: str, envelope: dict[str, Any], folder: Path, out_dir: Path,

@@ -20,7 +20,7 @@ from attnlab.kit import verdict_words as words
 from attnlab.kit.envelope import status_of
 from attnlab.report.claim_figures import claim_figures
 from attnlab.report.page import anchor
-from attnlab.report.words import claim_text, counted, has, t, title, verdict
+from attnlab.report.words import claim_text, counted, has, of, t, title, verdict
 
 SHORT = 84  # characters of a claim's text in the summary table: two lines of its column
 SHOWN = ("held", "not held", "inconclusive")
@@ -113,7 +113,7 @@ def paragraphs(envelopes: dict[str, dict], verdicts: list[dict], lang: str) -> l
     lines = [f"## {t('overview.heading', lang)}", ""]
     for i, (name, env) in enumerate(envelopes.items(), 1):
         own = [v for v in verdicts if owner(v) == name]
-        says = t(f"chapter.{name}", lang) if has(f"chapter.{name}") else ""
+        says = t(f"chapter.{name}", lang) if has(f"chapter.{of(name)}") else ""
         lead = f"**[{i}. {title(name, env, lang)}](#{anchor(i)}).**"
         said = f" {t('overview.chapter', lang)} {says}" if says else ""
         lines += [f"{lead}{said} {t('overview.run', lang)} {_run_shows(name, env, own, lang)}",

@@ -2,7 +2,8 @@
 
 Each experiment's ``table(record)`` writes its table, and the notes around it, in English
 (``<name>/table.md``); the report shows it in the reader's language by replacing its words,
-phrase by phrase, with those of the catalogue ``attnlab/i18n/tables.json``. A key is
+phrase by phrase, with those of the catalogue's ``tables`` domain: the experiment's own in its
+``words.json``, those of every experiment in ``attnlab/i18n/tables.json``. A key is
 ``<experiment>: <English phrase>`` (``*`` for every experiment), its entry the phrase in each
 language. Numbers stay as the code wrote them (``0.75``, ``1,000``: the page's ``numbers``
 groups the thousands), and so does what is data, not words: a token or sentence in backticks,
@@ -19,6 +20,7 @@ import re
 from functools import cache
 
 from attnlab.i18n import catalogue
+from attnlab.kit.registry import own_words
 
 # data the words must not touch: `tokens`, «a sentence», “a sentence”, *a word*
 DATA = re.compile(r"`[^`\n]*`|«[^»\n]*»|“[^”\n]*”|\*[^*\s][^*\n]*?\*(?!\*)")
@@ -54,6 +56,7 @@ def speak(name: str, text: str, lang: str) -> str:
     text = ZERO_SPREAD.sub("± 0", text)
     if lang == "en":
         return text
+    own_words(name)  # before its pattern is made, once
     pattern, words = _pattern(name, lang)
     if pattern is None:
         return text

@@ -1,27 +1,30 @@
 """The report's words in the reader's language: the catalogue, verdicts, durations, numbers.
 
-Every interface string of the report (headings, table headers, verdict words, captions,
-the glance table) is an entry of ``attnlab/i18n/report.json`` in English and Spanish; code
-asks ``t(key, lang)``. Measured numbers and the chapter's figures are the same in both
-languages: a decimal point, as in the code. Spanish groups a whole part of five digits or
-more with narrow spaces (``124 439 808``), never a comma or a dot, and leaves four digits
-alone (``3000``), so a list of numbers is never ambiguous; a percentage takes a space before
-its sign (``66.6 %``). The convention is ``attnlab.kit.quantities``'s, written on the
+Every interface string of the report (headings, table headers, verdict words, captions, the
+glance table) is an entry of the catalogue's ``report`` domain in English and Spanish:
+``attnlab/i18n/report.json`` for the words every page shares, an experiment's ``words.json`` for
+its own (``title.<name>``, ``caption.<name>``, ``chapter.<name>``, ``budget.<name>``, its
+figures' ``fig.*`` and chapter words' ``cw.*``); code asks ``t(key, lang)``, and ``of(name)``
+first where the words are one experiment's. Measured numbers and the chapter's figures are the
+same in both languages: a decimal point, as in the code. Spanish groups a whole part of five
+digits or more with narrow spaces (``124 439 808``), never a comma or a dot, and leaves four
+digits alone (``3000``), so a list of numbers is never ambiguous; a percentage takes a space
+before its sign (``66.6 %``). The convention is ``attnlab.kit.quantities``'s, written on the
 Spanish front page.
 
 The experiments' own tables (``table.md``, written in English by the experiments) are
-said in the page's language by ``attnlab.report.table_words``, from ``i18n/tables.json``.
+said in the page's language by ``attnlab.report.table_words``, from the ``tables`` domain.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from functools import cache
 from typing import Any
 
 from attnlab.i18n import catalogue, resolve_lang
 from attnlab.i18n import text as _text
+from attnlab.kit.registry import own_words
 
 _GROUPED = re.compile(r"(?<![\d.])(?<!\d,)\d{1,3}(?:,\d{3})+(?!\d|,\d)")  # 124,439,808
 _PERCENT = re.compile(r"(?<=\d)%(?!\w)")  # 66.6%
@@ -34,6 +37,13 @@ def t(key: str, lang: str, **fields: object) -> str:
 
 def has(key: str) -> bool:
     return key in catalogue("report")
+
+
+def of(name: str) -> str:
+    """``name``, once experiment ``name``'s words are in the catalogue (none: a name that is
+    no longer an experiment, as in an older results.json)."""
+    own_words(name)
+    return name
 
 
 def verdict(status: str, lang: str) -> str:
@@ -88,9 +98,9 @@ def claim_text(verdict_: dict[str, Any], lang: str) -> str:
     return words(verdict_, lang)
 
 
-@cache
 def phrases(lang: str, prefix: str) -> tuple[tuple[str, str], ...]:
-    """(English, ``lang``) pairs of the catalogue's ``prefix`` entries, the longest first."""
+    """(English, ``lang``) pairs of the catalogue's ``prefix`` entries, the longest first
+    (not cached: the catalogue grows as experiments' words join it)."""
     pairs = [(e["en"], e[lang]) for k, e in catalogue("report").items() if k.startswith(prefix)]
     return tuple(sorted(pairs, key=lambda p: -len(p[0])))
 
@@ -117,7 +127,7 @@ def budget(name: str, lang: str) -> str:
     chapter part's (``Experiment.chapter``), in another language the catalogue's."""
     from attnlab.kit.registry import chapter
 
-    if lang != "en" and has(f"budget.{name}"):
+    if lang != "en" and has(f"budget.{of(name)}"):
         return t(f"budget.{name}", lang)
     part = chapter(name)
     return part.budget if part is not None else ""
@@ -125,10 +135,10 @@ def budget(name: str, lang: str) -> str:
 
 def title(name: str, envelope: dict[str, Any], lang: str) -> str:
     """An experiment's title in ``lang`` (the catalogue's, else the one it recorded)."""
-    if lang != "en" and has(f"title.{name}"):
+    if lang != "en" and has(f"title.{of(name)}"):
         return t(f"title.{name}", lang)
     return envelope.get("title") or name
 
 
-__all__ = ["budget", "claim_text", "counted", "duration", "has", "numbers", "phrases",
+__all__ = ["budget", "claim_text", "counted", "duration", "has", "numbers", "of", "phrases",
            "resolve_lang", "t", "title", "translated", "verdict"]

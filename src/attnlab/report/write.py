@@ -49,6 +49,7 @@ from attnlab.report.words import (
     duration,
     has,
     numbers,
+    of,
     resolve_lang,
     t,
     title,
@@ -203,6 +204,8 @@ def compose(
     experiments_dir: Path, lang: str = "en",
 ) -> str:
     """The whole report as Markdown, in ``lang``."""
+    for name in envelopes:
+        of(name)  # each experiment's words in the catalogue before any is said
     s = summary(envelopes, verdicts)
     profile = meta.get("profile")
     fid = chapter_fidelity.fidelity(all_comparisons(envelopes)) if profile == "full" else None

@@ -73,8 +73,6 @@ from attnlab.experiments.agreement.settings import (
     NEEDS_CORPUS,
     PROBE,
     PROFILES,
-    QUICK_CHANGES,
-    TITLE,
     Settings,
 )
 from attnlab.experiments.agreement.view import figure, table
@@ -132,14 +130,15 @@ def analyse(settings: Settings, results: Results, ctx: Context) -> dict[str, Any
     return record
 
 
-__all__ = ["CLAIMS", "GROUPS", "NAME", "NEEDS_CORPUS", "PROBE", "PROFILES", "QUICK_CHANGES",
-           "SHARE", "Settings", "TITLE", "analyse", "baseline", "dataset", "figure",
-           "group_masks", "learned_premise", "measure", "model_config", "plan", "probe_rows",
-           "probe_subject_and_stems", "routing_shares", "subject_and_stems", "table",
-           "train_config"]
+__all__ = [
+    "CLAIMS", "GROUPS", "NAME", "NEEDS_CORPUS", "PROBE", "PROFILES", "SHARE", "Settings",
+    "analyse", "baseline", "dataset", "figure", "group_masks", "learned_premise", "measure",
+    "model_config", "plan", "probe_rows", "probe_subject_and_stems", "routing_shares",
+    "subject_and_stems", "table", "train_config"
+]
 
 EXPERIMENT = Experiment(
-    name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
+    name=NAME, profiles=PROFILES, plan=plan,
     analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
     chapter=CHAPTER,
 )

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from attnlab.kit.settings import Seeded
 
 NAME = "agreement"
-TITLE = "Verb agreement: who routes the subject"
 NEEDS_CORPUS = False
 GROUPS = ("subject", "stems", "separators", "other pronouns")
 PROBE = "I work , you work , he"  # the curriculum's sentence, cut at the predicting position
@@ -36,6 +35,3 @@ PROFILES = {
     "quick": Settings(),
     "micro": Settings(d_model=16, steps=4, batch_size=8, seeds=1),
 }
-QUICK_CHANGES = (  # also in i18n/quick_changes.json, beside its Spanish
-    "Nothing: the model is small and trains in seconds, so quick is full."
-)

@@ -55,8 +55,6 @@ from attnlab.experiments.icl_gd.settings import (
     NAME,
     NEEDS_CORPUS,
     PROFILES,
-    QUICK_CHANGES,
-    TITLE,
     Settings,
 )
 from attnlab.experiments.icl_gd.view import figure, table
@@ -86,11 +84,11 @@ def analyse(settings: Settings, results: Results, ctx: Context) -> dict[str, Any
 
 
 __all__ = ["CLAIMS", "LinearSelfAttention", "NAME", "NEEDS_CORPUS", "PROFILES",
-           "QUICK_CHANGES", "Settings", "TITLE", "agreement", "analyse", "figure", "gd_signal",
+           "Settings", "agreement", "analyse", "figure", "gd_signal",
            "one_seed", "plan", "side_by_side", "table", "tasks", "train_lsa"]
 
 EXPERIMENT = Experiment(
-    name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
+    name=NAME, profiles=PROFILES, plan=plan,
     analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
     chapter=CHAPTER,
 )

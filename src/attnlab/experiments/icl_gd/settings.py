@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from attnlab.kit.settings import Seeded
 
 NAME = "icl_gd"
-TITLE = "In-context regression: one linear attention layer against one step of GD"
 NEEDS_CORPUS = False
 
 
@@ -33,6 +32,3 @@ PROFILES = {
     "quick": Settings(steps=20_000, seeds=5),  # the full settings: minutes, not hours
     "micro": Settings(steps=20, batch_size=16, n_eta=500, n_held=64, seeds=1),
 }
-QUICK_CHANGES = (  # also in i18n/quick_changes.json, beside its Spanish
-    "Nothing: the full settings take a few minutes, so quick is full."
-)

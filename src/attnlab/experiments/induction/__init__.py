@@ -49,9 +49,7 @@ from attnlab.experiments.induction.settings import (
     NAME,
     NEEDS_CORPUS,
     PROFILES,
-    QUICK_CHANGES,
     SHORT,
-    TITLE,
     Settings,
 )
 from attnlab.experiments.induction.view import figure, table
@@ -168,12 +166,12 @@ def window(s: Settings) -> int:
     return max(1, int(SHORT * s.snapshots))
 
 
-__all__ = ["CLAIMS", "NAME", "NEEDS_CORPUS", "PROFILES", "QUICK_CHANGES", "SHORT", "Settings",
-           "TITLE", "analyse", "figure", "head_formed", "held_rows", "model_config", "plan",
+__all__ = ["CLAIMS", "NAME", "NEEDS_CORPUS", "PROFILES", "SHORT", "Settings",
+           "analyse", "figure", "head_formed", "held_rows", "model_config", "plan",
            "snapshot_steps", "stream", "table", "train_config", "window"]
 
 EXPERIMENT = Experiment(
-    name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
+    name=NAME, profiles=PROFILES, plan=plan,
     analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
     chapter=CHAPTER,
 )

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from attnlab.kit.settings import Seeded
 
 NAME = "induction"
-TITLE = "Induction heads: a two-block circuit forming"
 NEEDS_CORPUS = True  # quick and full also score the ladder's two-block Tiny Shakespeare model
 SHORT = 0.2  # "a short stretch of training": one fifth of it at most
 
@@ -41,7 +40,3 @@ PROFILES = {
     "micro": Settings(d_model=16, steps=8, snapshots=2, batch_size=4, n_train=200, n_held=16,
                       shakespeare=None, seeds=1),
 }
-QUICK_CHANGES = (  # also in i18n/quick_changes.json, beside its Spanish
-    "Three seeds instead of five, and the ladder's quick two-block Tiny Shakespeare run "
-    "instead of its full one; the induction models are the same."
-)

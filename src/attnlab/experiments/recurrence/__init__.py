@@ -59,8 +59,6 @@ from attnlab.experiments.recurrence.settings import (
     NAME,
     NEEDS_CORPUS,
     PROFILES,
-    QUICK_CHANGES,
-    TITLE,
     Settings,
 )
 from attnlab.experiments.recurrence.view import LABELS, figure, table
@@ -224,11 +222,11 @@ def analyse(settings: Settings, results: Results, ctx: Context) -> dict[str, Any
             "agreement": _agreement(settings, results, ctx), "steps": steps, "timing": timing}
 
 
-__all__ = ["CLAIMS", "MODELS", "NAME", "PROFILES", "Settings", "TITLE", "agreement_config",
+__all__ = ["CLAIMS", "MODELS", "NAME", "PROFILES", "Settings", "agreement_config",
            "agreement_data", "analyse", "figure", "lm_config", "plan", "table"]
 
 EXPERIMENT = Experiment(
-    name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
+    name=NAME, profiles=PROFILES, plan=plan,
     analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
     chapter=CHAPTER,
 )

@@ -1,6 +1,6 @@
-"""The settings of "Why attention replaced recurrence": its name, the models, the settings
-of each profile and what quick changes (the experiment's other parts import these, and
-nothing of theirs is imported here)."""
+"""The settings of "Why attention replaced recurrence": its name, the models and the settings
+of each profile (its title and what quick changes are in its words.json; the experiment's
+other parts import these, and nothing of theirs is imported here)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from attnlab.kit.settings import Seeded
 
 NAME = "recurrence"
-TITLE = "Why attention replaced recurrence"
 NEEDS_CORPUS = True
 MODELS = ("rnn", "lstm", "attention")
 
@@ -47,10 +46,3 @@ PROFILES = {
                       agree_steps=3, agree_batch=4, sizes=(8, 16), tokens_per_step=16,
                       rounds=1, seeds=1),
 }
-QUICK_CHANGES = (  # also in i18n/quick_changes.json, beside its Spanish
-    "The language models train at the ladder's quick settings (400 steps of batch 4) "
-    "instead of its full ones, and the reach is averaged over 32 held-out windows instead "
-    "of 64. The agreement models get 1,000 updates instead of 1,500 (the same 20,000 "
-    "sentences); a timed step holds 1,024 tokens instead of 2,048, over 4 rounds instead "
-    "of 5."
-)

@@ -35,81 +35,31 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import numpy as np
 import torch
 
 from attnlab.experiments.sqrt_dk import measure as stats
 from attnlab.experiments.sqrt_dk.chapter import CHAPTER
-from attnlab.kit.claims import (
-    CLEAR,
-    NEGLIGIBLE,
-    Claim,
-    Margins,
-    Part,
-    Records,
-    Skip,
-    claim,
-    with_figures,
+from attnlab.experiments.sqrt_dk.claims import CLAIMS
+from attnlab.experiments.sqrt_dk.measure import gaps, initial_model, stats_windows
+from attnlab.experiments.sqrt_dk.settings import (
+    NAME,
+    NEEDS_CORPUS,
+    PROFILES,
+    STATS,
+    Settings,
 )
-from attnlab.kit.quantities import Quantity
+from attnlab.experiments.sqrt_dk.view import figure, table
 from attnlab.kit.registry import Experiment
-from attnlab.kit.settings import CorpusSettings, train_budget
-from attnlab.kit.tables import fmt_ms, markdown_table, mean_std, settings_dict
+from attnlab.kit.settings import train_budget
+from attnlab.kit.tables import mean_std, settings_dict
 from attnlab.nn.model_config import ModelConfig
 from attnlab.running.context import Context
 from attnlab.running.runner import Results, RunSpec, seeded
 from attnlab.train.run_config import RunConfig, TrainConfig
-from attnlab.train.runtime import build_model
-
-if TYPE_CHECKING:
-    from matplotlib.figure import Figure
 
 log = logging.getLogger(__name__)
-
-NAME = "sqrt_dk"
-TITLE = "Why divide by √d_k"
-NEEDS_CORPUS = True
-STATS = ("score_std", "entropy", "eff_tokens", "frozen")
-
-
-@dataclass(frozen=True)
-class Settings(CorpusSettings):
-    """The analytic sizes and the two training settings (``CorpusSettings``: width, context,
-    rate, data and seeds of both)."""
-
-    dims: tuple[int, ...] = (4, 16, 64, 256, 1024)  # widths d of the analytic part
-    n_pairs: int = 20_000  # random (q, k) pairs per width for Var(q·k)
-    n_keys: int = 64  # scores per row
-    n_rows: int = 2_000  # random rows per width for the frozen fraction and Jacobian
-    default_widths: tuple[int, ...] = (32, 128)  # d_k in the default block (n_head = d_model/d_k)
-    default_steps: int = 3000  # the spec's default budget
-    default_batch: int = 64
-    short_widths: tuple[int, ...] = (32, 256, 1024)  # q/k width of the single head, no norm
-    short_steps: int = 1500
-    short_batch: int = 32
-    stats_windows: int = 16  # held-out windows of n_ctx tokens for the attention statistics
-    seed: int = 0  # seed of the analytic draws
-
-
-PROFILES = {
-    "full": Settings(),
-    "quick": Settings(default_widths=(), short_steps=600, short_batch=4),
-    "micro": Settings(dims=(4, 16), n_pairs=500, n_rows=50, d_model=16, n_ctx=16,
-                      default_widths=(8,), default_steps=2, default_batch=4,
-                      short_widths=(64,), short_steps=2, short_batch=4, stats_windows=2,
-                      train_tokens=2_000, seeds=1),
-}
-
-QUICK_CHANGES = (  # also in i18n/quick_changes.json, beside its Spanish
-    "Only the short setting is trained (widths 32, 256 and 1,024, one head, no norm), for "
-    "600 steps of batch 4 instead of 1,500 of batch 32, so that three seeds fit the quick "
-    "suite; the default setting's two widths are left out, and the analytic part is the "
-    "chapter's. Not fewer than 600 steps: earlier in training the unscaled width-32 head "
-    "still lags, a transient rather than the trained state."
-)
 
 
 # -- configs ---------------------------------------------------------------------
@@ -149,14 +99,6 @@ def settings_runs(s: Settings) -> list[tuple[str, int, Any, TrainConfig]]:
 
 
 # -- running ---------------------------------------------------------------------
-
-
-def stats_windows(held: np.ndarray, n_windows: int, n_ctx: int) -> torch.Tensor:
-    """The fixed batch (b, t) of the first ``n_windows`` held-out windows."""
-    n = min(n_windows, len(held) // n_ctx)
-    if n < 1:
-        raise ValueError(f"the held-out split ({len(held)} tokens) has no window of {n_ctx}")
-    return torch.from_numpy(np.asarray(held[: n * n_ctx], dtype=np.int64).reshape(n, n_ctx))
 
 
 def run_label(setting: str, d_k: int, scale: bool) -> str:
@@ -199,17 +141,6 @@ def _one_width(s: Settings, results: Results, ctx: Context, setting: str, d_k: i
     return row
 
 
-def initial_model(cfg: ModelConfig, tc: TrainConfig, device: Any = "cpu") -> torch.nn.Module:
-    """The run's model before its first step: the trainer's own seeded construction."""
-    return build_model(RunConfig(model=cfg, train=tc), torch.device(device)).eval()
-
-
-def gaps(row: dict) -> list[float]:
-    """ppl(unscaled) / ppl(scaled) − 1 of held-out perplexity, per seed."""
-    return [u / c - 1 for u, c in zip(row["unscaled"]["held_ppl"], row["scaled"]["held_ppl"],
-                                      strict=True)]
-
-
 def analyse(settings: Settings, results: Results, ctx: Context) -> dict:
     """The analytic tables, then every trained run (scaled and unscaled) with its statistics."""
     s = settings
@@ -230,210 +161,14 @@ def analyse(settings: Settings, results: Results, ctx: Context) -> dict:
     return record
 
 
-# -- report ----------------------------------------------------------------------
-
-
-def table(record: dict) -> str:
-    """Three analytic tables and one training table."""
-    var = markdown_table(["d", "Var(q·k)", "std", "√d"],
-                         [[r["d"], r["var"], r["std"], r["sqrt_d"]] for r in record["variance"]])
-    row = markdown_table(
-        ["d", "score std", "eff. tokens ÷√d", "eff. tokens raw"],
-        [[r["d"], r["score_std"], r["eff_scaled"], r["eff_unscaled"]] for r in record["one_row"]])
-    frz = markdown_table(
-        ["d", "frozen ÷√d", "frozen raw", "Jacobian trace ÷√d", "Jacobian trace raw"],
-        [[r["d"], r["frozen_scaled"], r["frozen_unscaled"], r["jac_scaled"], r["jac_unscaled"]]
-         for r in record["frozen"]])
-    s = record["settings"]
-    n_keys = s["n_keys"]
-    parts = [
-        f"**Var(q·k), q, k ~ N(0, I_d)** ({s['n_pairs']:,} pairs)\n\n{var}",
-        f"**One row of {n_keys} scores** (effective tokens = exp(entropy); at most {n_keys})"
-        f"\n\n{row}",
-        f"**{s['n_rows']:,} random rows of {n_keys} scores** (frozen: max weight > 0.99)"
-        f"\n\n{frz}",
-    ]
-    if record["training"]:
-        parts.append("**Training with (÷√d) and without (raw) the division**\n\n"
-                     + _training_table(record))
-    return "\n".join(parts)
-
-
-def _training_table(record: dict) -> str:
-    """Perplexities and gap per width; then the attention statistics at init and after."""
-    ppl_rows, stat_rows = [], []
-    for r in record["training"]:
-        sc, un = r["scaled"], r["unscaled"]
-        ppl_rows.append([r["setting"], r["d_k"], sc["heads"], fmt_ms(sc["held_ppl"]),
-                         fmt_ms(un["held_ppl"]), f"{100 * r['gap']:+.1f}%"])
-        for when, words in (("init", "initialisation"), ("after", "after training")):
-            cells = [r["setting"], r["d_k"], words]
-            for key, digits in (("score_std", 2), ("eff_tokens", 1), ("frozen", 3)):
-                cells += [fmt_ms(sc[when][key], digits), fmt_ms(un[when][key], digits)]
-            stat_rows.append(cells)
-    s = record["settings"]
-    default = (
-        f" default: {s['default_steps']:,} steps of batch {s['default_batch']}, the default "
-        f"pre-norm block with {s['d_model']}/d_k heads of width d_k."
-        if any(r["setting"] == "default" for r in record["training"]) else ""
-    )
-    note = (
-        f"\nHeld-out perplexity; gap = ppl raw / ppl ÷√d − 1.{default} short: "
-        f"{s['short_steps']:,} steps of batch {s['short_batch']}, one head of q/k width d_k, "
-        f"no LayerNorm. {record['seeds']} seed(s).\n"
-    )
-    stats_note = (
-        f"\nOn {s['stats_windows']} held-out windows of {s['n_ctx']} tokens: score std over the "
-        f"causally allowed scores (as the model scales them); effective tokens = mean "
-        f"exp(entropy) and frozen = fraction of rows with max weight > 0.99, over query "
-        f"positions 1..{s['n_ctx'] - 1}.\n"
-    )
-    header = ["setting", "d_k", "when", "score std ÷√d", "score std raw", "eff. tokens ÷√d",
-              "eff. tokens raw", "frozen ÷√d", "frozen raw"]
-    return (markdown_table(["setting", "d_k", "heads", "ppl ÷√d", "ppl raw", "gap"], ppl_rows)
-            + note + "\n" + markdown_table(header, stat_rows) + stats_note)
-
-
-def figure(record: dict) -> Figure:
-    """Var(q·k) vs d; frozen fraction vs d (random rows, and trained heads); gap vs d_k."""
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(11.5, 4))
-    axes = fig.subplots(1, 3)
-    d = [r["d"] for r in record["variance"]]
-    ax = axes[0]
-    ax.loglog(d, [r["var"] for r in record["variance"]], "o-", label="measured Var(q·k)")
-    ax.loglog(d, d, "k--", lw=1, label="Var = d")
-    ax.set(xlabel="d", ylabel="variance", title="Var(q·k) grows like d")
-    ax.legend()
-    ax = axes[1]
-    for key, label in (("frozen_scaled", "random rows ÷√d"),
-                       ("frozen_unscaled", "random rows raw")):
-        ax.semilogx(d, [r[key] for r in record["frozen"]], "o-", label=label)
-    short = [r for r in record["training"] if r["setting"] == "short"]
-    for name, marker in (("scaled", "s"), ("unscaled", "^")):
-        if short:
-            ax.semilogx([r["d_k"] for r in short],
-                        [mean_std(r[name]["after"]["frozen"])[0] for r in short], marker + ":",
-                        label=f"trained head {'÷√d' if name == 'scaled' else 'raw'}")
-    ax.set(xlabel="d (= d_k)", ylabel="fraction of rows with max weight > 0.99",
-           title="Frozen softmax rows", ylim=(-0.03, 1.03))
-    ax.legend(fontsize=8)
-    ax = axes[2]
-    for setting in ("default", "short"):
-        rows = [r for r in record["training"] if r["setting"] == setting]
-        if rows:
-            ax.semilogx([r["d_k"] for r in rows], [100 * r["gap"] for r in rows], "o-",
-                        label=f"{setting} setting")
-    ax.axhline(0, color="k", lw=0.8)
-    ax.axhspan(-100 * NEGLIGIBLE, 100 * NEGLIGIBLE, color="0.9",
-               label=f"|gap| < {NEGLIGIBLE:.0%}")
-    ax.axhline(100 * CLEAR, color="0.5", ls="--", lw=0.8, label=f"gap = {CLEAR:.0%}")
-    ax.set(xlabel="head width d_k", ylabel="ppl raw / ppl ÷√d − 1 (%)",
-           title="Cost of dropping the division")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    return fig
-
-
-# -- claims (docs/experiments.md, "Claims and verdicts") -------------------------
-# "No difference" and "a large one" are the claims module's NEGLIGIBLE (5%) and CLEAR (10%)
-# on the gap; each seed's gap compares the scaled and unscaled runs of that seed.
-
-COLLAPSED = 0.5  # "collapses to single tokens": most rows (more than half) frozen
-SMALL_WIDTH, LARGE_WIDTHS, COLLAPSE_WIDTH = 32, (256, 1024), 1024
-
-
-def _rows_at(record: dict, width: int, setting: str | None = None) -> list[dict]:
-    rows = [r for r in record["training"]
-            if r["d_k"] == width and (setting is None or r["setting"] == setting)]
-    if not rows:
-        where = f"the {setting} setting" if setting else "any setting"
-        raise Skip(f"this profile trains no width {width} in {where}")
-    return rows
-
-
-def _no_difference(records: Records) -> Margins:
-    rows = _rows_at(records[NAME], SMALL_WIDTH)
-    per_row = [[NEGLIGIBLE - abs(g) for g in r["gaps"]] for r in rows]
-    return Margins([min(m) for m in zip(*per_row, strict=True)],
-                   {f"gap_{r['setting']}_{r['d_k']}": r["gap"] for r in rows})
-
-
-def _large(width: int) -> Part:
-    def margins(records: Records) -> Margins:
-        (row,) = _rows_at(records[NAME], width, "short")
-        return Margins([g - CLEAR for g in row["gaps"]], {f"gap_short_{width}": row["gap"]})
-    return Part(f"gap > {CLEAR:.0%} at d_k = {width} (short setting)", margins, "gap",
-                f"d_k {width}")
-
-
-def _spread_grows(width: int) -> Part:
-    def margins(records: Records) -> Margins:
-        (row,) = _rows_at(records[NAME], width, "short")
-        un = row["unscaled"]
-        ratios = [a / b for a, b in zip(un["after"]["score_std"], un["init"]["score_std"],
-                                        strict=True)]
-        return Margins([r - 1 for r in ratios],
-                       {f"raw_score_std_{width}_init": mean_std(un["init"]["score_std"])[0],
-                        f"raw_score_std_{width}_after": mean_std(un["after"]["score_std"])[0]})
-    return Part(f"unscaled score std after training / at initialisation > 1 at d_k = {width}",
-                margins, "× std", f"spread grows at {width}")
-
-
-def _collapses(records: Records) -> Margins:
-    (row,) = _rows_at(records[NAME], COLLAPSE_WIDTH, "short")
-    frozen = row["unscaled"]["after"]["frozen"]
-    return Margins([f - COLLAPSED for f in frozen],
-                   {f"raw_frozen_{COLLAPSE_WIDTH}_after": mean_std(frozen)[0],
-                    f"scaled_frozen_{COLLAPSE_WIDTH}_after":
-                        mean_std(row["scaled"]["after"]["frozen"])[0]})
-
-
-CLAIMS: list[Claim] = [
-    claim("sqrt_dk.matters_only_when_wide",
-          "The √d_k division makes no difference at width 32 and a large one at 256 and 1,024.",
-          NAME,
-          Part(f"|gap| < {NEGLIGIBLE:.0%} for every width-32 run (gap = held-out ppl raw / "
-               "ppl ÷√d − 1)", _no_difference, "gap", "d_k 32"),
-          *(_large(w) for w in LARGE_WIDTHS)),
-    claim("sqrt_dk.unscaled_collapses",
-          "Without the division the score spread grows during training and attention "
-          "collapses to single tokens.",
-          NAME,
-          *(_spread_grows(w) for w in LARGE_WIDTHS),
-          Part(f"unscaled, d_k = {COLLAPSE_WIDTH}: fraction of rows with max weight > 0.99 "
-               f"after training > {COLLAPSED:g}", _collapses, "fraction", "collapse")),
-]
-
-FIGURES = {
-    "gap_{setting}_{d_k}": Quantity(
-        "held-out perplexity unscaled ÷ scaled − 1, d_k = {d_k} ({setting} setting)",
-        "perplejidad de validación sin escalar ÷ escalada − 1, d_k = {d_k} (ajuste {setting})",
-        kind="percent"),
-    "raw_score_std_{w}_init": Quantity("unscaled score spread (std) at initialisation, d_k = {w}",
-                                       "dispersión (desviación típica) de las puntuaciones sin "
-                                       "escalar al inicio, d_k = {w}"),
-    "raw_score_std_{w}_after": Quantity("unscaled score spread (std) after training, d_k = {w}",
-                                        "dispersión (desviación típica) de las puntuaciones sin "
-                                        "escalar tras el entrenamiento, d_k = {w}"),
-    "raw_frozen_{w}_after": Quantity("rows frozen on one token (max weight > 0.99), unscaled, "
-                                     "d_k = {w}", "filas congeladas en un token (peso máximo > "
-                                     "0.99), sin escalar, d_k = {w}", kind="percent"),
-    "scaled_frozen_{w}_after": Quantity("rows frozen on one token, scaled, d_k = {w}",
-                                        "filas congeladas en un token, escalada, d_k = {w}",
-                                        kind="percent"),
-}
-CLAIMS = with_figures(CLAIMS, FIGURES)
-
 __all__ = [
-    "CLAIMS", "NAME", "NEEDS_CORPUS", "PROFILES", "QUICK_CHANGES", "Settings", "TITLE",
+    "CLAIMS", "NAME", "NEEDS_CORPUS", "PROFILES", "Settings",
     "analyse", "default_config", "figure", "gaps", "plan", "settings_runs", "short_config",
     "stats_windows", "table",
 ]
 
 EXPERIMENT = Experiment(
-    name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
+    name=NAME, profiles=PROFILES, plan=plan,
     analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
     chapter=CHAPTER,
 )

@@ -11,7 +11,8 @@ its weight on one key, where its gradient vanishes. Dividing by √d_k brings th
 variance back to 1 at any width. The analytic part uses NumPy and a seeded
 ``numpy.random.Generator``; the model part reads a trained (or freshly
 initialised) ``LanguageModel`` through its one trace API (``model.trace``): the
-scores and weights each attention block computed.
+scores and weights each attention block computed, on a fixed batch of held-out windows
+(``stats_windows``); ``gaps`` is the cost of dropping the division, seed by seed.
 
 Left out: other score normalisations (QK-norm, a learned temperature) and any
 analysis of the value path.
@@ -20,12 +21,16 @@ analysis of the value path.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import torch
 
+from attnlab.nn.model_config import ModelConfig
 from attnlab.reference.softmax import effective_tokens as tokens_of
 from attnlab.reference.softmax import softmax
+from attnlab.train.run_config import RunConfig, TrainConfig
+from attnlab.train.runtime import build_model
 
 FROZEN = 0.99  # a row whose largest weight exceeds this is "frozen" on one key
 
@@ -145,3 +150,22 @@ def attention_stats(model: torch.nn.Module, idx: torch.Tensor) -> dict:
         }
     finally:
         model.train(was_training)
+
+
+def stats_windows(held: np.ndarray, n_windows: int, n_ctx: int) -> torch.Tensor:
+    """The fixed batch (b, t) of the first ``n_windows`` held-out windows."""
+    n = min(n_windows, len(held) // n_ctx)
+    if n < 1:
+        raise ValueError(f"the held-out split ({len(held)} tokens) has no window of {n_ctx}")
+    return torch.from_numpy(np.asarray(held[: n * n_ctx], dtype=np.int64).reshape(n, n_ctx))
+
+
+def initial_model(cfg: ModelConfig, tc: TrainConfig, device: Any = "cpu") -> torch.nn.Module:
+    """The run's model before its first step: the trainer's own seeded construction."""
+    return build_model(RunConfig(model=cfg, train=tc), torch.device(device)).eval()
+
+
+def gaps(row: dict) -> list[float]:
+    """ppl(unscaled) / ppl(scaled) − 1 of held-out perplexity, per seed."""
+    return [u / c - 1 for u, c in zip(row["unscaled"]["held_ppl"], row["scaled"]["held_ppl"],
+                                      strict=True)]

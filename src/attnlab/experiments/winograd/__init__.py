@@ -86,8 +86,6 @@ from attnlab.experiments.winograd.settings import (
     NEEDS_CORPUS,
     PROBE,
     PROFILES,
-    QUICK_CHANGES,
-    TITLE,
     VARIANTS,
     Settings,
 )
@@ -173,13 +171,13 @@ def analyse(settings: Settings, results: Results, ctx: Context) -> dict[str, Any
             "attention": probe}
 
 
-__all__ = ["CLAIMS", "MODELS", "NAME", "PROBE", "PROFILES", "QUICK_CHANGES", "NEEDS_CORPUS",
-           "SentenceStream", "Settings", "TITLE", "accuracies", "analyse", "attention_rows",
+__all__ = ["CLAIMS", "MODELS", "NAME", "PROBE", "PROFILES", "NEEDS_CORPUS",
+           "SentenceStream", "Settings", "accuracies", "analyse", "attention_rows",
            "figure", "model_config", "plan", "run_label", "scored_attention", "scored_logits",
            "table", "train_config"]
 
 EXPERIMENT = Experiment(
-    name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
+    name=NAME, profiles=PROFILES, plan=plan,
     analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
     chapter=CHAPTER,
 )

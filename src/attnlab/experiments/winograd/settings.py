@@ -1,6 +1,7 @@
 """The settings of the Winograd experiment: its name, variants and models, the probe
-sentence, the settings of each profile and what quick changes (the experiment's other
-parts import these, and nothing of theirs is imported here)."""
+sentence and the settings of each profile (its title and what quick changes are in its
+words.json; the experiment's other parts import these, and nothing of theirs is imported
+here)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from attnlab.data.synthetic import WINOGRAD_TEMPLATE
 from attnlab.kit.settings import Seeded
 
 NAME = "winograd"
-TITLE = "A question with a right answer (Winograd referents)"
 NEEDS_CORPUS = False
 VARIANTS = ("A", "B")
 MODELS = ("mean", "one block", "two blocks")  # the report lays them out in this order
@@ -38,7 +38,3 @@ PROFILES = {
     "quick": Settings(),  # the chapter's own settings: they cost minutes, not hours
     "micro": Settings(d_model=16, steps_a=6, steps_b=6, batch_size=8, seeds=1),
 }
-
-QUICK_CHANGES = (  # also in i18n/quick_changes.json, beside its Spanish
-    "Nothing: the chapter's own settings train in a few minutes, so quick is full."
-)
