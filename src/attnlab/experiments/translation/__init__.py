@@ -43,8 +43,6 @@ from attnlab.experiments.translation.settings import (
     NAME,
     NEEDS_CORPUS,
     PROFILES,
-    QUICK_CHANGES,
-    TITLE,
     Settings,
 )
 from attnlab.experiments.translation.view import figure, table
@@ -126,11 +124,11 @@ def analyse(settings: Settings, results: Results, ctx: Context) -> dict[str, Any
             "models": models, "example": example, "steps": steps}
 
 
-__all__ = ["CLAIMS", "MODELS", "NAME", "PROFILES", "Settings", "TITLE", "analyse", "data_of",
-           "figure", "model_configs", "plan", "table"]
+__all__ = ["CLAIMS", "MODELS", "NAME", "PROFILES", "Settings", "analyse", "data_of", "figure",
+           "model_configs", "plan", "table"]
 
 EXPERIMENT = Experiment(
-    name=NAME, title=TITLE, profiles=PROFILES, quick_changes=QUICK_CHANGES, plan=plan,
-    analyse=analyse, table=table, figure=figure, claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
+    name=NAME, profiles=PROFILES, plan=plan, analyse=analyse, table=table, figure=figure,
+    claims=CLAIMS, needs_corpus=NEEDS_CORPUS,
     chapter=CHAPTER,
 )

@@ -1,6 +1,6 @@
-"""The settings of "Where attention was born": its name, the models, the settings of each
-profile and what quick changes (the experiment's other parts import these, and nothing of
-theirs is imported here)."""
+"""The settings of "Where attention was born": its name, the models and the settings of each
+profile (its title and what quick changes are in its words.json; the experiment's other
+parts import these, and nothing of theirs is imported here)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from attnlab.kit.settings import Seeded
 
 NAME = "translation"
-TITLE = "Where attention was born"
 NEEDS_CORPUS = False  # the synthetic English → Spanish language of attnlab.data.translation
 MODELS = ("rnn", "bahdanau", "transformer")
 
@@ -45,10 +44,3 @@ PROFILES = {
                       bands=((5, 6), (7, 8), (9, 11)), train_pairs=60, held_pairs=4,
                       steps=3, lr=5e-3, batch=4, step_lengths=(6, 12), seeds=1),
 }
-QUICK_CHANGES = (  # also in words.json, beside its Spanish
-    "The models are one block (the transformer) at width 32 instead of two at 64, trained "
-    "for 300 updates of 32 pairs at a rate of 5e-3 instead of 2,000 of 64 at 3e-3, on "
-    "3,000 sentences of 5 to 14 words instead of 8,000 of 5 to 20; the held-out bands are "
-    "5-7, 8-10 and 11-14 words inside the trained lengths and 15-20 and 21-28 past them, "
-    "60 sentences each instead of 200."
-)
