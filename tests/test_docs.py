@@ -140,7 +140,8 @@ def test_every_relative_link_resolves(page):
 def test_the_experiment_headings_code_cites_exist():
     want = ["The ladder", "Why divide by √d_k", "Pre-norm or post-norm", "Position",
             "Cost of attention", "Where the parameters are", "Winograd referents", "Agreement",
-            "Why attention replaced recurrence", "Induction heads", "ICL as gradient descent",
+            "Why attention replaced recurrence", "Where attention was born", "Induction heads",
+            "ICL as gradient descent",
             "Claims and verdicts", "Profiles", "The report"]
     text = (ROOT / "docs" / "experiments.md").read_text(encoding="utf-8")
     assert re.findall(r"^## (.+)$", text, re.M) == want
