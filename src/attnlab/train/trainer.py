@@ -50,6 +50,12 @@ not cut a step in half: the loop finishes the update, writes a checkpoint and
 stops with ``TrainingInterrupted`` (a second Ctrl-C stops at once; at the last
 step the run just finishes).
 
+Other models. ``_Run`` is one session of next-token training; a session that draws other
+batches subclasses it and changes only what it trains on (``_prepare``, ``vocab_size``,
+``_batch_loss``, ``_evaluate``, ``_sizes``): ``attnlab.train.seq2seq_trainer`` trains an
+encoder–decoder on translation pairs that way, with this loop, these checkpoints and this
+resumption.
+
 Kept weights. After each step of ``train.keep_steps`` the weights alone are also written
 to ``<run>/kept/`` (``attnlab.train.kept_steps``): snapshots of one trajectory for measuring.
 """
