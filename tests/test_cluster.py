@@ -125,11 +125,11 @@ def test_jobs_sizes_the_estimate(tmp_path, monkeypatch, capsys):
 
     seen = {}
 
-    def estimate(profile, seeds, runner, **kw):
+    def estimate_plan(planned, runner):
         seen["slots"] = runner.slots(10_000)
         return types.SimpleNamespace(text=lambda: "estimated")
 
-    monkeypatch.setattr(attnlab.suite, "estimate", estimate)
+    monkeypatch.setattr(attnlab.suite, "estimate_plan", estimate_plan)
     code = main(["reproduce", "--profile", "micro", "--estimate", "--jobs", "300",
                  "--work", str(tmp_path)])
     assert code == 0 and seen["slots"] == 300 and "estimated" in capsys.readouterr().out

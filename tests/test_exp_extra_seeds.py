@@ -274,6 +274,36 @@ def test_the_suite_adds_seeds_once_where_a_claim_is_inconclusive(tmp_path, monke
                              identity("quick", CoinSettings(5)), 2) is None
 
 
+def test_the_round_grows_the_settings_the_suite_resolved(tmp_path, monkeypatch):
+    """Each experiment's settings are resolved once, when the suite is made; the round
+    plans from them grown by its seeds (``with_extra_seeds``), so an experiment is planned
+    once per round: the wobbly one twice (3 seeds, then 5), the steady one once. Before,
+    the round asked for the settings twice more."""
+    use_fakes(monkeypatch)
+    calls, planned = [], []
+    settings = Experiment.settings
+
+    def counted(self, profile, seeds=None):
+        calls.append((self.name, profile, seeds))
+        return settings(self, profile, seeds)
+
+    def counted_plan(name, plan):
+        def plan_it(chosen):
+            planned.append((name, chosen.seeds))
+            return plan(chosen)
+        return plan_it
+
+    fakes = {name: registry.load(name) for name in registry.EXPERIMENTS}
+    fakes = {name: dataclasses.replace(exp, plan=counted_plan(name, exp.plan))
+             for name, exp in fakes.items()}
+    monkeypatch.setattr(registry, "load", lambda name: fakes[name])
+    monkeypatch.setattr(Experiment, "settings", counted)
+    outcome = _run(tmp_path / "out", tmp_path / "work")
+    assert outcome.extra_round_now == {"wobbly": ["wobbly.coin"]}
+    assert sorted(call[:2] for call in calls) == [("steady", "quick"), ("wobbly", "quick")]
+    assert planned == [("wobbly", 3), ("steady", 3), ("wobbly", 5)]
+
+
 def test_off_below_three_seeds_and_turned_on_later(tmp_path, monkeypatch, trained_hashes):
     use_fakes(monkeypatch)
     calls = trained_hashes

@@ -147,7 +147,11 @@ def test_a_stub_started_in_spanish_answers_in_spanish_with_no_flag(tmp_path, cap
     assert lab(capsys, "hint", "1", "--lang", "en")[1].startswith("hint 1 of 3: ")
     out = lab(capsys, "solution", "softmax")[1]
     assert "# todo exponente <= 0: nada desborda" in out and "overflows" not in out
-    monkeypatch.chdir(tmp_path.parent)  # no stub here: ATTNLAB_LANG, then the locale
+    monkeypatch.chdir(tmp_path.parent)  # the stub one folder down: its language
+    assert lab(capsys, "hint", "1")[1].startswith("pista 1 de 3: ")
+    away = tmp_path.parent / "elsewhere"
+    away.mkdir()
+    monkeypatch.chdir(away)  # no stub here or below: ATTNLAB_LANG, then the locale
     assert lab(capsys, "hint", "1")[1].startswith("hint 1 of 3: ")
     monkeypatch.setenv("ATTNLAB_LANG", "es")
     assert lab(capsys, "hint", "1")[1].startswith("pista 1 de 3: ")

@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any, TextIO
 
+from attnlab.cli.words import Words
 from attnlab.errors import UsageError
 from attnlab.running.cluster import add_cluster_options
 from attnlab.train.progress import ProgressPrinter, format_duration
@@ -15,110 +16,132 @@ from attnlab.train.progress import ProgressPrinter, format_duration
 class SuiteProgress:
     """Progress sink: a line per experiment event, the trainer's lines via ProgressPrinter."""
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO, say: Words | None = None) -> None:
         self.stream = stream
         self.printer = ProgressPrinter(stream)
+        self.say = say or Words("en")
 
     def __call__(self, info: dict[str, Any]) -> None:
         kind = info.get("kind")
         if kind in ("experiment", "suite"):
-            self.stream.write((experiment_line(info) if kind == "experiment" else
-                               suite_line(info)) + "\n")
+            self.stream.write((experiment_line(info, self.say) if kind == "experiment" else
+                               suite_line(info, self.say)) + "\n")
             self.stream.flush()
         elif kind in ("train", "eval"):
             self.printer(info)
 
 
-def experiment_line(info: dict[str, Any]) -> str:
-    """``[2/7] sqrt_dk: done in 4m05s`` and the like.
+def experiment_line(info: dict[str, Any], say: Words | None = None) -> str:
+    """``[2/7] sqrt_dk: done in 4m05s`` and the like, in ``say``'s language (English).
 
     >>> experiment_line({"index": 1, "total": 2, "name": "params", "event": "skipped",
     ...                  "reason": "no corpus"})
     '[1/2] params: skipped (no corpus)'
     """
+    say = say or Words("en")
     head = f"[{info['index']}/{info['total']}] {info['name']}"
     event = info["event"]
     if event == "start":
-        return f"{head}: {info.get('title', '')} ..."
+        return say("progress.start", head=head, title=_title(info, say.lang))
     if event == "done":
-        how = "reused the finished record" if info.get("reused") else \
-            f"done in {format_duration(info.get('wall_s', 0.0))}"
-        return f"{head}: {how}"
+        if info.get("reused"):
+            return say("progress.reused", head=head)
+        return say("progress.done", head=head, time=format_duration(info.get("wall_s", 0.0)))
     if event == "failed":
-        return f"{head}: FAILED ({info.get('reason', '')})"
-    return f"{head}: {event} ({info.get('reason', '')})"
+        return say("progress.failed", head=head, reason=info.get("reason", ""))
+    event = say(f"progress.{event}") if event == "skipped" else event
+    return say("progress.other", head=head, event=event, reason=info.get("reason", ""))
 
 
-def suite_line(info: dict[str, Any]) -> str:
+def _title(info: dict[str, Any], lang: str) -> str:
+    """The experiment's title in ``lang`` where the report's catalogue has it (a title that is
+    not the experiment's English one, the extra round's say, stays as it is)."""
+    title = info.get("title", "")
+    if lang == "en":
+        return title
+    from attnlab.report.words import has, t
+
+    key = f"title.{info['name']}"
+    return t(key, lang) if has(key) and t(key, "en") == title else title
+
+
+def suite_line(info: dict[str, Any], say: Words | None = None) -> str:
     """``training 36 of 120 planned runs on 2 worker processes`` and the like.
 
     >>> suite_line({"event": "train", "runs": 4, "pending": 0, "workers": 1})
     'training: all 4 planned runs finished earlier'
     """
-    if info.get("event") == "plan":
-        return f"planning the runs of {len(info['experiments'])} experiment(s)"
-    if info.get("event") == "train":
+    say = say or Words("en")
+    event = info.get("event")
+    if event == "plan":
+        return say("progress.plan", count=len(info["experiments"]))
+    if event in ("train", "extra"):
+        where = say("progress.workers", workers=info["workers"]) if info["workers"] > 1 \
+            else say("progress.this_process")
+    if event == "train":
         if not info["pending"]:
-            return f"training: all {info['runs']} planned runs finished earlier"
-        where = f"{info['workers']} worker processes" if info["workers"] > 1 else "this process"
+            return say("progress.all_finished", runs=info["runs"])
         if info.get("executor") == "ray":
-            where = f"the Ray cluster ({info['workers']} at once)"
-        return f"training {info['pending']} of {info['runs']} planned runs on {where}"
-    if info.get("event") == "extra":
+            where = say("progress.ray", workers=info["workers"])
+        return say("progress.training", pending=info["pending"], runs=info["runs"], where=where)
+    if event == "extra":
         because = "; ".join(f"{name}: {', '.join(ids)}" for name, ids in info["because"].items())
-        where = f"{info['workers']} worker processes" if info["workers"] > 1 else "this process"
-        what = f"training {info['pending']} of {info['runs']} runs on {where}" \
-            if info["pending"] else f"all {info['runs']} runs finished earlier"
-        return f"extra seeds: {what}; inconclusive on the planned seeds: {because}"
-    if info.get("event") == "estimate":
+        what = say("progress.extra_training", pending=info["pending"], runs=info["runs"],
+                   where=where) if info["pending"] else \
+            say("progress.extra_finished", runs=info["runs"])
+        return say("progress.extra", what=what, because=because)
+    if event == "estimate":
         return info["text"]
     return str(info)
 
 
-def add_common(p: argparse.ArgumentParser, profiles: list[str]) -> None:
-    """Options shared by ``run`` and ``reproduce``."""
+def add_common(p: argparse.ArgumentParser, profiles: list[str],
+               say: Words | None = None) -> None:
+    """Options shared by ``run`` and ``reproduce``, their help in ``say``'s language."""
     from attnlab.bounds import whole
     from attnlab.kit.extra_seeds import EXTRA_SEEDS
 
-    p.add_argument("--profile", choices=profiles, default="quick",
-                   help="full: the chapter's settings; quick: scaled down for a 2-core CPU "
-                   "(default); micro: seconds, for tests")
-    p.add_argument("--seeds", type=whole("--seeds"), default=None,
-                   help="repeat every training run with seeds 0..N-1 (tables show mean ± std; "
-                   "default: the profile's, 3 for quick and full; a claim needs 3; 1 to 1,000)")
+    say = say or Words("en")
+    p.add_argument("--profile", choices=profiles, default="quick", help=say("common.profile"))
+    p.add_argument("--seeds", type=whole("--seeds"), default=None, help=say("common.seeds"))
     p.add_argument("--extra-seeds", type=whole("--extra-seeds"), default=None, metavar="N",
-                   help="once, give every experiment with a training claim inconclusive on 3 "
-                   f"or more seeds N more seeds and decide its claims again (default "
-                   f"{EXTRA_SEEDS}, and 0 at quick, whose verdicts stay on its planned seeds "
-                   "to keep its wall time; 0 turns this off; at most 1,000)")
-    p.add_argument("--out", default=None,
-                   help="folder for results and the report (default: reports/<profile>)")
-    p.add_argument("--work", default="runs",
-                   help="folder caching the training runs as <work>/<hash> (default: runs)")
-    p.add_argument("--corpus", default=None,
-                   help="corpus text file (default: $ATTNLAB_DATA, the cache, or a download)")
-    p.add_argument("--jobs", type=whole("--jobs"), default=None,
-                   help="train on N one-thread worker processes side by side (default: one "
-                   "per CPU core; with CUDA one per GPU, and more share the GPUs "
-                   "round-robin; 1 = in this process; at most 512); with reproduce "
-                   "--estimate: the wall time on N workers side by side (a cluster's size), "
-                   "each run's steps still timed on this machine")
+                   help=say("common.extra_seeds", default=EXTRA_SEEDS))
+    p.add_argument("--out", default=None, help=say("common.out"))
+    p.add_argument("--work", default="runs", help=say("common.work"))
+    p.add_argument("--corpus", default=None, help=say("common.corpus"))
+    p.add_argument("--jobs", type=whole("--jobs"), default=None, help=say("common.jobs"))
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
-                   help="where runs train and analyses measure (default auto: CUDA when "
-                   "present)")
+                   help=say("common.device"))
     p.add_argument("--precision", choices=["auto", "fp32", "bf16"], default="auto",
-                   help="arithmetic of training (default auto: bf16 autocast on CUDA, fp32 on "
-                   "the CPU); bf16 on a CPU needs bf16 units (AVX512-BF16 or AMX)")
+                   help=say("common.precision"))
     add_cluster_options(p)  # --cluster ray and its options (attnlab.running.cluster)
+    cluster_words(p, say)
     from attnlab.cli.confirm import add_yes
 
-    add_yes(p)  # more than CONFIRM_RUNS runs: asked, or refused with no terminal
+    add_yes(p, say)  # more than CONFIRM_RUNS runs: asked, or refused with no terminal
     from attnlab.cli.outputs import add_replace
 
-    add_replace(p)  # --out holding another profile's results: refused, or with it replaced
+    add_replace(p, say)  # --out holding another profile's results: refused, or replaced
 
 
-def check_seeds(seeds: int | None, extra_seeds: int | None = 0) -> None:
+CLUSTER_OPTIONS = ("cluster", "address", "runs_per_gpu")  # add_cluster_options's, by dest
+
+
+def cluster_words(p: argparse.ArgumentParser, say: Words) -> None:
+    """The help of ``add_cluster_options``'s options in ``say``'s language: its own English
+    (which the catalogue's ``cluster.*`` English repeats; a test keeps them equal), else the
+    catalogue's."""
+    from attnlab.running.cluster import INSTALL
+
+    if say.lang == "en":
+        return
+    for action in p._actions:
+        if action.dest in CLUSTER_OPTIONS:
+            action.help = say(f"cluster.{action.dest}", install=INSTALL)
+
+
+def check_seeds(seeds: int | None, extra_seeds: int | None = 0,
+                say: Words | None = None) -> None:
     """``--seeds`` and ``--extra-seeds`` in their ranges (``attnlab.bounds``): else one
     UsageError line (argparse checks them too; this is for callers that build ``args``)."""
     from attnlab.bounds import WHOLE
@@ -126,19 +149,21 @@ def check_seeds(seeds: int | None, extra_seeds: int | None = 0) -> None:
 
     lo, hi = WHOLE["--seeds"]
     if seeds is not None and not lo <= seeds <= hi:
-        raise UsageError(f"--seeds must be in [{lo}, {hi:,}], got {seeds:,}")
+        say = say or Words("en")
+        raise UsageError(say("common.seeds_range", low=lo, high=say.count(hi),
+                             value=say.count(seeds)))
     if extra_seeds is not None:
         check_extra_seeds(extra_seeds)
 
 
-def resolve_jobs(jobs: int | None, device: str = "auto") -> int:
+def resolve_jobs(jobs: int | None, device: str = "auto", say: Words | None = None) -> int:
     """``--jobs``: the number given (at least 1), or one per core (per GPU on CUDA)."""
     from attnlab.running.executors import default_workers
 
     if jobs is None:
         return default_workers(device)
     if jobs < 1:
-        raise UsageError(f"--jobs must be at least 1, got {jobs}")
+        raise UsageError((say or Words("en"))("common.jobs_low", value=jobs))
     return jobs
 
 
@@ -183,7 +208,9 @@ def build_runner(args: argparse.Namespace, progress: Any = None) -> Any:
         return Runner(Path(args.work), args.device, args.corpus, cluster, progress, precision)
     if not getattr(args, "report_only", False):  # a report trains nothing
         check_local_precision(precision, args.device)
-    workers = resolve_jobs(args.jobs, args.device)
+    from attnlab.cli.words import lang_of
+
+    workers = resolve_jobs(args.jobs, args.device, lang_of(args))
     return Runner(Path(args.work), args.device, args.corpus, LocalPool(workers, args.device),
                   progress, precision)
 

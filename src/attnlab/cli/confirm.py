@@ -14,15 +14,15 @@ import argparse
 import sys
 from typing import TextIO
 
+from attnlab.cli.words import Words, lang_of
 from attnlab.errors import UsageError
 
 CONFIRM_RUNS = 200  # pending runs a command starts without asking
 
 
-def add_yes(p: argparse.ArgumentParser) -> None:
+def add_yes(p: argparse.ArgumentParser, say: Words | None = None) -> None:
     p.add_argument("--yes", action="store_true",
-                   help=f"start more than {CONFIRM_RUNS} runs without asking (without it, "
-                   "a terminal is asked and anything else refused)")
+                   help=(say or Words("en"))("confirm.yes", runs=CONFIRM_RUNS))
 
 
 def estimate_command(args: argparse.Namespace, only: str | None) -> str:
@@ -42,12 +42,12 @@ def confirm_runs(pending: int, args: argparse.Namespace, only: str | None = None
     if pending <= CONFIRM_RUNS or getattr(args, "yes", False):
         return
     stdin, stderr = stdin or sys.stdin, stderr or sys.stderr
-    what = (f"{pending:,} runs to train, more than {CONFIRM_RUNS} (how long they would take: "
-            f"`{estimate_command(args, only)}`)")
+    say = lang_of(args)
+    what = say("confirm.what", pending=say.count(pending), runs=CONFIRM_RUNS,
+               command=estimate_command(args, only))
     if stdin is None or stdin.closed or not stdin.isatty():
-        raise UsageError(f"{what}; nothing started: add --yes to start them")
-    stderr.write(f"attnlab: {what}. Start them? [y/N] ")
+        raise UsageError(say("confirm.refused", what=what))
+    stderr.write(say("confirm.ask", what=what))
     stderr.flush()
-    if stdin.readline().strip().lower() not in ("y", "yes"):
-        raise UsageError(f"not started: {pending:,} runs to train; add --yes to start them "
-                         "without being asked")
+    if stdin.readline().strip().lower() not in say("confirm.yes_words").split():
+        raise UsageError(say("confirm.not_started", pending=say.count(pending)))

@@ -21,21 +21,18 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
+from attnlab.cli.words import add_lang, lang_of, new_parser, words
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "eval",
-        help="train and held-out perplexity of a trained run",
-        description="Evaluate the latest checkpoint of RUN (a run directory written by "
-        "`attnlab train`): perplexity on the whole held-out split and on a train slice "
-        "of the same size.",
-    )
-    p.add_argument("run_dir", metavar="RUN", help="run directory (e.g. runs/<hash>)")
-    p.add_argument("--corpus", metavar="PATH",
-                   help="evaluate on this text instead of the run's corpus")
+
+def register(sub: argparse._SubParsersAction, lang: str | None = None) -> None:
+    say = words(lang)
+    p = new_parser(sub, "eval", say, help=say("eval.help"), description=say("eval.description"))
+    p.add_argument("run_dir", metavar="RUN", help=say("run_dir"))
+    p.add_argument("--corpus", metavar="PATH", help=say("eval.corpus"))
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"),
-                   help="where to run the model (default: CUDA when present)")
-    p.add_argument("--json", action="store_true", help="print the record as JSON")
+                   help=say("model_device"))
+    p.add_argument("--json", action="store_true", help=say("eval.json"))
+    add_lang(p, say)
     p.set_defaults(func=run)
 
 
@@ -50,12 +47,11 @@ def run(args: argparse.Namespace) -> int:
     from attnlab.train.rundir import TrainingDiverged, read_meta
     from attnlab.train.runtime import evaluate, load_trained, prepare_splits, resolve_precision
 
+    say = lang_of(args)
     run_dir = Path(args.run_dir)
     cfg, model, tokenizer, record = load_trained(run_dir, args.device)
     if tokenizer is None:
-        raise DataError(f"run {run_dir} has no tokenizer.json (trained on data given in code, "
-                        "or the file was deleted), so its text cannot be encoded: resuming the run "
-                        "with `attnlab train` and its config writes it again")
+        raise DataError(say("no_tokenizer", path=run_dir))
     corpus = args.corpus if args.corpus is not None else cfg.data.corpus
     text = read_corpus(corpus)
     train, held = split_tokens(np.asarray(tokenizer.encode(text), dtype=np.int64))
@@ -66,21 +62,20 @@ def run(args: argparse.Namespace) -> int:
     except DataError:  # the note below is all meta.json is read for: evaluate without it
         meta = {}
     if meta.get("corpus_sha256") not in (None, sha):
-        print(f"note: evaluating on other text than run {run_dir} was trained on", file=sys.stderr)
+        print(say("eval.other_text", path=run_dir), file=sys.stderr)
     splits = prepare_splits(cfg, data)
     device = next(model.parameters()).device
     ppl = evaluate(model, splits, cfg.model.n_ctx, batch_size=cfg.train.eval_batch_size,
                    precision=resolve_precision(cfg.train.precision, device))
     if any(math.isnan(v) for v in ppl.values()):  # inf is a perplexity; NaN is not
-        raise TrainingDiverged(f"run {run_dir} at step {record['step']} gives NaN perplexity: "
-                               "its weights produce non-finite logits (it diverged)")
+        raise TrainingDiverged(say("eval.nan", path=run_dir, step=record["step"]))
     result = {"run": str(run_dir), "step": record["step"], "steps": cfg.train.steps, **ppl,
               "eval_tokens": len(splits.held)}
     if args.json:
         print(json.dumps(result, sort_keys=True))
     else:
-        unfinished = "" if record["step"] >= cfg.train.steps else " (unfinished run)"
-        print(f"{run_dir} at step {record['step']}/{cfg.train.steps}{unfinished}: "
-              f"train ppl {ppl['train_ppl']:.2f}, held-out ppl {ppl['held_ppl']:.2f} "
-              f"over {len(splits.held):,} tokens")
+        unfinished = "" if record["step"] >= cfg.train.steps else say("eval.unfinished")
+        print(say("eval.result", path=run_dir, step=record["step"], steps=cfg.train.steps,
+                  unfinished=unfinished, train=f"{ppl['train_ppl']:.2f}",
+                  held=f"{ppl['held_ppl']:.2f}", tokens=say.count(len(splits.held))))
     return 0

@@ -23,68 +23,42 @@ from typing import Any
 
 from attnlab.bounds import check_text, whole
 from attnlab.cli.outputs import check_file, check_folder
+from attnlab.cli.words import Words, add_lang, new_parser, words
 from attnlab.errors import UsageError
 from attnlab.explorer.page.render import write_page
 from attnlab.explorer.server.httpd import serve
 from attnlab.explorer.sources.hand import hand_compute
 from attnlab.explorer.sources.heads import SENTENCE
-from attnlab.i18n import LANGS, resolve_lang
+from attnlab.i18n import resolve_lang
 
 DEFAULT_OUT = Path("explorer.html")
 DEFAULT_PORT = 8000
 DEFAULT_WORK = "runs"
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add the ``explore`` subcommand."""
-    p = subparsers.add_parser(
-        "explore",
-        help="write or serve the attention explorer page",
-        description="Write a self-contained page showing where each word attends, "
-        "or serve it on 127.0.0.1 so any typed sentence can be shown.",
-    )
+def register(subparsers: argparse._SubParsersAction, lang: str | None = None) -> None:
+    """Add the ``explore`` subcommand, its help in ``lang``."""
+    say = words(lang)
+    p = new_parser(subparsers, "explore", say, help=say("explore.help"),
+                   description=say("explore.description"))
     source = p.add_mutually_exclusive_group()
-    source.add_argument(
-        "--hand", action="store_true", help="hand-designed heads over word features (default)"
-    )
-    source.add_argument("--checkpoint", metavar="RUN", help="heads of a run of `attnlab train`")
-    source.add_argument(
-        "--hf-model", metavar="DIR",
-        help="a causal language model saved by Hugging Face transformers in DIR (no download)",
-    )
-    source.add_argument(
-        "--winograd", action="store_true",
-        help="the Winograd sentence pair under a small trained probe model (trains once, cached)",
-    )  # fmt: skip
-    source.add_argument(
-        "--agreement", action="store_true",
-        help="`I work , you work , he` under a small trained model (trains once, cached)",
-    )  # fmt: skip
-    source.add_argument(
-        "--induction", action="store_true",
-        help="a repeated random sequence under the induction experiment's two-block model, "
-        "with the head-roles view (trains once, cached)",
-    )  # fmt: skip
-    source.add_argument(
-        "--agreement-distance", action="store_true",
-        help="«la gata que perseguía al ratón … estaba muy» at a long distance under the "
-        "recurrence experiment's attention model (trains once, cached)",
-    )  # fmt: skip
-    p.add_argument("--text", help=f"sentence to show (default: {SENTENCE!r})")
-    p.add_argument("--out", type=Path, help=f"page to write (default: {DEFAULT_OUT})")
-    p.add_argument("--serve", action="store_true", help="serve on 127.0.0.1 instead of writing")
-    p.add_argument(
-        "--port", type=whole("--port"), metavar="N",
-        help=f"port for --serve (default: {DEFAULT_PORT}; 0: any free port; up to 65,535)"
-    )
-    p.add_argument(
-        "--work", type=Path, help=f"--winograd/--agreement: where training runs are cached "
-        f"(default: {DEFAULT_WORK})",
-    )  # fmt: skip
-    p.add_argument(
-        "--lang", choices=LANGS, help="language of the page's buttons, switches, captions and "
-        "notes (default: the locale's, else English); the hand-designed heads' text too",
-    )  # fmt: skip
+    for flag, key, metavar in (("--hand", "hand", None), ("--checkpoint", "checkpoint", "RUN"),
+                               ("--hf-model", "hf_model", "DIR"),
+                               ("--winograd", "winograd", None),
+                               ("--agreement", "agreement", None),
+                               ("--induction", "induction", None),
+                               ("--agreement-distance", "agreement_distance", None)):
+        if metavar is None:
+            source.add_argument(flag, action="store_true", help=say(f"explore.{key}"))
+        else:
+            source.add_argument(flag, metavar=metavar, help=say(f"explore.{key}"))
+    p.add_argument("--text", help=say("explore.text", sentence=repr(SENTENCE)))
+    p.add_argument("--out", type=Path, help=say("explore.out", default=DEFAULT_OUT))
+    p.add_argument("--serve", action="store_true", help=say("explore.serve"))
+    p.add_argument("--port", type=whole("--port"), metavar="N",
+                   help=say("explore.port", default=DEFAULT_PORT))
+    p.add_argument("--work", type=Path, help=say("explore.work", default=DEFAULT_WORK))
+    add_lang(p, say, "lang.explore")
     p.set_defaults(func=run)
 
 
@@ -100,14 +74,14 @@ def _compute(args: argparse.Namespace) -> Callable[[str], dict[str, Any]]:
     return functools.partial(hand_compute, lang=args.lang)
 
 
-def _probe_page(args: argparse.Namespace) -> dict[str, Any]:
+def _probe_page(args: argparse.Namespace, say: Words) -> dict[str, Any]:
     from attnlab.explorer.sources.models import agreement_page, winograd_page
     from attnlab.train.progress import ProgressPrinter
 
     flag = "--winograd" if args.winograd else "--induction" if args.induction else \
         "--agreement-distance" if args.agreement_distance else "--agreement"
     if args.text is not None or args.serve:
-        raise UsageError(f"{flag} shows its own sentences: --text and --serve do not go with it")
+        raise UsageError(say("explore.own_sentences", flag=flag))
     work = args.work if args.work is not None else Path(DEFAULT_WORK)
     page = winograd_page if args.winograd else agreement_page
     if args.induction:
@@ -121,43 +95,41 @@ def _probe_page(args: argparse.Namespace) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     """Write the page (default) or serve it; return the exit code."""
-    args.lang = resolve_lang(args.lang)
+    args.lang = resolve_lang(getattr(args, "lang", None))
+    say = Words(args.lang)
     if args.text is not None:
         check_text(args.text)
     if args.serve and args.out is not None:
-        raise UsageError("--out writes a page and --serve serves one: choose one")
+        raise UsageError(say("explore.out_or_serve"))
     if args.port is not None and not args.serve:
-        raise UsageError("--port only goes with --serve")
+        raise UsageError(say("explore.port_alone"))
     if not args.serve:  # before any model is loaded or trained
-        check_file("--out", args.out or DEFAULT_OUT)
+        check_file("--out", args.out or DEFAULT_OUT, say)
     probe = args.winograd or args.agreement or args.induction or args.agreement_distance
     if probe:
-        check_folder("--work", args.work if args.work is not None else DEFAULT_WORK)
-        path = write_page(_probe_page(args), args.out or DEFAULT_OUT, lang=args.lang)
-        print(f"wrote {path}")
+        check_folder("--work", args.work if args.work is not None else DEFAULT_WORK, say)
+        path = write_page(_probe_page(args, say), args.out or DEFAULT_OUT, lang=args.lang)
+        print(say("explore.wrote", path=path))
         return 0
     if args.work is not None:
-        raise UsageError("--work only goes with --winograd, --agreement, --induction or "
-                         "--agreement-distance")
+        raise UsageError(say("explore.work_alone"))
     compute = _compute(args)
     text = args.text if args.text is not None else SENTENCE
     if args.serve:
         port = args.port if args.port is not None else DEFAULT_PORT
 
         def ready(url: str) -> None:
-            print(f"explorer at {url} (Ctrl-C to stop)", flush=True)
+            print(say("explore.serving", url=url), flush=True)
 
         try:
             serve(compute, port=port, default_text=text, ready=ready, lang=args.lang)
         except KeyboardInterrupt:  # Ctrl-C: stopped as asked, exit 130 as every command
-            print("explorer stopped")
+            print(say("explore.stopped"))
             return 130
         except OSError as err:  # port taken (or below 1024 without the right)
-            raise UsageError(f"cannot serve on port {port} of 127.0.0.1: "
-                             f"{err.strerror or err} (another program may be listening there); "
-                             "choose another with --port N, or --port 0 for any free one"
-                             ) from err
+            raise UsageError(say("explore.port_taken", port=port,
+                                 reason=err.strerror or err)) from err
         return 0
     path = write_page(compute(text), args.out or DEFAULT_OUT, lang=args.lang)
-    print(f"wrote {path}")
+    print(say("explore.wrote", path=path))
     return 0

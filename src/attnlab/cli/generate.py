@@ -14,30 +14,29 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from attnlab.cli.words import add_lang, lang_of, new_parser, words
 
-def register(sub: argparse._SubParsersAction) -> None:
+
+def register(sub: argparse._SubParsersAction, lang: str | None = None) -> None:
     from attnlab.bounds import temperature, whole
 
-    p = sub.add_parser(
-        "generate",
-        help="sample text from a trained run",
-        description="Continue --prompt with the latest checkpoint of RUN, sampling with "
-        "temperature and top-k from a fixed seed. Prints the prompt and its continuation.",
-    )
-    p.add_argument("run_dir", metavar="RUN", help="run directory (e.g. runs/<hash>)")
-    p.add_argument("--prompt", required=True, help="text to continue (not empty)")
+    say = words(lang)
+    p = new_parser(sub, "generate", say, help=say("generate.help"),
+                   description=say("generate.description"))
+    p.add_argument("run_dir", metavar="RUN", help=say("run_dir"))
+    p.add_argument("--prompt", required=True, help=say("generate.prompt"))
     p.add_argument("--tokens", type=whole("--tokens"), default=100, metavar="N",
-                   help="new tokens to generate (default 100; 0 to 100,000)")
+                   help=say("generate.tokens"))
     p.add_argument("--temperature", type=temperature, default=1.0, metavar="T",
-                   help="divide the logits by T, in [0.01, 100]; 0 is greedy (default 1.0)")
+                   help=say("generate.temperature"))
     p.add_argument("--top-k", type=whole("--top-k"), default=None, metavar="K",
-                   help="sample among the K most likely tokens only")
+                   help=say("generate.top_k"))
     p.add_argument("--seed", type=whole("--seed"), default=0, metavar="S",
-                   help="seed of the sampler (default 0; 0 to 2**32 - 1)")
-    p.add_argument("--no-cache", action="store_true",
-                   help="recompute the whole context every step instead of using the KV cache")
+                   help=say("generate.seed"))
+    p.add_argument("--no-cache", action="store_true", help=say("generate.no_cache"))
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"),
-                   help="where to run the model (default: CUDA when present)")
+                   help=say("model_device"))
+    add_lang(p, say)
     p.set_defaults(func=run)
 
 
@@ -50,33 +49,29 @@ def run(args: argparse.Namespace) -> int:
     from attnlab.errors import DataError, UsageError
     from attnlab.train.runtime import load_trained
 
+    say = lang_of(args)
     run_dir = Path(args.run_dir)
     check_text(args.prompt, "--prompt", "prompt")
     if not args.prompt:
-        raise UsageError("--prompt must not be empty: the model needs a first token")
+        raise UsageError(say("generate.empty_prompt"))
     if args.tokens < 0:
-        raise UsageError(f"--tokens must be >= 0, got {args.tokens}")
+        raise UsageError(say("generate.tokens_low", value=args.tokens))
     if not 0 <= args.temperature < math.inf:  # nan fails both comparisons
-        raise UsageError(f"--temperature must be a finite number >= 0 (0 is greedy), "
-                         f"got {args.temperature}")
+        raise UsageError(say("generate.temperature_bad", value=args.temperature))
     if args.top_k is not None and args.top_k < 1:
-        raise UsageError(f"--top-k (top_k) must be >= 1, got {args.top_k}")
+        raise UsageError(say("generate.top_k_low", value=args.top_k))
     cfg, model, tokenizer, _ = load_trained(run_dir, args.device)
     if tokenizer is None:
-        raise DataError(f"run {run_dir} has no tokenizer.json (trained on data given in code, "
-                        "or the file was deleted), so text cannot be encoded: resuming the run "
-                        "with `attnlab train` and its config writes it again")
+        raise DataError(say("no_tokenizer", path=run_dir))
     if args.top_k is not None and args.top_k > cfg.model.vocab_size:
-        raise UsageError(f"--top-k {args.top_k} exceeds the model's vocabulary of "
-                         f"{cfg.model.vocab_size} tokens")
+        raise UsageError(say("generate.top_k_high", value=args.top_k,
+                             vocab=cfg.model.vocab_size))
     ids = tokenizer.encode(args.prompt)
     use_cache = not args.no_cache
     total = len(ids) + args.tokens
     if use_cache and cfg.model.position == "learned" and total > cfg.model.pos_rows:
-        raise UsageError(
-            f"prompt ({len(ids)} tokens) + --tokens {args.tokens} exceeds the model's "
-            f"{cfg.model.pos_rows} learned positions; ask for fewer or pass --no-cache"
-        )
+        raise UsageError(say("generate.too_long", prompt=len(ids), tokens=args.tokens,
+                             positions=cfg.model.pos_rows))
     device = next(model.parameters()).device
     idx = torch.tensor([ids], dtype=torch.long, device=device)  # (1, T)
     sofar = list(ids)  # what is generated, token by token: printed if Ctrl-C stops it
@@ -93,8 +88,8 @@ def run(args: argparse.Namespace) -> int:
                              seed=args.seed, use_cache=use_cache)  # (1, T + new)
     except KeyboardInterrupt:
         print(tokenizer.decode(sofar), flush=True)
-        raise KeyboardInterrupt(f"interrupted after {len(sofar) - len(ids)} of {args.tokens} "
-                                "new tokens (the text so far is above)") from None
+        raise KeyboardInterrupt(say("generate.interrupted", done=len(sofar) - len(ids),
+                                    tokens=args.tokens)) from None
     finally:
         hook.remove()
     print(tokenizer.decode(out[0].tolist()))

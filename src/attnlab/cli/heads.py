@@ -19,39 +19,36 @@ from pathlib import Path
 from typing import Any
 
 from attnlab.bounds import whole
+from attnlab.cli.words import Words, add_lang, lang_of, new_parser, words
 from attnlab.errors import UsageError
 
 MARK = 0.5  # a score above this is named as the head's role in the table
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "heads",
-        help="previous-token, induction, duplicate and sink scores of every head",
-        description="Score every head of PATH (an attnlab run directory or a Hugging Face "
-        "model folder) on repeated random tokens: previous-token, induction (prefix "
-        "matching), duplicate-token and first-token (sink) attention.",
-    )
-    p.add_argument("path", metavar="PATH", help="a run directory or a Hugging Face folder")
+def register(sub: argparse._SubParsersAction, lang: str | None = None) -> None:
+    say = words(lang)
+    p = new_parser(sub, "heads", say, help=say("heads.help"),
+                   description=say("heads.description"))
+    p.add_argument("path", metavar="PATH", help=say("heads.path"))
     p.add_argument("--half", type=whole("--half"), default=None, metavar="N",
-                   help="random tokens before the repeat (default: 25, or half the context; "
-                   "2 to half the model's context)")
+                   help=say("heads.half"))
     p.add_argument("--rows", type=whole("--rows"), default=8, metavar="N",
-                   help="probe sequences (default 8; 1 to 1,024)")
+                   help=say("heads.rows"))
     p.add_argument("--seed", type=whole("--seed"), default=0, metavar="S",
-                   help="the probe's seed (default 0; 0 to 4,294,967,295)")
+                   help=say("heads.seed"))
     p.add_argument("--device", default="cpu", choices=("auto", "cpu", "cuda"),
-                   help="where to run the model (default: cpu)")
-    p.add_argument("--json", action="store_true", help="print the scores as JSON")
+                   help=say("heads.device"))
+    p.add_argument("--json", action="store_true", help=say("heads.json"))
+    add_lang(p, say)
     p.set_defaults(func=run)
 
 
-def load(path: Path, device: str) -> tuple[Any, str]:
+def load(path: Path, device: str, say: Words | None = None) -> tuple[Any, str]:
     """The model at ``path`` and what it is, in words."""
     if (path / "checkpoint").is_dir():
         from attnlab.train.runtime import load_trained
 
-        return load_trained(path, device)[1], "attnlab run"
+        return load_trained(path, device)[1], (say or Words("en"))("heads.attnlab_run")
     import torch
 
     from attnlab.explorer.sources.hf import load_hf
@@ -61,13 +58,15 @@ def load(path: Path, device: str) -> tuple[Any, str]:
     return loaded.model, f"Hugging Face {loaded.model_type}"
 
 
-def table(scores: Any, what: str) -> str:
+def table(scores: Any, what: str, say: Words | None = None) -> str:
     """One line per head: its four scores and the roles above ``MARK``."""
     from attnlab.interp import SCORES
 
+    say = say or Words("en")
     n, t = scores.probe.shape
-    lines = [f"{what}: {n} probe rows of {t // 2} random tokens repeated once",
-             f"{'layer':>5} {'head':>4} " + " ".join(f"{s:>9}" for s in SCORES) + "  role"]
+    lines = [say("heads.probe", what=what, rows=n, half=t // 2),
+             f"{say('heads.layer'):>5} {say('heads.head'):>4} "
+             + " ".join(f"{s:>9}" for s in SCORES) + f"  {say('heads.role')}"]
     n_layer, n_head = scores.scores[SCORES[0]].shape
     for layer in range(n_layer):
         for head in range(n_head):
@@ -81,10 +80,11 @@ def table(scores: Any, what: str) -> str:
 def run(args: argparse.Namespace) -> int:
     from attnlab.interp import head_scores
 
+    say = lang_of(args)
     path = Path(args.path)
     if not path.is_dir():
-        raise UsageError(f"no folder at {path}")
-    model, what = load(path, args.device)
+        raise UsageError(say("heads.no_folder", path=path))
+    model, what = load(path, args.device, None if args.json else say)  # JSON: English
     try:  # the context is checked before the probe is drawn
         scores = head_scores(model, half=args.half, rows=args.rows, seed=args.seed)
     except ValueError as err:
@@ -92,5 +92,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"path": str(path), "model": what, **scores.to_dict()}))
     else:
-        print(table(scores, what))
+        print(table(scores, what, say))
     return 0

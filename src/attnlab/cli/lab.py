@@ -17,8 +17,10 @@ is ``# attnlab-lang: es``; ``lab check`` answers in the language of that line, a
 and ``lab solution`` in the language of the exercise's file in the current folder (the folder
 the stub tells the learner to work in), or of its stubs one folder down when they agree.
 ``--lang`` wins over the file; without either, ``ATTNLAB_LANG``, then the locale, then English
-(``attnlab.i18n.resolve_lang``). The help is written in ``ATTNLAB_LANG`` or the locale's
-language, as the parsers are built before the command line is read.
+(``attnlab.i18n.resolve_lang``). The help is written in the language ``attnlab.cli.main``
+chose before building the parsers (``--lang``, else ``ATTNLAB_LANG``, else the locale's);
+``--lang`` goes before the action too (``lab --lang es list``). argparse's own words (-h,
+"usage:", the section titles) come from the ``cli`` catalogue, as every command's do.
 """
 
 from __future__ import annotations
@@ -42,26 +44,27 @@ DEFAULT_TIME_LIMIT = 20.0  # sandbox.TIME_LIMIT
 LIMITS = {"memory": 2 << 30, "processes": 16, "file": 64 << 20}  # sandbox.*_LIMIT, bytes
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    from attnlab.i18n import resolve_lang, text
+def register(sub: argparse._SubParsersAction, lang: str | None = None) -> None:
+    from attnlab.cli.words import new_parser, words
+    from attnlab.i18n import text
 
-    lang = resolve_lang()
+    cli = words(lang)
 
     def say(key: str, **fields: object) -> str:
-        return text("labs", f"cli.help.{key}", lang, **fields)
+        return text("labs", f"cli.help.{key}", cli.lang, **fields)
 
-    formatter = _formatter(say("usage"))
-    p = sub.add_parser("lab", help=say("lab"), description=say("description"),
-                       formatter_class=formatter, add_help=False)
-    _localise(p, say)
+    p = new_parser(sub, "lab", cli, help=say("lab"), description=say("description"))
+    # before the action (`lab --lang es list`): as `attnlab --lang es lab list`, which
+    # attnlab.cli.main merges into the action's --lang when that is not given
+    p.add_argument("--lang", dest="lang_first", choices=["en", "es"], default=argparse.SUPPRESS,
+                   help=cli("lang.lab"))
 
+    seconds = _seconds(cli.lang)
     labs = p.add_subparsers(dest="lab_command", help=say("actions"), parser_class=type(p))
     labs.required = True
 
     def action(name: str, lang_key: str = "lang") -> argparse.ArgumentParser:
-        parser = labs.add_parser(name, help=say(name), description=say(name),
-                                 formatter_class=formatter, add_help=False)
-        _localise(parser, say)
+        parser = new_parser(labs, name, cli, help=say(name), description=say(name))
         parser.add_argument("--lang", choices=["en", "es"], default=None, help=say(lang_key))
         return parser
 
@@ -77,7 +80,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     check.add_argument("exercise", metavar="N", help=say("exercise"))
     check.add_argument("file", metavar="FILE", type=Path, help=say("file"))
     low, high = TIME_LIMIT
-    check.add_argument("--time-limit", type=_seconds, default=None, metavar="S",
+    check.add_argument("--time-limit", type=seconds, default=None, metavar="S",
                        help=say("time_limit", low=f"{low:g}", high=f"{high:g}",
                                 default=f"{DEFAULT_TIME_LIMIT:g}"))
     check.set_defaults(func=run_check)
@@ -94,42 +97,26 @@ def register(sub: argparse._SubParsersAction) -> None:
                             file=_bytes(LIMITS["file"]))
     grade.add_argument("folder", metavar="FOLDER", type=Path, help=say("class_folder"))
     grade.add_argument("--out", type=Path, default=None, metavar="SHEET_DIR", help=say("out"))
-    grade.add_argument("--time-limit", type=_seconds, default=None, metavar="S",
+    grade.add_argument("--time-limit", type=seconds, default=None, metavar="S",
                        help=say("time_limit", low=f"{low:g}", high=f"{high:g}",
                                 default=f"{DEFAULT_TIME_LIMIT:g}"))
-    grade.add_argument("--jobs", type=_whole_in("jobs", JOBS), default=1, metavar="N",
+    grade.add_argument("--jobs", type=_whole_in("jobs", JOBS, cli.lang), default=1, metavar="N",
                        help=say("jobs", low=JOBS[0], high=JOBS[1]))
     grade.add_argument("--trust", action="store_true", help=say("trust"))
     grade.set_defaults(func=run_grade)
     train = action("train", "lang_train")
     train.description = say("train_description")
     train.add_argument("folder", metavar="DIR", type=Path, help=say("train_folder"))
-    train.add_argument("--steps", type=_whole_in("steps", STEPS), default=DEFAULT_STEPS,
+    train.add_argument("--steps", type=_whole_in("steps", STEPS, cli.lang), default=DEFAULT_STEPS,
                        metavar="N",
                        help=say("steps", low=STEPS[0], high=STEPS[1], default=DEFAULT_STEPS))
     train.add_argument("--seed", type=int, default=0, metavar="S", help=say("seed"))
     train.add_argument("--corpus", type=Path, default=None, metavar="TEXT", help=say("corpus"))
     train.add_argument("--out", type=Path, default=None, metavar="PNG_DIR", help=say("out_png"))
-    train.add_argument("--time-limit", type=_seconds, default=None, metavar="S",
+    train.add_argument("--time-limit", type=seconds, default=None, metavar="S",
                        help=say("call_limit", low=f"{low:g}", high=f"{high:g}",
                                 default=f"{DEFAULT_TIME_LIMIT:g}"))
     train.set_defaults(func=run_train)
-
-
-def _localise(parser: argparse.ArgumentParser, say: Callable[..., str]) -> None:
-    """``parser``'s own words in the help language: its -h, its section titles."""
-    parser.add_argument("-h", "--help", action="help", default=argparse.SUPPRESS,
-                        help=say("help"))
-    parser._positionals.title = say("positionals")
-    parser._optionals.title = say("options")
-
-
-def _formatter(usage: str) -> type[argparse.HelpFormatter]:
-    class Formatter(argparse.HelpFormatter):
-        def add_usage(self, usage_, actions, groups, prefix=None):  # noqa: ANN001, ANN201
-            return super().add_usage(usage_, actions, groups, usage if prefix is None else prefix)
-
-    return Formatter
 
 
 def _bytes(n: int) -> str:
@@ -140,25 +127,31 @@ def _bytes(n: int) -> str:
     return f"{n} B"
 
 
-def _seconds(value: str) -> float:
-    """argparse ``type=`` of ``--time-limit``: a finite number of seconds in ``TIME_LIMIT``."""
-    from attnlab.i18n import text
+def _seconds(lang: str) -> Callable[[str], float]:
+    """argparse ``type=`` of ``--time-limit``: a finite number of seconds in ``TIME_LIMIT``;
+    out of it, one line in ``lang``."""
 
-    low, high = TIME_LIMIT
-    try:
-        seconds = float(value)
-    except ValueError:
-        seconds = math.nan
-    if not low <= seconds <= high:  # nan and inf fail too
-        shown = value if len(value) <= 30 else value[:27] + "..."
-        raise argparse.ArgumentTypeError(text("labs", "cli.time_limit", None, low=f"{low:g}",
-                                              high=f"{high:g}", value=shown))
+    def seconds(value: str) -> float:
+        from attnlab.i18n import text
+
+        low, high = TIME_LIMIT
+        try:
+            number = float(value)
+        except ValueError:
+            number = math.nan
+        if not low <= number <= high:  # nan and inf fail too
+            shown = value if len(value) <= 30 else value[:27] + "..."
+            raise argparse.ArgumentTypeError(text("labs", "cli.time_limit", lang,
+                                                  low=f"{low:g}", high=f"{high:g}",
+                                                  value=shown))
+        return number
+
     return seconds
 
 
-def _whole_in(key: str, bounds: tuple[int, int]) -> Callable[[str], int]:
+def _whole_in(key: str, bounds: tuple[int, int], lang: str) -> Callable[[str], int]:
     """argparse ``type=`` of an option taking a whole number in ``bounds``; out of them, the
-    catalogue's ``cli.<key>`` line (``--jobs``: JOBS, ``--steps``: STEPS)."""
+    catalogue's ``cli.<key>`` line in ``lang`` (``--jobs``: JOBS, ``--steps``: STEPS)."""
 
     def whole(value: str) -> int:
         from attnlab.i18n import text
@@ -166,7 +159,7 @@ def _whole_in(key: str, bounds: tuple[int, int]) -> Callable[[str], int]:
         low, high = bounds
         if not (value.strip().isdigit() and low <= int(value) <= high):
             shown = value if len(value) <= 30 else value[:27] + "..."
-            raise argparse.ArgumentTypeError(text("labs", f"cli.{key}", None, low=low,
+            raise argparse.ArgumentTypeError(text("labs", f"cli.{key}", lang, low=low,
                                                   high=high, value=shown))
         return int(value)
 

@@ -20,6 +20,12 @@ traceback of either. Exit codes:
 - 141 the reader of the output went away (``attnlab params | head -1``): the
      command ends quietly, as a process stopped by SIGPIPE does, with no error line.
 
+Language. Every command speaks English or Spanish, chosen once: ``--lang`` (after the
+command, or before it: ``attnlab --lang es run ...``), else ``ATTNLAB_LANG``, else the locale;
+``lab`` then falls back on the exercise's language. ``main`` finds ``--lang`` before building
+the parsers (``attnlab.cli.words.prescan``), so ``--help`` and argparse's errors come out in
+it too; the words are the ``cli`` catalogue's (``attnlab/i18n/cli.json``).
+
 Called as the program (``argv`` None: the ``attnlab`` script, ``python -m
 attnlab.cli.main``), ``main`` also applies the process-wide settings of
 ``attnlab.cli.process`` and makes SIGTERM stop the command as Ctrl-C does
@@ -56,37 +62,41 @@ SUBCOMMANDS = [
     "lab",
 ]
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2 (argparse's own code)
-        self.exit(2, f"attnlab: error: {message} (see --help)\n")
+def build_parser(lang: str | None = None) -> argparse.ArgumentParser:
+    """Every parser of ``attnlab``, its help and its errors in ``lang`` (default: as
+    ``attnlab.i18n.resolve_lang`` chooses)."""
+    from attnlab.cli.words import localise, parser_class, words
 
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="attnlab",
-        description="A laboratory for attention and the transformer block. Exit codes: 0 "
-        "done; 1 a failed outcome (a check failed, a run diverged) or an internal error; "
-        "2 bad input, a damaged file or a failed write; 130 interrupted; 141 the output's "
-        "reader went away (| head).",
-    )
-    parser.add_argument("--version", action="version", version=f"attnlab {__version__}")
-    parser.add_argument("-v", "--verbose", action="store_true",
-                        help="log debug messages and print the traceback of an error")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    say = words(lang)
+    parser = parser_class(say)(prog="attnlab", description=say("main.description"),
+                               add_help=False)
+    localise(parser, say)
+    parser.add_argument("--version", action="version", version=f"attnlab {__version__}",
+                        help=say("main.version"))
+    parser.add_argument("-v", "--verbose", action="store_true", help=say("main.verbose"))
+    # its own dest: a command's --lang (default None) would overwrite it; main merges them
+    parser.add_argument("--lang", dest="lang_first", choices=["en", "es"], default=None,
+                        help=say("main.lang"))
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=type(parser))
     sub.required = True
     for name in SUBCOMMANDS:
-        importlib.import_module(f"attnlab.cli.{name}").register(sub)
+        importlib.import_module(f"attnlab.cli.{name}").register(sub, say.lang)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    from attnlab.cli.words import prescan, words
+
     if argv is None:
         from attnlab.cli.process import configure_process
 
         configure_process()
         signal.signal(signal.SIGTERM, _interrupt)  # as Ctrl-C: stop, keep finished work
-    parser = build_parser()
+    parser = build_parser(prescan(sys.argv[1:] if argv is None else argv))
     args = parser.parse_args(argv)
+    if getattr(args, "lang", None) is None:  # `attnlab --lang es run ...`: chosen once
+        args.lang = args.lang_first
+    say = words(args.lang)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(message)s",
@@ -99,15 +109,15 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return _reader_gone()
     except KeyboardInterrupt as err:
-        msg = str(err) or "interrupted (finished work is kept; run the same command to resume)"
+        msg = str(err) or say("main.interrupted")
         print(f"attnlab: {msg}", file=sys.stderr)
         return 130
     except AttnlabError as err:
-        return _report(err, args.verbose, "error", getattr(err, "exit_code", 2))
+        return _report(err, args.verbose, say("main.error"), getattr(err, "exit_code", 2))
     except Exception as err:  # noqa: BLE001 - a bug: said to be one, in one line
         line = f"{type(err).__name__}: {first_line(err)}"
-        hint = "" if args.verbose else " (run with -v for the traceback)"
-        return _report(err, args.verbose, "internal error", 1, line + hint)
+        hint = "" if args.verbose else say("main.traceback_hint")
+        return _report(err, args.verbose, say("main.internal_error"), 1, line + hint)
 
 
 def _reader_gone() -> int:

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TextIO
 
 from attnlab.bounds import check_text
+from attnlab.cli.words import Words, lang_of
 from attnlab.errors import UsageError, WriteError
 from attnlab.kit.envelope import ENVELOPE
 
@@ -50,65 +51,65 @@ def _nearest_existing(path: Path) -> Path:
     return Path(".")
 
 
-def _try_write(folder: Path, flag: str, shown: Path) -> None:
+def _try_write(folder: Path, flag: str, shown: Path, say: Words) -> None:
     """Create and remove one temporary file in ``folder``; a failure is one WriteError line."""
     try:
         fd, name = tempfile.mkstemp(prefix=".attnlab-write-check.", dir=folder)
     except OSError as err:
         reason = err.strerror or str(err)
-        raise WriteError(f"{flag} {shown} cannot be written ({reason} in {folder}): choose "
-                         "another folder, or make this one writable") from err  # fmt: skip
+        raise WriteError(say("outputs.cannot_write", flag=flag, path=shown, reason=reason,
+                             folder=folder)) from err
     os.close(fd)
     Path(name).unlink(missing_ok=True)
 
 
-def check_folder(flag: str, path: str | Path) -> Path:
+def check_folder(flag: str, path: str | Path, say: Words | None = None) -> Path:
     """``path`` as a folder a command will create or write into; else one line, exit 2.
 
     Refused: a name that is not UTF-8 text (the run's files could not name it), an
     existing file (or a file above it, where the folder would be made), and a folder
     (or, for one yet to be made, its nearest parent) in which no file can be created.
     """
+    say = say or Words("en")
     path = Path(check_text(str(path), flag, "folder name"))
     if path.exists() and not path.is_dir():
-        raise UsageError(f"{flag} {path} is a file, not a folder: name a folder (or move the "
-                         "file away)")  # fmt: skip
+        raise UsageError(say("outputs.folder_is_file", flag=flag, path=path))
     base = _nearest_existing(path)
     if not base.is_dir():
-        raise UsageError(f"{flag} {path} cannot be made: {base} is a file, not a folder")
-    _try_write(base, flag, path)
+        raise UsageError(say("outputs.cannot_make", flag=flag, path=path, base=base))
+    _try_write(base, flag, path, say)
     return path
 
 
-def check_file(flag: str, path: str | Path) -> Path:
+def check_file(flag: str, path: str | Path, say: Words | None = None) -> Path:
     """``path`` as a file a command will write (atomically, beside it); else one line, exit 2."""
+    say = say or Words("en")
     path = Path(check_text(str(path), flag, "file name"))
     if path.is_dir():
-        raise UsageError(f"{flag} {path} is a folder: name the file to write, e.g. "
-                         f"{path / 'explorer.html'}")  # fmt: skip
+        raise UsageError(say("outputs.file_is_folder", flag=flag, path=path,
+                             example=path / "explorer.html"))
     base = _nearest_existing(path.parent)
     if not base.is_dir():
-        raise UsageError(f"{flag} {path} cannot be made: {base} is a file, not a folder")
-    _try_write(base, flag, path)
+        raise UsageError(say("outputs.cannot_make", flag=flag, path=path, base=base))
+    _try_write(base, flag, path, say)
     return path
 
 
 def check_suite_outputs(args: argparse.Namespace) -> None:
     """``run``/``reproduce``/``report``: ``--out`` (default ``reports/<profile>``) and, where
     runs are trained, ``--work``, before any experiment is planned or analysed."""
+    say = lang_of(args)
     if not getattr(args, "estimate", False):
-        out = check_folder("--out", args.out or Path("reports") / (args.profile or "quick"))
-        check_one_profile(out, args.profile or "quick", getattr(args, "replace", False))
+        out = check_folder("--out", args.out or Path("reports") / (args.profile or "quick"), say)
+        check_one_profile(out, args.profile or "quick", getattr(args, "replace", False), say)
     if not getattr(args, "report_only", False):
-        check_folder("--work", args.work)
+        check_folder("--work", args.work, say)
 
 
-def add_replace(p: argparse.ArgumentParser) -> None:
+def add_replace(p: argparse.ArgumentParser, say: Words | None = None) -> None:
     """``--replace``: of ``run``, ``reproduce`` and ``report``."""
     p.add_argument("--replace", action="store_true",
-                   help="where --out holds another profile's report or results, delete them "
-                   "and write this profile's (without it such a folder is refused: one folder "
-                   "holds one profile)")
+                   help=(say or Words("en"))("outputs.replace"))
 
 
 def profiles_in(out: Path) -> dict[str, list[str]]:
@@ -137,60 +138,66 @@ def _profile_of(path: Path, *keys: str) -> str | None:
     return profile if isinstance(profile, str) else None
 
 
-def held(profile: str, what: list[str]) -> str:
+def held(profile: str, what: list[str], say: Words | None = None) -> str:
     """``profile micro's report and 2 results (ladder, params)`` and the like.
 
     >>> held("micro", ["report"]), held("full", ["cost"])
     ("profile micro's report", "profile full's result (cost)")
     """
+    say = say or Words("en")
     names = [w for w in what if w != REPORT]
-    parts = ["report"] if REPORT in what else []
+    parts = [say("outputs.report")] if REPORT in what else []
     if names:
-        count = "result" if len(names) == 1 else f"{len(names)} results"
+        count = say("outputs.result") if len(names) == 1 else \
+            say("outputs.results", count=len(names))
         parts.append(f"{count} ({', '.join(names)})")
-    return f"profile {profile}'s {' and '.join(parts)}"
+    return say("outputs.held", profile=profile, what=say("outputs.and").join(parts))
 
 
-def check_one_profile(out: Path, profile: str, replace: bool) -> None:
+def check_one_profile(out: Path, profile: str, replace: bool,
+                      say: Words | None = None) -> None:
     """Refuse, in one line, to write ``profile``'s results or report into ``out`` when it
     holds another profile's (``replace``: they will be deleted, so nothing is refused)."""
+    say = say or Words("en")
     others = {p: what for p, what in profiles_in(Path(out)).items() if p != profile}
     if not others or replace:
         return
-    keep = f"pass --profile {next(iter(others))} to keep to it, " if len(others) == 1 else ""
-    raise UsageError(f"{out} holds {'; '.join(held(p, w) for p, w in others.items())}; "
-                     f"writing profile {profile} there would mix two profiles in one folder: "
-                     f"{keep}choose another --out, or pass --replace to delete them first")
+    keep = say("outputs.keep", profile=next(iter(others))) if len(others) == 1 else ""
+    raise UsageError(say("outputs.two_profiles", out=out, profile=profile, keep=keep,
+                         held="; ".join(held(p, w, say) for p, w in others.items())))
 
 
-def replace_other_profiles(out: Path, profile: str, stderr: TextIO) -> None:
+def replace_other_profiles(out: Path, profile: str, stderr: TextIO,
+                           say: Words | None = None) -> None:
     """``--replace``: delete the report and experiment results of every profile but
     ``profile`` from ``out`` (each experiment's ``result.json`` first, as it marks the
     experiment finished; the report's ``results.json`` last, as it names the report's
     profile), and say so in one line on ``stderr``."""
     from attnlab.report.write import REPORT_FILES
 
+    say = say or Words("en")
     out = Path(out)
     others = {p: what for p, what in profiles_in(out).items() if p != profile}
     for what in others.values():
         for item in what:
             if item == REPORT:
-                _delete(out, [out / name for name in REPORT_FILES.values()])
+                _delete(out, [out / name for name in REPORT_FILES.values()], say)
             else:
                 folder = out / item
-                _delete(out, [folder / name for name in (ENVELOPE, "table.md", "figure.png")])
+                _delete(out, [folder / name for name in (ENVELOPE, "table.md", "figure.png")],
+                        say)
                 if folder.is_dir() and not any(folder.iterdir()):
                     folder.rmdir()
     if others:
-        stderr.write(f"--replace: deleted {'; '.join(held(p, w) for p, w in others.items())} "
-                     f"from {out}\n")
+        stderr.write(say("outputs.deleted", out=out,
+                         held="; ".join(held(p, w, say) for p, w in others.items())) + "\n")
         stderr.flush()
 
 
-def _delete(out: Path, paths: list[Path]) -> None:
+def _delete(out: Path, paths: list[Path], say: Words) -> None:
     for path in paths:
         try:
             path.unlink(missing_ok=True)
         except OSError as err:
-            raise WriteError(f"--replace: {path} cannot be deleted ({err.strerror or err}): "
-                             f"make {out} writable, or choose another --out") from err
+            raise WriteError(say("outputs.cannot_delete", path=path, out=out,
+                                 reason=err.strerror or err)) from err

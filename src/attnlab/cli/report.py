@@ -20,27 +20,20 @@ from attnlab.cli import reproduce
 DEFAULT_PROFILE = "quick"  # the profile of ``run`` and ``reproduce`` without --profile
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction, lang: str | None = None) -> None:
     from attnlab.cli.outputs import add_replace
+    from attnlab.cli.words import new_parser, words
     from attnlab.kit.registry import PROFILES
 
-    p = sub.add_parser(
-        "report",
-        help="write report.md, report.html and results.json from finished results",
-        description="Collect the finished experiment results in --out and write the report; "
-        "experiments not run yet are listed as skipped. Runs no experiment. A folder with no "
-        "finished result of the profile, or one holding another profile's report or results "
-        "(without --replace), is refused (exit 2) and nothing is written.",
-    )
+    say = words(lang)
+    p = new_parser(sub, "report", say, help=say("report.help"),
+                   description=say("report.description"))
     p.add_argument("--profile", choices=list(PROFILES), default=DEFAULT_PROFILE,
-                   help=f"the profile whose results are read (default {DEFAULT_PROFILE})")
-    p.add_argument("--seeds", type=int, default=None,
-                   help="the seed count the results were made with (default: the profile's)")
-    p.add_argument("--out", default=None,
-                   help="folder holding the results, where the report is written (default: "
-                   "reports/<profile>)")
-    reproduce.add_lang(p)
-    add_replace(p)
+                   help=say("report.profile", default=DEFAULT_PROFILE))
+    p.add_argument("--seeds", type=int, default=None, help=say("report.seeds"))
+    p.add_argument("--out", default=None, help=say("report.out"))
+    reproduce.add_lang(p, say)
+    add_replace(p, say)
     # what reproduce reads and report does not use: runs nothing, so trains nowhere
     p.set_defaults(func=run, only=None, estimate=False, workers=None, work="runs",
                    corpus=None, jobs=1, device="cpu", cluster="local", address=None,
@@ -51,8 +44,9 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None,
         stderr: TextIO | None = None) -> int:
     from attnlab.cli.common import check_seeds
     from attnlab.cli.outputs import check_suite_outputs
+    from attnlab.cli.words import lang_of
 
     args.report_only, args.profile = True, args.profile or DEFAULT_PROFILE
     check_suite_outputs(args)  # a file, a read-only folder, another profile's: that line first
-    check_seeds(args.seeds)
+    check_seeds(args.seeds, 0, lang_of(args))
     return reproduce.run(args, stdout, stderr)  # which refuses a folder of no results

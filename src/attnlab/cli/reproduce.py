@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from attnlab.cli.common import (
     SuiteProgress,
@@ -24,135 +24,114 @@ from attnlab.cli.common import (
     check_seeds,
     out_dir,
 )
-from attnlab.cli.confirm import CONFIRM_RUNS, confirm_runs
+from attnlab.cli.confirm import confirm_runs
+from attnlab.cli.words import Words, lang_of, new_parser, words
 from attnlab.errors import DataError, UsageError
 from attnlab.running.cluster import sized
 
 __all__ = ["register", "run"]
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction, lang: str | None = None) -> None:
     from attnlab.kit.registry import PROFILES, names
 
-    p = sub.add_parser(
-        "reproduce",
-        help="run every experiment and write the report (report.md, report.html, results.json)",
-        description="Run the whole suite in registry order (cached, resumable) and write one "
-        "report folder. Experiments that need the corpus are skipped with the reason when it "
-        "is unavailable; an experiment that fails is reported and the command exits 1.",
-    )
-    add_common(p, list(PROFILES))
+    say = words(lang)
+    p = new_parser(sub, "reproduce", say, help=say("reproduce.help"),
+                   description=say("reproduce.description"))
+    add_common(p, list(PROFILES), say)
     p.add_argument("--only", default=None, metavar="NAME,NAME",
-                   help="run only these experiments (comma-separated; from: "
-                   + ", ".join(names()) + ")")
-    p.add_argument("--report-only", action="store_true",
-                   help="run nothing: rewrite the report from the results already in --out")
-    p.add_argument("--estimate", action="store_true",
-                   help="time a few steps of every pending run's model, print how long the "
-                   "suite should take on this machine (corrected by, and checked against, "
-                   "the finished runs of the cache: ratios and an error bar), and stop")
-    add_lang(p)
+                   help=say("reproduce.only", names=", ".join(names())))
+    p.add_argument("--report-only", action="store_true", help=say("reproduce.report_only"))
+    p.add_argument("--estimate", action="store_true", help=say("reproduce.estimate"))
+    add_lang(p, say)
     p.set_defaults(func=run)
 
 
-def add_lang(p: argparse.ArgumentParser) -> None:
-    """``--lang``: the language of report.md and report.html."""
-    from attnlab.i18n import LANGS
+def add_lang(p: argparse.ArgumentParser, say: Words | None = None) -> None:
+    """``--lang``: the language of report.md and report.html, and of the command's words."""
+    from attnlab.cli.words import add_lang as add
 
-    p.add_argument("--lang", choices=list(LANGS), default=None,
-                   help="language of report.md and report.html: en (English) or es (Spanish) "
-                   "(default: ATTNLAB_LANG, else the locale, else English)")
+    add(p, say or words(), "lang.report")
 
 
 def run(args: argparse.Namespace, stdout: TextIO | None = None,
         stderr: TextIO | None = None) -> int:
     from attnlab.kit.extra_seeds import resolve_extra_seeds
-    from attnlab.suite import estimate, reproduce
+    from attnlab.suite import estimate_plan, plan_suite, run_plan
 
     stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
     from attnlab.cli.outputs import check_suite_outputs
 
+    say = lang_of(args)
     check_suite_outputs(args)  # a file or a read-only folder: one line, before any work
-    check_seeds(args.seeds, args.extra_seeds)
+    check_seeds(args.seeds, args.extra_seeds, say)
     args.extra_seeds = resolve_extra_seeds(args.extra_seeds, args.profile)
     only = None if args.only is None else [n for n in args.only.split(",") if n.strip()]
     if only is not None and not only:
-        raise UsageError("--only needs at least one experiment name")
+        raise UsageError(say("reproduce.only_empty"))
     out = out_dir(args)
     if args.report_only:
-        check_no_damaged_results(out, only, args.profile, args.seeds)
-        check_some_results(out, args.profile, args.seeds)
-    progress = SuiteProgress(stderr)
+        check_no_damaged_results(out, only, args.profile, args.seeds, say)
+        check_some_results(out, args.profile, args.seeds, say)
+    progress = SuiteProgress(stderr, say)
     runner = build_runner(args, progress)  # the one runner of this command
-    if getattr(args, "estimate", False) or (args.profile == "full" and not args.report_only):
-        report = estimate(args.profile, args.seeds, sized(runner, args.jobs), only=only,
-                          extra_seeds=args.extra_seeds)
+    estimating = getattr(args, "estimate", False)
+    # The one planning of this command: the estimate, the confirmation and the run read it.
+    planned = plan_suite(runner, out, args.profile, seeds=args.seeds, only=only,
+                         report_only=args.report_only and not estimating,
+                         extra_seeds=args.extra_seeds)
+    if estimating or (args.profile == "full" and not args.report_only):
+        report = estimate_plan(planned, sized(runner, args.jobs))
         stdout.write(report.text() + "\n")
         stdout.flush()
-        if getattr(args, "estimate", False):
+        if estimating:
             return 0
     if not args.report_only:  # above CONFIRM_RUNS: asked, or refused with no terminal
-        confirm_runs(pending_runs(args, runner, out, only), args, args.only)
+        confirm_runs(planned.pending(), args, args.only)
     if getattr(args, "replace", False):  # every check has passed: the other profile's go now
         from attnlab.cli.outputs import replace_other_profiles
 
-        replace_other_profiles(out, args.profile, stderr)
-    result = reproduce(runner, out, args.profile, seeds=args.seeds, only=only,
-                       report_only=args.report_only, extra_seeds=args.extra_seeds,
-                       lang=getattr(args, "lang", None))
-    counts = ", ".join(f"{sum(v['status'] == s for v in result.verdicts)} {s}"
+        replace_other_profiles(out, args.profile, stderr, say)
+    result = run_plan(planned, lang=say.lang)
+    counts = ", ".join(say(f"reproduce.count.{s.replace(' ', '_')}",
+                           count=sum(v["status"] == s for v in result.verdicts))
                        for s in ("held", "not held", "inconclusive", "skipped", "error"))
-    stdout.write(f"claims: {counts}\n")
+    stdout.write(say("reproduce.claims", counts=counts) + "\n")
     for name in result.extra_round:  # experiments grown by the extra-seed round
         env = result.envelopes[name]
-        stdout.write(f"{name}: {env['extra_round']['text']} (now {env['seeds']} seeds)\n")
+        stdout.write(say("reproduce.extra_round", name=name, text=env["extra_round"]["text"],
+                         seeds=env["seeds"]) + "\n")
     for name in result.skipped:
-        stdout.write(f"skipped {name}: {result.envelopes[name]['reason']}\n")
+        stdout.write(say("reproduce.skipped", name=name,
+                         reason=result.envelopes[name]["reason"]) + "\n")
     for name in result.failed:
-        stdout.write(f"FAILED {name}: {result.envelopes[name]['reason']}\n")
+        stdout.write(say("run.failed", name=name, reason=result.envelopes[name]["reason"])
+                     + "\n")
     for v in result.verdicts:
         if v["status"] == "error":
-            stdout.write(f"ERROR in claim {v['id']}: {v['why']}\n")
-    stdout.write(f"report: {result.paths['html']} (and report.md, results.json)\n")
+            stdout.write(say("reproduce.claim_error", id=v["id"], why=v["why"]) + "\n")
+    stdout.write(say("reproduce.report", html=result.paths["html"]) + "\n")
     stdout.flush()
     return 0 if result.ok else 1
 
 
-def pending_runs(args: argparse.Namespace, runner: Any, out: Path,
-                 only: list[str] | None) -> int:
-    """How many runs ``reproduce`` would train: its plan's runs not finished in ``--work``
-    (experiments finished in ``out`` left out; those that need a missing corpus too, which
-    is looked for only when the count is past ``CONFIRM_RUNS`` with them)."""
-    from attnlab.kit import registry
-    from attnlab.suite import Suite, corpus_problem
-
-    def count(skip: Any = None) -> int:
-        suite = Suite.of(runner, out, args.profile, args.seeds, registry.select(only))
-        plans = suite.plan(suite.wanted(args.extra_seeds, skip))
-        return sum(len(runner.pending(p.specs)) for p in plans.values())
-
-    pending = count()
-    if pending <= CONFIRM_RUNS or corpus_problem(args.corpus)[0] is None:
-        return pending
-    return count(lambda exp: ("skipped", "no corpus") if exp.needs_corpus else None)
-
-
-def check_some_results(out: Path, profile: str, seeds: int | None) -> None:
+def check_some_results(out: Path, profile: str, seeds: int | None,
+                       say: Words | None = None) -> None:
     """Refuse, in one line, to write a report of nothing: ``out`` holds no finished result of
     this profile and seed count (a mistyped ``--out``, or results not made yet)."""
     from attnlab.suite import finished_records
 
     if finished_records(out, profile, seeds):
         return
-    seeded = "" if seeds is None else f" with {seeds} seed(s)"
-    where = f"{out} does not exist" if not out.exists() else \
-        f"{out} holds no finished {profile} result{seeded}"
-    raise UsageError(f"{where}; nothing to report: check --out and --profile, or make "
-                     f"results first with `attnlab run NAME` or `attnlab reproduce`")
+    say = say or Words("en")
+    seeded = "" if seeds is None else say("reproduce.seeded", seeds=seeds)
+    where = say("reproduce.no_folder", out=out) if not out.exists() else \
+        say("reproduce.no_result", out=out, profile=profile, seeded=seeded)
+    raise UsageError(say("reproduce.nothing", where=where))
 
 
 def check_no_damaged_results(out: Path, only: list[str] | None, profile: str,
-                             seeds: int | None) -> None:
+                             seeds: int | None, say: Words | None = None) -> None:
     """Refuse, in one line, to write a report while an experiment's result in ``out`` is
     damaged (truncated, say): it would be shown as not run, and the report written over
     one that had it. The line names the file and the command that makes it again."""
@@ -165,5 +144,5 @@ def check_no_damaged_results(out: Path, only: list[str] | None, profile: str,
         if why is not None:
             flags = "" if profile == "quick" else f" --profile {profile}"
             flags += "" if seeds is None else f" --seeds {seeds}"
-            raise DataError(f"{path} is damaged: {why}; make it again with `attnlab run "
-                            f"{name}{flags} --out {out}`, then run this command again")
+            raise DataError((say or Words("en"))("reproduce.damaged", path=path, why=why,
+                                                 name=name, flags=flags, out=out))

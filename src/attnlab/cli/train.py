@@ -27,39 +27,26 @@ import sys
 from pathlib import Path
 
 from attnlab.bounds import whole
+from attnlab.cli.words import Words, add_lang, lang_of, new_parser, words
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "train",
-        help="train a model from a config (resumes an interrupted run)",
-        description="Train a language model. CONFIG is a TOML or JSON file with [model], "
-        "[train] and [data] tables (all optional; defaults are the chapter's: width 128, "
-        "context 128, 3,000 AdamW steps at 1e-3, batch 64, Tiny Shakespeare). "
-        "Run again to resume; a finished run is reported, not retrained.",
-    )
-    p.add_argument("config", nargs="?", metavar="CONFIG",
-                   help="run config (.toml or .json), or the name of an example config "
-                   "shipped in the package (tiny, default, two_blocks_cosine)")
-    p.add_argument("--list-configs", action="store_true",
-                   help="print the example configs and the file each is read from, and exit")
+def register(sub: argparse._SubParsersAction, lang: str | None = None) -> None:
+    say = words(lang)
+    p = new_parser(sub, "train", say, help=say("train.help"),
+                   description=say("train.description"))
+    p.add_argument("config", nargs="?", metavar="CONFIG", help=say("train.config"))
+    p.add_argument("--list-configs", action="store_true", help=say("train.list_configs"))
     p.add_argument("--set", dest="overrides", action="append", default=[],
-                   metavar="SECTION.KEY=VALUE",
-                   help="override one field, e.g. --set train.steps=200 --set model.d_model=64")
-    p.add_argument("--run-dir", metavar="DIR",
-                   help="where the run lives (default: runs/<config hash>)")
-    p.add_argument("--corpus", metavar="PATH",
-                   help="train on this UTF-8 text file (same as --set data.corpus=PATH)")
+                   metavar="SECTION.KEY=VALUE", help=say("train.set"))
+    p.add_argument("--run-dir", metavar="DIR", help=say("train.run_dir"))
+    p.add_argument("--corpus", metavar="PATH", help=say("train.corpus"))
     p.add_argument("--threads", type=whole("--threads"), default=None, metavar="N",
-                   help="CPU threads for training (default 1, the count every path of "
-                   "`attnlab run` and `reproduce` uses, so the same config gives the same "
-                   "weights; another count changes their last bits; 1 to 256); ignored on CUDA")
+                   help=say("train.threads"))
     p.add_argument("--precision", choices=["auto", "fp32", "bf16"], default=None,
-                   help="same as --set train.precision=...: bf16 autocast on a CPU needs bf16 "
-                   "units (AVX512-BF16 or AMX); default: the config's (auto: bf16 on CUDA, "
-                   "fp32 on the CPU)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--json", action="store_true", help="print the result record as JSON")
+                   help=say("train.precision"))
+    p.add_argument("--quiet", action="store_true", help=say("train.quiet"))
+    p.add_argument("--json", action="store_true", help=say("train.json"))
+    add_lang(p, say)
     p.set_defaults(func=run)
 
 
@@ -79,13 +66,14 @@ def run(args: argparse.Namespace) -> int:
     )
     from attnlab.train.trainer import TrainingDiverged, train
 
+    say = lang_of(args)
     if args.list_configs:
         for name in presets.names():
             print(f"{name:20} {presets.path(name)}")
         return 0
     threads = CPU_THREADS if args.threads is None else args.threads
     if threads < 1:
-        raise UsageError(f"--threads must be at least 1, got {threads}")
+        raise UsageError(say("train.threads_low", value=threads))
     overrides = list(args.overrides)
     if args.corpus is not None:
         overrides.append(f"data.corpus={args.corpus}")
@@ -95,35 +83,36 @@ def run(args: argparse.Namespace) -> int:
     cfg = resolve_run(load_run_config(config, overrides))  # the hash names device, precision
     run_dir = Path(args.run_dir) if args.run_dir else Path("runs") / run_hash(cfg)
     if run_dir.exists() and not run_dir.is_dir():
-        raise UsageError(f"--run-dir {run_dir} is a file; name a directory")
+        raise UsageError(say("train.run_dir_file", path=run_dir))
     check_same_config(run_dir, cfg)  # before anything is printed: one line on error
     check_precision(cfg.train.precision, cfg.train.device)  # bf16 without bf16 units: one line
-    check_folder("--run-dir", run_dir)  # a read-only disk: one line, before any work
+    check_folder("--run-dir", run_dir, say)  # a read-only disk: one line, before any work
     main_rank = int(os.environ.get("RANK", "0")) == 0
     # a refused start removes the folder it made (rank 0 made it), instead of leaving a .lock
     made = main_rank and not run_dir.exists()
     if (run_dir / RESULT).is_file():
-        check_finished(run_dir)  # not "already finished" over a checkpoint that cannot load
+        check_finished(run_dir, say)  # not "already finished" over one that cannot load
     else:
         check_step_memory(cfg)
-    say = print if main_rank else _silent
+    tell = print if main_rank else _silent
     finished = (run_dir / RESULT).is_file()
-    head = f"run: {run_dir} (config {run_hash(cfg)}, {cfg.train.device}, {cfg.train.precision})"
+    head = say("train.head", path=run_dir, hash=run_hash(cfg), device=cfg.train.device,
+               precision=cfg.train.precision)
 
     def started(step: int) -> None:  # once the run's files are checked: errors stay one line
-        say(head + (f", resuming from step {step}" if step else ""), file=sys.stderr)
+        tell(head + (say("train.resuming", step=step) if step else ""), file=sys.stderr)
 
     progress = None if args.quiet or not main_rank else ProgressPrinter(sys.stderr)
     try:
         with training_threads(cfg.train.device, threads):
             result = train(cfg, run_dir, progress=progress, on_start=started)
     except TrainingDiverged as err:
-        say(f"attnlab: training stopped: {err}", file=sys.stderr)
+        tell(say("train.stopped", error=err), file=sys.stderr)
         return 1
     except (RuntimeError, MemoryError) as err:
         if made:
             _remove_if_empty(run_dir)
-        short = out_of_memory(err)
+        short = out_of_memory(err, say)
         if short is None:
             raise
         raise short from err
@@ -132,23 +121,22 @@ def run(args: argparse.Namespace) -> int:
             _remove_if_empty(run_dir)
         raise
     if finished:
-        say(head, file=sys.stderr)
-        say(f"run {run_dir} has already finished; delete it to train again", file=sys.stderr)
-    say(json.dumps(result, sort_keys=True) if args.json else summary(result))
+        tell(head, file=sys.stderr)
+        tell(say("train.finished", path=run_dir), file=sys.stderr)
+    tell(json.dumps(result, sort_keys=True) if args.json else summary(result, say))
     return 0
 
 
-def summary(result: dict) -> str:
+def summary(result: dict, say: Words | None = None) -> str:
     """One human line: steps, loss, perplexities, speed."""
-    return (
-        f"steps {result['steps']}  final loss {result['final_loss']:.4f}  "
-        f"train ppl {result['train_ppl']:.2f}  held-out ppl {result['held_ppl']:.2f}  "
-        f"{result['tokens_per_s']:,.0f} tok/s  {result['wall_s']:.0f}s  "
-        f"{result['params']:,} params"
-    )
+    say = say or Words("en")
+    return say("train.summary", steps=result["steps"], loss=f"{result['final_loss']:.4f}",
+               train=f"{result['train_ppl']:.2f}", held=f"{result['held_ppl']:.2f}",
+               speed=say.count(round(result["tokens_per_s"])), wall=f"{result['wall_s']:.0f}",
+               params=say.count(result["params"]))
 
 
-def check_finished(run_dir: Path) -> None:
+def check_finished(run_dir: Path, say: Words | None = None) -> None:
     """A finished run's checkpoint must still load: else one line, not "already finished"."""
     from attnlab.errors import DataError
     from attnlab.train.runtime import load_trained
@@ -157,12 +145,11 @@ def check_finished(run_dir: Path) -> None:
         load_trained(run_dir, "cpu")
     except DataError as err:
         bare = err.__cause__ if isinstance(err.__cause__, DataError) else err  # before advice
-        raise DataError(f"run {run_dir} has finished, but its checkpoint cannot be read "
-                        f"({bare}), and eval and generate need it: restore the checkpoint from "
-                        f"a copy, or delete {run_dir} to train the run again") from err
+        raise DataError((say or Words("en"))("train.unreadable", path=run_dir, error=bare)
+                        ) from err
 
 
-def out_of_memory(err: BaseException) -> Exception | None:
+def out_of_memory(err: BaseException, say: Words | None = None) -> Exception | None:
     """An allocation failure as one UsageError line with its size; None for anything else."""
     import re
 
@@ -176,11 +163,10 @@ def out_of_memory(err: BaseException) -> Exception | None:
     size = re.search(r"allocate ([0-9.]+) ?(bytes|[KMGTP]iB)", text)
     what = ""
     if size and size.group(2) == "bytes":
-        what = f" ({format_bytes(int(size.group(1)))} in one piece)"
+        what = (say or Words("en"))("train.piece", size=format_bytes(int(size.group(1))))
     elif size:
-        what = f" ({size.group(1)} {size.group(2)} in one piece)"
-    return UsageError(f"out of memory while training{what}: lower model.d_model, "
-                      "model.n_ctx or train.batch_size")
+        what = (say or Words("en"))("train.piece", size=f"{size.group(1)} {size.group(2)}")
+    return UsageError((say or Words("en"))("train.out_of_memory", what=what))
 
 
 def _remove_if_empty(run_dir: Path) -> None:

@@ -15,22 +15,21 @@ from __future__ import annotations
 import argparse
 import sys
 
+from attnlab.cli.words import Words, add_lang, lang_of, new_parser, words
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "verify",
-        help="check the implementation against PyTorch, NumPy and Hugging Face GPT-2",
-        description="Run every equivalence check (NumPy reference, PyTorch model, PyTorch's "
-        "own attention, Hugging Face GPT-2) and print its max |diff| and tolerance. Exit 1 if "
-        "any fails; 0 otherwise. A check whose optional dependency "
-        "is missing is skipped and counted in the last line.",
-    )
+
+def register(sub: argparse._SubParsersAction, lang: str | None = None) -> None:
+    say = words(lang)
+    p = new_parser(sub, "verify", say, help=say("verify.help"),
+                   description=say("verify.description"))
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
-                   help="where the checks run (default: CUDA when present)")
+                   help=say("verify.device"))
+    add_lang(p, say)
     p.set_defaults(func=run)
 
 
-def summary(passed: int, failed: int, skipped: list[tuple[str, str]]) -> str:
+def summary(passed: int, failed: int, skipped: list[tuple[str, str]],
+            say: Words | None = None) -> str:
     """The last line of ``verify``: never "all checks passed" while a check was skipped.
 
     >>> summary(12, 0, [])
@@ -38,17 +37,18 @@ def summary(passed: int, failed: int, skipped: list[tuple[str, str]]) -> str:
     >>> summary(10, 0, [("HF logits", "needs transformers"), ("HF count", "needs transformers")])
     '10 checks passed, 2 skipped (needs transformers)'
     """
+    say = say or Words("en")
     reasons: dict[str, list[str]] = {}
     for name, why in skipped:
         reasons.setdefault(why, []).append(name)
     skips = "; ".join(f"{names[0]}: {why}" if len(names) == 1 else why  # rows name them
                       for why, names in reasons.items())
     if failed:
-        tail = f", {len(skipped)} skipped ({skips})" if skipped else ""
-        return f"{failed} check(s) FAILED, {passed} passed{tail}"
+        tail = say("verify.skipped_tail", skipped=len(skipped), why=skips) if skipped else ""
+        return say("verify.failed", failed=failed, passed=passed, tail=tail)
     if skipped:
-        return f"{passed} checks passed, {len(skipped)} skipped ({skips})"
-    return f"all checks passed ({passed})"
+        return say("verify.passed_skipped", passed=passed, skipped=len(skipped), why=skips)
+    return say("verify.all_passed", passed=passed)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -58,16 +58,18 @@ def run(args: argparse.Namespace) -> int:
     from attnlab.train.runtime import resolve_device
     from attnlab.verify import CHECKS
 
+    say = lang_of(args)
     name = getattr(args, "device", "auto")
     if name == "cuda" and not torch.cuda.is_available():  # said in this command's words
-        raise UsageError("--device cuda: no CUDA device is available (use auto or cpu)")
+        raise UsageError(say("verify.no_cuda"))
     device = resolve_device(name)  # the one place auto becomes cuda or cpu
     passed, failed = 0, 0
     skipped: list[tuple[str, str]] = []
     width = 62
     if device.type == "cuda":
-        print(f"device: {torch.cuda.get_device_name(device)}")
-    print(f"{'check':<{width}} {'max |diff|':>11} {'tol':>8}  result")
+        print(say("verify.device_line", name=torch.cuda.get_device_name(device)))
+    print(f"{say('verify.check'):<{width}} {'max |diff|':>11} {say('verify.tol'):>8}  "
+          f"{say('verify.result')}")
     for fn in CHECKS:
         try:
             with torch.device(device):  # every tensor and module the check makes
@@ -75,15 +77,16 @@ def run(args: argparse.Namespace) -> int:
         except ImportError as err:  # an optional dependency (transformers) is missing
             title = getattr(fn, "title", None) or fn.__name__
             package, extra = getattr(fn, "needs", (None, None))
-            reason = f"needs {package}: {install_hint(extra)}" if package else first_line(err)
+            reason = say("verify.needs", package=package, hint=install_hint(extra)) \
+                if package else first_line(err)
             skipped.append((title, reason))
-            print(f"{title:<{width}} {'-':>11} {'-':>8}  SKIP ({reason})")
+            print(f"{title:<{width}} {'-':>11} {'-':>8}  {say('verify.skip', reason=reason)}")
             continue
         for row in out if isinstance(out, list) else [out]:
             failed += not row.ok
             passed += row.ok
             print(f"{row.name:<{width}} {row.diff:>11.2e} {row.tol:>8.0e}  "
-                  f"{'ok' if row.ok else 'FAIL'}")
+                  f"{say('verify.ok') if row.ok else say('verify.fail')}")
             sys.stdout.flush()
-    print(summary(passed, failed, skipped))
+    print(summary(passed, failed, skipped, say))
     return 1 if failed else 0

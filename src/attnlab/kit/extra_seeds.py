@@ -35,7 +35,8 @@ and it can also turn a held one inconclusive. Left out: a correction of the two
 standard errors for that second look (the report states the rule instead).
 
 The round itself is the suite's pipeline run again (``attnlab.suite.Suite``):
-plan with more seeds, train, analyse. This module holds the rule and the notes.
+plan with more seeds (``with_extra_seeds``: the experiment's settings as the suite
+resolved them, grown), train, analyse. This module holds the rule and the notes.
 
 Every trained experiment's envelope says what happened (``extra_round``): whether
 the round ran, the seeds before and added, the claims that called for it, and a
@@ -44,6 +45,7 @@ one-line ``text`` the report prints in the experiment's section.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from typing import Any
 
@@ -87,6 +89,17 @@ def resolve_extra_seeds(extra_seeds: int | None, profile: str) -> int:
         return default_extra_seeds(profile)
     check_extra_seeds(extra_seeds)
     return extra_seeds
+
+
+def with_extra_seeds(settings: Any, extra_seeds: int) -> Any:
+    """An experiment's ``settings`` (of one that trains) with ``extra_seeds`` more seeds: the
+    settings of its extra round, derived here only.
+
+    >>> from attnlab.kit.settings import Seeded
+    >>> with_extra_seeds(Seeded(seeds=3), 2)
+    Seeded(seeds=5)
+    """
+    return dataclasses.replace(settings, seeds=settings.seeds + extra_seeds)
 
 
 def check_extra_seeds(extra_seeds: int) -> None:

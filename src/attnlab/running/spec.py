@@ -5,7 +5,9 @@ every run, every seed included, plus a label. The runner resolves each once
 (device, precision, corpus: ``attnlab.running.runner.Runner.resolve``); from then on
 a spec's key, the name of its run directory, is the hash of that resolved
 config (``run_key``), plus a hash of the token data for runs given their data
-directly (synthetic languages).
+directly (synthetic languages). A spec computes its key once, when first asked
+(``RunSpec.key``), so the one resolved spec a plan holds per run keeps its
+identity through counting, training and reading back.
 
 This module needs nothing but the config types, so the worker side
 (``attnlab.running.train_run``) and any executor can import it without the runner.
@@ -14,6 +16,7 @@ This module needs nothing but the config types, so the worker side
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +34,13 @@ class RunSpec:
     config: RunConfig  # everything that defines the run (device "auto": the runner decides)
     data: Any = None  # token data given directly (synthetic languages): .train, .held arrays
     may_diverge: bool = False  # a non-finite loss is a result (recorded), not an error
+
+    @functools.cached_property
+    def key(self) -> str:
+        """The run directory name (``run_key``), computed on first use and kept: a spec is
+        frozen, and ``dataclasses.replace`` makes a new one that computes its own."""
+        key = run_hash(self.config)
+        return key if self.data is None else f"{key}-{data_fingerprint(self.data)}"
 
 
 def seeded(label: str, config: RunConfig, seeds: int, *, data: Any = None,
@@ -63,9 +73,9 @@ def data_fingerprint(data: Any) -> str:
 
 
 def run_key(spec: RunSpec) -> str:
-    """The run directory name of a *resolved* ``spec``: its config hash (+ its data's)."""
-    key = run_hash(spec.config)
-    return key if spec.data is None else f"{key}-{data_fingerprint(spec.data)}"
+    """The run directory name of a *resolved* ``spec``: its config hash (+ its data's),
+    computed once per spec (``RunSpec.key``)."""
+    return spec.key
 
 
 def train_cost(cfg: RunConfig) -> float:

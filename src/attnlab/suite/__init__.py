@@ -2,19 +2,22 @@
 
 ``Suite`` is written once and used by every command that runs experiments:
 
-- ``reproduce`` (``reproduce`` below): every selected experiment plans its
-  runs (``Suite.plan``; an experiment finished earlier with the same profile
-  and settings is reused), the runs of all of them go to the one runner at once
-  (``Suite.train``: one executor pass, longest runs first, so no worker idles at
-  an experiment's boundary), and each experiment, in registry order, reads its
-  runs, measures and writes its envelope, table and figure (``Suite.analyse``).
+- ``reproduce`` (``reproduce`` below): the suite resolves every selected
+  experiment's settings once (``Suite.settings``) and each experiment plans
+  its runs (``Suite.plan``; one finished earlier with the same profile and
+  settings is reused): ``plan_suite``, whose one ``SuitePlan`` the CLI also
+  counts before asking to start many runs. Then (``run_plan``) the runs of
+  all of them go to the one runner at once (``Suite.train``: one executor
+  pass, longest runs first, so no worker idles at an experiment's boundary),
+  and each experiment, in registry order, reads its runs, measures and
+  writes its envelope, table and figure (``Suite.analyse``).
   Then the claims are decided; each experiment with a training claim
   inconclusive on at least 3 seeds gets its one extra round
   (``Suite.extra_round``: the same three calls with more seeds; the rule is in
   ``attnlab.kit.extra_seeds``), and the report is written (``attnlab.report``);
 - ``attnlab run NAME``: the same pipeline for one experiment, no report;
-- ``reproduce --estimate`` times the runs of the same plan
-  (``attnlab.suite.forecast``).
+- ``reproduce --estimate`` times the pending runs of the same ``SuitePlan``
+  (``estimate_plan``, ``attnlab.suite.forecast``).
 
 Everything is cached, so running it again skips finished work and resumes an
 interrupted run. Outcomes:
@@ -33,7 +36,16 @@ A ``Suite``'s envelopes change only through its own steps. The layers:
 module; the CLI above it.
 """
 
-from attnlab.suite.end_to_end import SuiteOutcome, estimate, reproduce, run_experiment
+from attnlab.suite.end_to_end import (
+    SuiteOutcome,
+    SuitePlan,
+    estimate,
+    estimate_plan,
+    plan_suite,
+    reproduce,
+    run_experiment,
+    run_plan,
+)
 from attnlab.suite.pipeline import (
     Plan,
     Suite,
@@ -43,5 +55,6 @@ from attnlab.suite.pipeline import (
     finished_records,
 )
 
-__all__ = ["Plan", "Suite", "SuiteOutcome", "check_args", "corpus_problem", "estimate",
-           "evaluate_claims", "finished_records", "reproduce", "run_experiment"]
+__all__ = ["Plan", "Suite", "SuiteOutcome", "SuitePlan", "check_args", "corpus_problem",
+           "estimate", "estimate_plan", "evaluate_claims", "finished_records", "plan_suite",
+           "reproduce", "run_experiment", "run_plan"]

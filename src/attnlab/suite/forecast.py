@@ -1,7 +1,7 @@
 """How long a suite should take here: every pending run's step, timed on this machine.
 
-``attnlab.suite.estimate`` plans the selected experiments exactly as
-``reproduce`` does (``Suite.plan``) and keeps the runs that have not finished;
+``attnlab.suite.estimate_plan`` takes the plan ``reproduce`` makes (``plan_suite``:
+the same ``SuitePlan`` the command then runs) and keeps the runs that have not finished;
 ``estimate_plans`` times a few training steps of each distinct shape (model,
 batch, context) in a fresh one-thread process
 (on CUDA: on the device, under the run's precision), as a worker would run
@@ -204,6 +204,7 @@ def finished_runs(experiments: dict[str, Any], runner: Any, extra_seeds: int
     cache (resolved spec, record) under the profiles the estimate is checked against, with
     their default seeds and the extra round's (each run once, its record marked with the
     profile that planned it)."""
+    from attnlab.kit.extra_seeds import with_extra_seeds
     from attnlab.kit.registry import seeds_of
 
     out: dict[str, list[tuple[Any, dict]]] = {}
@@ -211,10 +212,11 @@ def finished_runs(experiments: dict[str, Any], runner: Any, extra_seeds: int
         seen: dict[str, tuple[Any, dict]] = {}
         for profile in CHECKED_PROFILES:
             try:
-                n = seeds_of(exp.settings(profile))
-                counts = [None] if n is None else list(dict.fromkeys((n, n + extra_seeds)))
-                specs = [spec for count in counts
-                         for spec in runner.resolve_all(exp.plan(exp.settings(profile, count)))]
+                base = exp.settings(profile)  # the profile's own seeds, and its extra round's
+                rounds = [base] if seeds_of(base) is None or not extra_seeds else \
+                    [base, with_extra_seeds(base, extra_seeds)]
+                specs = [spec for settings in rounds
+                         for spec in runner.resolve_all(exp.plan(settings))]
             except Exception:  # noqa: BLE001 - a plan that cannot be made checks nothing
                 continue
             for spec in specs:

@@ -31,6 +31,7 @@ from attnlab.kit.extra_seeds import (
     ran_note,
     skipped_note,
     triggers,
+    with_extra_seeds,
 )
 from attnlab.kit.registry import Experiment, seeds_of
 from attnlab.running.context import Context
@@ -52,8 +53,10 @@ class Plan:
 
 class Suite:
     """The pipeline over one runner, one output folder, one profile and the experiments it
-    was made with (``Suite.of`` loads them by name). Its envelopes change only through its
-    own steps; ``envelopes`` gives them in the order of ``names``."""
+    was made with (``Suite.of`` loads them by name). Each experiment's settings for the
+    profile and ``seeds`` are resolved here, once (``settings``); every later step reads
+    them, and the extra round grows them (``with_extra_seeds``). Its envelopes change only
+    through its own steps; ``envelopes`` gives them in the order of ``names``."""
 
     def __init__(self, runner: Runner, out: Path, profile: str, seeds: int | None = None,
                  experiments: dict[str, Experiment] | None = None, *,
@@ -64,20 +67,28 @@ class Suite:
         self.experiments: dict[str, Experiment] = dict(experiments or {})
         self.names: list[str] = list(self.experiments)  # the order of the report
         self._envelopes: dict[str, dict] = {}  # name -> envelope (JSON form, + "reused")
+        self.settings: dict[str, Any] = {}  # name -> its settings (one that has none: failed)
+        for name, exp in self.experiments.items():
+            try:
+                self.settings[name] = exp.settings(profile, seeds)
+            except Exception as err:  # noqa: BLE001 - report it, run the rest
+                self._envelopes[name] = not_run(name, exp.title, "failed",
+                                                f"cannot plan: {one_line(err)}")
 
     @classmethod
     def of(cls, runner: Runner, out: Path, profile: str, seeds: int | None,
            names: list[str], *, strict: bool = False) -> Suite:
         """A suite of the experiments ``names``, each loaded from the registry; one that
         cannot load gets a failed envelope."""
-        suite = cls(runner, out, profile, seeds, strict=strict)
-        suite.names = list(names)
+        loaded, broken = {}, {}
         for name in names:
             try:
-                suite.experiments[name] = registry.load(name)
+                loaded[name] = registry.load(name)
             except Exception as err:  # noqa: BLE001 - e.g. a module not written yet
-                suite._envelopes[name] = not_run(name, name, "failed", f"cannot load: "
-                                                 f"{one_line(err)}")
+                broken[name] = not_run(name, name, "failed", f"cannot load: {one_line(err)}")
+        suite = cls(runner, out, profile, seeds, loaded, strict=strict)
+        suite.names = list(names)
+        suite._envelopes.update(broken)
         return suite
 
     @property
@@ -100,13 +111,8 @@ class Suite:
         envelope: a finished one with the same identity is reused (grown by an extra
         round of ``extra_seeds``; None: any), ``skip(exp)`` may say (status, reason)."""
         wanted = {}
-        for name, exp in self.experiments.items():
-            try:
-                settings = exp.settings(self.profile, self.seeds)
-            except Exception as err:  # noqa: BLE001 - report it, run the rest
-                self._envelopes[name] = not_run(name, exp.title, "failed",
-                                                f"cannot plan: {one_line(err)}")
-                continue
+        for name, settings in self.settings.items():
+            exp = self.experiments[name]
             cached = finished_envelope(self.out, name, identity(self.profile, settings),
                                        extra_seeds)
             why = None if cached is not None or skip is None else skip(exp)
@@ -222,11 +228,11 @@ class Suite:
         check_extra_seeds(extra_seeds)
         candidates: dict[str, Any] = {}
         for name, env in self.envelopes.items():
-            if status_of(env) != "ok" or name not in self.experiments:
+            if status_of(env) != "ok" or name not in self.settings:
                 continue
             if (env.get("extra_round") or {}).get("ran"):
                 continue  # one round only
-            settings = self.experiments[name].settings(self.profile, self.seeds)
+            settings = self.settings[name]
             if seeds_of(settings) is not None:
                 candidates[name] = settings
         calls = triggers(verdicts, candidates)  # the claims that call for a round
@@ -242,7 +248,7 @@ class Suite:
         for name in due:
             base = candidates[name]
             n = seeds_of(base)
-            wanted[name] = self.experiments[name].settings(self.profile, n + extra_seeds)
+            wanted[name] = with_extra_seeds(base, extra_seeds)
             extra[name] = {"planned": identity(self.profile, base),
                            "extra_round": ran_note(n, extra_seeds, due[name])}
         plans = self.plan(wanted, extra)
@@ -269,11 +275,13 @@ def evaluate_claims(experiments: dict[str, Experiment], records: dict[str, dict]
 
 
 def finished_records(out_dir: Path, profile: str, seeds: int | None,
-                     extra_seeds: int | None = None) -> dict[str, dict]:
-    """Records already finished under ``out_dir`` with this profile and seed count (and,
-    for one grown by the extra-seed round, this number of extra seeds; None: any)."""
+                     extra_seeds: int | None = None, names: list[str] | None = None
+                     ) -> dict[str, dict]:
+    """Records of the experiments ``names`` (None: every one) already finished under
+    ``out_dir`` with this profile and seed count (and, for one grown by the extra-seed
+    round, this number of extra seeds; None: any)."""
     records = {}
-    for name in registry.names():
+    for name in registry.names() if names is None else names:
         try:
             ident = identity(profile, registry.load(name).settings(profile, seeds))
         except Exception:  # noqa: BLE001 - a module that cannot load has no record
