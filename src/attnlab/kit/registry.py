@@ -48,7 +48,7 @@ from attnlab.kit.chapter import Chapter
 
 # Order = report order.
 EXPERIMENTS = ["ladder", "sqrt_dk", "norm", "position", "cost", "params", "winograd",
-               "agreement", "recurrence", "induction", "icl_gd"]
+               "agreement", "recurrence", "translation", "induction", "icl_gd"]
 PROFILES = ("full", "quick", "micro")
 ENTRY_POINTS = "attnlab.experiments"  # the group through which other packages add experiments
 

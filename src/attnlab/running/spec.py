@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from attnlab.errors import UsageError
+from attnlab.nn.model_config import Seq2SeqConfig
 from attnlab.train.run_config import RunConfig, run_hash
 
 
@@ -57,9 +58,14 @@ def seeded(label: str, config: RunConfig, seeds: int, *, data: Any = None,
 
 
 def data_fingerprint(data: Any) -> str:
-    """A short content hash of directly given token data (train + held arrays)."""
+    """A short content hash of directly given token data (train + held arrays), or the
+    data's own ``checksum`` where it has one (translation pairs: words, alignments and
+    agreements, ``attnlab.data.translation.TranslationData``)."""
     import numpy as np
 
+    own = getattr(data, "checksum", None)
+    if isinstance(own, str):
+        return own[:8]
     h = hashlib.sha256()
     for part in (data.train, data.held):
         h.update(np.ascontiguousarray(part).tobytes())
@@ -76,6 +82,10 @@ def train_cost(cfg: RunConfig) -> float:
     """A rough FLOP count of a run (6 · parameters + attention, per token, times tokens):
     only used to hand the executor its longest runs first."""
     m, t = cfg.model, cfg.train
+    if isinstance(m, Seq2SeqConfig):  # about 16 target words a pair, the source as long
+        from attnlab.nn.seq2seq import count_parameters
+
+        return float(t.steps * t.batch_size * 32 * 6 * count_parameters(m))
     per_block = 12 * m.d_model**2 if m.mlp else 4 * m.d_model**2
     flops_per_token = 6 * (m.n_layer * per_block + m.d_model * m.vocab_size) \
         + 12 * m.n_layer * m.n_ctx * m.d_model

@@ -1,6 +1,7 @@
 """The worker side: train one resolved run into its directory, the same way on every path.
 
-``train_spec`` is the one function that trains a planned run. The runner calls
+``train_spec`` is the one function that trains a planned run (a translation run, whose
+model is a ``Seq2SeqConfig``, through ``attnlab.train.seq2seq_trainer``). The runner calls
 it in order in its own process (``--jobs 1``, and the driver's retry of a run
 whose worker failed), each local worker process calls it
 (``attnlab.running.executors.LocalPool``), and so does each Ray task
@@ -93,7 +94,8 @@ def train_spec(spec: RunSpec, work: Path, *, data: Any = None,
     otherwise; an interruption raises ``TrainingInterrupted`` after the checkpoint is
     written.
     """
-    from attnlab.train import trainer
+    from attnlab.nn.model_config import Seq2SeqConfig
+    from attnlab.train import seq2seq_trainer, trainer
     from attnlab.train.runtime import training_threads
 
     run_dir = Path(work) / run_key(spec)
@@ -111,7 +113,10 @@ def train_spec(spec: RunSpec, work: Path, *, data: Any = None,
     given = spec.data if spec.data is not None else data
     try:
         with training_threads(spec.config.train.device):
-            record = trainer.train(spec.config, run_dir, data=given, progress=tagged)
+            # an encoder–decoder trains on its pairs; everything else is a language model
+            train = seq2seq_trainer.train if isinstance(spec.config.model, Seq2SeqConfig) \
+                else trainer.train
+            record = train(spec.config, run_dir, data=given, progress=tagged)
     except trainer.TrainingDiverged as err:
         if not spec.may_diverge:
             raise

@@ -1,7 +1,10 @@
 """Run configuration: what to build, how to train it, on which data.
 
 A run is one ``RunConfig`` = ``ModelConfig`` (attnlab.nn.model_config) + ``TrainConfig``
-+ ``DataConfig``. It is read from a TOML or JSON file with one table per part::
++ ``DataConfig``; a translation run's model is a ``Seq2SeqConfig`` instead (its ``arch``
+field, which no ``ModelConfig`` has, tells the two apart in a stored config and in the
+hash; ``attnlab.train.seq2seq_trainer`` trains it on pairs given to it).
+It is read from a TOML or JSON file with one table per part::
 
     [model]
     d_model = 64
@@ -35,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from attnlab.errors import DataError, UsageError, first_line
-from attnlab.nn.model_config import ModelConfig
+from attnlab.nn.model_config import ModelConfig, Seq2SeqConfig
 
 DECAYS = ("none", "cosine")
 DEVICES = ("auto", "cpu", "cuda")
@@ -126,7 +129,8 @@ class DataConfig:
 class RunConfig:
     """One training run: the model, its training and its data."""
 
-    model: ModelConfig = field(default_factory=ModelConfig)  # what to build
+    # what to build: a language model, or an encoder–decoder (translation)
+    model: ModelConfig | Seq2SeqConfig = field(default_factory=ModelConfig)
     train: TrainConfig = field(default_factory=TrainConfig)  # how to train it
     data: DataConfig = field(default_factory=DataConfig)  # what to train it on
 
@@ -145,6 +149,22 @@ class RunConfig:
 
 
 SECTIONS: dict[str, type] = {"model": ModelConfig, "train": TrainConfig, "data": DataConfig}
+SEQ2SEQ_KEY = "arch"  # the model table of an encoder–decoder has it; a ModelConfig's has not
+
+
+def section_class(name: str, table: Any, overrides: list[str] = ()) -> type:
+    """The dataclass of section ``name`` whose table is ``table`` (with ``overrides``): the
+    model section is a ``Seq2SeqConfig`` when it names an ``arch``.
+
+    >>> section_class("model", {"arch": "rnn"}).__name__, section_class("model", {}).__name__
+    ('Seq2SeqConfig', 'ModelConfig')
+    """
+    if name == "model":
+        named = (isinstance(table, dict) and SEQ2SEQ_KEY in table) or any(
+            o.partition("=")[0].strip() == f"model.{SEQ2SEQ_KEY}" for o in overrides)
+        if named:
+            return Seq2SeqConfig
+    return SECTIONS[name]
 
 
 # Fields added after runs had been cached: hashed only when set, so that every earlier run
@@ -228,7 +248,8 @@ def _build(data: Any, overrides: list[str]) -> RunConfig:
     if unknown:
         raise UsageError(f"unknown config section {unknown[0]!r}; allowed: {', '.join(SECTIONS)}")
     values: dict[str, dict[str, Any]] = {}
-    for name, cls in SECTIONS.items():
+    classes = {name: section_class(name, data.get(name), overrides) for name in SECTIONS}
+    for name, cls in classes.items():
         table = data.get(name, {})
         if not isinstance(table, dict):
             raise UsageError(f"config section {name!r} must be a table, got "
@@ -240,11 +261,11 @@ def _build(data: Any, overrides: list[str]) -> RunConfig:
             values[name][key] = _coerce(f"{name}.{key}", raw, hints[key], text=False)
     for item in overrides:
         name, key, text = _split_override(item)
-        hints = _hints(SECTIONS[name])
+        hints = _hints(classes[name])
         _check_key(name, key, hints)
         values[name][key] = _coerce(f"{name}.{key}", text, hints[key], text=True)
     parts = {}
-    for name, cls in SECTIONS.items():
+    for name, cls in classes.items():
         try:
             parts[name] = cls(**values[name])
         except UsageError:
@@ -288,10 +309,10 @@ def unknown_fields(data: Any) -> list[str]:
     if not isinstance(data, dict):
         return []
     names = [str(key) for key in data if key not in SECTIONS]
-    for name, cls in SECTIONS.items():
+    for name in SECTIONS:
         table = data.get(name)
         if isinstance(table, dict):
-            hints = _hints(cls)
+            hints = _hints(section_class(name, table))
             names += [f"{name}.{key}" for key in table if key not in hints]
     return names
 

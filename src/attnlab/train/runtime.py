@@ -25,6 +25,7 @@ from attnlab.data.perplexity import perplexity, train_eval_slice
 from attnlab.errors import DataError, UsageError
 from attnlab.nn.attention import resolve_backend
 from attnlab.nn.model import LanguageModel
+from attnlab.nn.model_config import ModelConfig, Seq2SeqConfig
 from attnlab.train.checkpoint import check_finite, find_checkpoint, load_checkpoint
 from attnlab.train.run_config import RunConfig
 from attnlab.train.rundir import (
@@ -167,10 +168,20 @@ def weights_sha256(model: torch.nn.Module) -> str:
     return digest.hexdigest()
 
 
+def model_of(model_cfg: ModelConfig | Seq2SeqConfig) -> torch.nn.Module:
+    """The module a run's model config builds: a ``LanguageModel``, or for a
+    ``Seq2SeqConfig`` the encoder–decoder its ``arch`` names (``attnlab.nn.seq2seq``)."""
+    if isinstance(model_cfg, Seq2SeqConfig):
+        from attnlab.nn.seq2seq import build_seq2seq
+
+        return build_seq2seq(model_cfg)
+    return LanguageModel(model_cfg)
+
+
 def build_model(cfg: RunConfig, device: torch.device) -> LanguageModel:
     """The model of ``cfg``, initialised from ``cfg.train.seed`` (same seed, same weights)."""
     torch.manual_seed(cfg.train.seed)
-    return LanguageModel(cfg.model).to(device)
+    return model_of(cfg.model).to(device)
 
 
 @dataclass(frozen=True)
@@ -267,7 +278,7 @@ def load_trained(
         if ckpt is None:
             raise DataError(f"run {run_dir} has no checkpoint yet (train it first)")
         with target:  # parameters are created on the device, not copied there
-            model = LanguageModel(cfg.model)
+            model = model_of(cfg.model)
         record = load_checkpoint(ckpt, model)
         check_finite(model, ckpt)
         tokenizer = None

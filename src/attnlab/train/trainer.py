@@ -50,6 +50,12 @@ not cut a step in half: the loop finishes the update, writes a checkpoint and
 stops with ``TrainingInterrupted`` (a second Ctrl-C stops at once; at the last
 step the run just finishes).
 
+Other models. ``_Run`` is one session of next-token training; a session that draws other
+batches subclasses it and changes only what it trains on (``_prepare``, ``vocab_size``,
+``_batch_loss``, ``_evaluate``, ``_sizes``): ``attnlab.train.seq2seq_trainer`` trains an
+encoder–decoder on translation pairs that way, with this loop, these checkpoints and this
+resumption.
+
 Kept weights. After each step of ``train.keep_steps`` the weights alone are also written
 to ``<run>/kept/`` (``attnlab.train.kept_steps``): snapshots of one trajectory for measuring.
 """
@@ -134,6 +140,7 @@ def train(
     data: Any | None = None,
     progress: Progress | None = None,
     on_start: Callable[[int], None] | None = None,
+    session: type[_Run] | None = None,
 ) -> dict[str, Any]:
     """Train ``cfg`` in ``run_dir`` (resuming from its checkpoint) and return the result.
 
@@ -145,6 +152,8 @@ def train(
     files are checked, before anything is written (rank 0 only), with the step
     it starts from. A run that has already finished returns its
     stored ``result.json``; one that diverged raises ``TrainingDiverged`` again.
+    ``session`` is the class of the training session (None: ``_Run``, next-token training
+    of a language model; ``attnlab.train.seq2seq_trainer`` gives its own).
     """
     run_dir = Path(run_dir)
     cfg = resolve_run(cfg)
@@ -169,7 +178,8 @@ def train(
                 raise TrainingDiverged(f"{diverged['message']} (recorded in "
                                        f"{run_dir / DIVERGED}; delete it to try again)")
             with denormal_mode(device, cfg.train.denormals):
-                return _Run(cfg, run_dir, data, progress, device, info).run(on_start)
+                return (session or _Run)(cfg, run_dir, data, progress, device,
+                                         info).run(on_start)
     finally:
         dist_utils.teardown(info)
 
@@ -195,7 +205,7 @@ class _Run:
                         "autocast will train several times slower than fp32")
         if not info.is_main:  # rank 0 first: it trains and caches the tokenizer once
             dist_utils.barrier(info)
-        self.splits: Splits = prepare_splits(cfg, data)
+        self.splits: Any = self._prepare(data)
         if info.is_main:
             dist_utils.barrier(info)
         self.model = build_model(cfg, device)
@@ -203,7 +213,7 @@ class _Run:
         self.sampler = torch.Generator().manual_seed(
             dist_utils.sampler_seed(self.tc.seed, info.rank)
         )
-        self.guard = LossGuard(cfg.model.vocab_size)
+        self.guard = LossGuard(self.vocab_size)
         self.step = 0
         self.last_loss = float("nan")
         self.wall_before = 0.0  # seconds spent in earlier sessions
@@ -211,6 +221,39 @@ class _Run:
         self.last_ckpt_step: int | None = None
         self.final: dict[str, Any] | None = None  # the last step's checkpoint, once measured
         self.next_timed_ckpt = time.perf_counter() + CKPT_SECONDS  # single process only
+
+    # -- what a session trains on (a subclass changes these: seq2seq_trainer) ----
+
+    def _prepare(self, data: Any | None) -> Splits:
+        """The token data of the run."""
+        return prepare_splits(self.cfg, data)
+
+    @property
+    def vocab_size(self) -> int:
+        """The vocabulary the loss is over (the divergence bound is 3·ln of it)."""
+        return self.cfg.model.vocab_size
+
+    def _batch_loss(self, net: torch.nn.Module, amp: Any) -> tuple[torch.Tensor, int]:
+        """The loss of the next batch, drawn with ``self.sampler``, and the tokens it holds."""
+        m = self.cfg.model
+        x, y = sample_batch(self.splits.train, self.tc.batch_size, m.n_ctx, self.sampler)
+        x, y = x.to(self.device), y.to(self.device)  # (B, T) each
+        with amp:
+            logits = net(x)  # (B, T, V): through net, so DDP's hooks see the forward
+        loss = next_token_loss(logits, y)  # the single call site of the training loss
+        return loss, self.tc.batch_size * m.n_ctx * self.info.world_size
+
+    def _evaluate(self) -> dict[str, float]:
+        return evaluate(
+            self.model, self.splits, self.cfg.model.n_ctx,
+            batch_size=self.tc.eval_batch_size, precision=self.precision,
+        )
+
+    def _sizes(self) -> dict[str, int]:
+        """The result's counts of what was evaluated and seen."""
+        return {"eval_tokens": len(self.splits.held),
+                "tokens_seen": self.step * self.tc.batch_size * self.cfg.model.n_ctx
+                * self.info.world_size}
 
     # -- set-up ---------------------------------------------------------------
 
@@ -229,7 +272,7 @@ class _Run:
         self.step = self.last_ckpt_step = record["step"]
         self.last_loss, self.wall_before = mine["last_loss"], mine["wall_s"]
         self.tokens_per_s = mine["tokens_per_s"]
-        self.guard = LossGuard(self.cfg.model.vocab_size, recent=mine["recent_losses"])
+        self.guard = LossGuard(self.vocab_size, recent=mine["recent_losses"])
         log.info("resuming %s from step %d", self.run_dir, self.step)
 
     def _check_run_files(self) -> None:
@@ -274,39 +317,32 @@ class _Run:
         # Compiled (CUDA only) for the training forward; checkpoints and evaluation keep
         # self.model, whose state-dict keys the compiled wrapper would prefix.
         net = maybe_compile(net, self.device, self.tc.compile)
-        tc, m = self.tc, self.cfg.model
         amp = autocast(self.device, self.precision)
-        tokens_per_step = tc.batch_size * m.n_ctx * self.info.world_size
         session_start, session_first = time.perf_counter(), self.step
         self.model.train()
         with stop_requests(not self.info.enabled) as stop:
-            self._loop(net, amp, tokens_per_step, session_start, session_first, stop)
+            self._loop(net, amp, session_start, session_first, stop)
         return self._finish(self.wall_before + time.perf_counter() - session_start)
 
     def _loop(
         self,
         net: torch.nn.Module,
         amp: Any,
-        tokens_per_step: int,
         session_start: float,
         session_first: int,
         stop: dict[str, int | None],
     ) -> None:
-        tc, m = self.tc, self.cfg.model
+        tc = self.tc
         cuda = self.device.type == "cuda"
         keep = set(tc.keep_steps)
-        train_s, window = 0.0, []
+        train_s, tokens, window = 0.0, 0, []
         pending: dict[str, Any] | None = None  # a checkpoint waiting for its weights' loss
         while self.step < tc.steps:
             t0 = time.perf_counter()
             lr = lr_at(self.step, tc)
             for group in self.optimizer.param_groups:
                 group["lr"] = lr
-            x, y = sample_batch(self.splits.train, tc.batch_size, m.n_ctx, self.sampler)
-            x, y = x.to(self.device), y.to(self.device)  # (B, T) each
-            with amp:
-                logits = net(x)  # (B, T, V): through net, so DDP's hooks see the forward
-            loss = next_token_loss(logits, y)  # the single call site of the training loss
+            loss, step_tokens = self._batch_loss(net, amp)
             loss_value = float(dist_utils.mean_across(loss.detach(), self.info))
             reason = self.guard.check(loss_value)  # the same on every rank: the mean loss
             if reason is not None:
@@ -328,7 +364,8 @@ class _Run:
             if cuda:  # kernels run asynchronously: the clock must wait for the step's own
                 torch.cuda.synchronize(self.device)
             train_s += time.perf_counter() - t0
-            self.tokens_per_s = tokens_per_step * (self.step - session_first) / train_s
+            tokens += step_tokens
+            self.tokens_per_s = tokens / train_s
             wall = self.wall_before + time.perf_counter() - session_start
             timed = not self.info.enabled and time.perf_counter() >= self.next_timed_ckpt
             due = (tc.ckpt_every and self.step % tc.ckpt_every == 0) or timed
@@ -356,12 +393,6 @@ class _Run:
                     f"interrupted at step {self.step} of {tc.steps}; checkpoint written to "
                     f"{self.run_dir / 'checkpoint'}: run the same command again to resume"
                 )
-
-    def _evaluate(self) -> dict[str, float]:
-        return evaluate(
-            self.model, self.splits, self.cfg.model.n_ctx,
-            batch_size=self.tc.eval_batch_size, precision=self.precision,
-        )
 
     def _emit(self, record: dict[str, Any]) -> None:
         record = {**record, "steps": self.tc.steps}
@@ -419,10 +450,8 @@ class _Run:
             "steps": self.step,
             "final_loss": self.last_loss,
             **ppl,
-            "eval_tokens": len(self.splits.held),
+            **self._sizes(),
             "tokens_per_s": self.tokens_per_s,
-            "tokens_seen": self.step * self.tc.batch_size * self.cfg.model.n_ctx
-            * self.info.world_size,
             "wall_s": wall,
             "params": self.params,
             "weights_sha256": weights_sha256(self.model),
