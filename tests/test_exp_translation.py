@@ -166,3 +166,13 @@ def test_micro_run_through_the_registry(tmp_path, caplog) -> None:
     assert "| 9–11 (beyond) |" in table and "never reads the source" in table
     assert (folder / "figure.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     check_real_record(list(_verdicts({"translation": rec}).values()), seeds=3)
+
+
+def test_the_estimate_times_translation_runs(tmp_path, capsys):
+    """``--estimate`` times a translation run's step on pairs, as it trains."""
+    from attnlab.cli.main import main
+
+    code = main(["reproduce", "--profile", "micro", "--only", "translation", "--estimate",
+                 "--work", str(tmp_path / "work"), "--out", str(tmp_path / "out")])
+    out = capsys.readouterr().out
+    assert code == 0 and "translation: 3 runs" in out, out  # micro: one seed of three

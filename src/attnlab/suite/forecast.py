@@ -37,8 +37,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from attnlab.nn.model_config import Seq2SeqConfig
 from attnlab.train.run_config import RunConfig
 
+PAIR_WORDS = 16  # words of a translation pair, source and target alike, as a step is timed
 ROUNDS = 2  # interleaved timing rounds; the best is kept
 STEPS = 2  # timed steps per shape and round (after one warm-up step)
 
@@ -245,7 +247,6 @@ def _time_steps(configs: list[RunConfig]) -> list[float]:
     """In the timing process: interleaved rounds over every config; the best round each."""
     import torch
 
-    from attnlab.nn.model import next_token_loss
     from attnlab.train.runtime import CPU_THREADS, autocast, build_model
     from attnlab.train.speed import make_optimizer
 
@@ -255,16 +256,13 @@ def _time_steps(configs: list[RunConfig]) -> list[float]:
         device = torch.device(cfg.train.device)
         model = build_model(cfg, device)
         opt = make_optimizer(model, cfg.train)  # the trainer's optimizer, its step timed too
-        shape = (cfg.train.batch_size, cfg.model.n_ctx)
-        x = torch.randint(0, cfg.model.vocab_size, shape, device=device)  # (B, T)
-        y = torch.randint(0, cfg.model.vocab_size, shape, device=device)  # (B, T)
-        states.append((model, opt, x, y, autocast(device, cfg.train.precision), device))
+        states.append((model, opt, _random_batch(cfg, device),
+                       autocast(device, cfg.train.precision), device))
 
     def step(state: tuple) -> None:
-        model, opt, x, y, amp, _ = state
+        model, opt, batch, amp, _ = state
         with amp:
-            logits = model(x)  # (B, T, V)
-        loss = next_token_loss(logits, y)
+            loss = batch.loss(model)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
@@ -287,11 +285,51 @@ def _time_steps(configs: list[RunConfig]) -> list[float]:
     return best
 
 
+@dataclass(frozen=True)
+class _Batch:
+    """One random batch of a run's shape and how its loss is taken."""
+
+    inputs: tuple  # what the model is called with
+    target: Any  # (B, T) the words to predict
+
+    def loss(self, model: Any) -> Any:
+        from attnlab.data.translation import PAD
+        from attnlab.nn.model import next_token_loss
+        from attnlab.nn.seq2seq import seq2seq_loss
+
+        logits = model(*self.inputs)  # (B, T, V)
+        if len(self.inputs) == 1:
+            return next_token_loss(logits, self.target)
+        return seq2seq_loss(logits, self.target, PAD)
+
+
+def _random_batch(cfg: RunConfig, device: Any) -> _Batch:
+    """A batch of ``cfg``'s shape: windows of the context for a language model; for a
+    translation model, pairs of ``PAIR_WORDS`` source and target words."""
+    import torch
+
+    m, b = cfg.model, cfg.train.batch_size
+    if isinstance(m, Seq2SeqConfig):
+        src = torch.randint(3, m.src_vocab, (b, PAIR_WORDS), device=device)  # (B, S)
+        lengths = torch.full((b,), PAIR_WORDS, device=device)  # (B,)
+        tgt = torch.randint(3, m.tgt_vocab, (b, PAIR_WORDS), device=device)  # (B, T)
+        return _Batch((src, lengths, tgt), tgt)
+    shape = (b, m.n_ctx)
+    x = torch.randint(0, m.vocab_size, shape, device=device)  # (B, T)
+    return _Batch((x,), torch.randint(0, m.vocab_size, shape, device=device))
+
+
+def tokens_per_step(cfg: RunConfig) -> int:
+    """Tokens (target words, for a translation run) one training step reads."""
+    words = PAIR_WORDS if isinstance(cfg.model, Seq2SeqConfig) else cfg.model.n_ctx
+    return cfg.train.batch_size * words
+
+
 def run_seconds(cfg: RunConfig, step_s: float, held_tokens: int) -> float:
     """A run's time: its steps, then the final evaluation (two held-out-sized forward passes,
     a forward costing about a third of a training step per token)."""
-    tokens_per_step = cfg.train.batch_size * cfg.model.n_ctx
-    return cfg.train.steps * step_s + 2 * held_tokens * step_s / tokens_per_step / 3
+    per_step = tokens_per_step(cfg)
+    return cfg.train.steps * step_s + 2 * held_tokens * step_s / per_step / 3
 
 
 def makespan(seconds: list[float], workers: int) -> float:
@@ -346,6 +384,10 @@ def estimate_plans(profile: str, pending: dict[str, list[Any]], runner: Any, *,
 
 
 def _held_tokens(spec: Any, runner: Any) -> int:
+    if isinstance(spec.config.model, Seq2SeqConfig):  # its held-out pairs in the trained band
+        band = spec.data.train_band
+        return PAIR_WORDS * sum(len(pairs) for (low, high), pairs in spec.data.held.items()
+                                if band[0] <= low and high <= band[1])
     if spec.data is not None:
         return len(spec.data.held)
     return len(runner.token_data(spec.config).held)
