@@ -71,8 +71,6 @@ NAMES: dict[str, tuple[str, str]] = {
     "GPT-2 small": ("GPT-2 small", "GPT-2 small"),
     "rnn": ("the RNN", "la RNN"), "lstm": ("the LSTM", "la LSTM"),
     "attention": ("attention", "la atención"),
-    "bahdanau": ("the additive model", "el modelo aditivo"),
-    "transformer": ("the transformer", "el transformer"),
 }
 
 

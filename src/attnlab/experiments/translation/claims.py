@@ -182,19 +182,23 @@ CLAIMS: list[Claim] = [
           premises=[learned_premise("bahdanau"), learned_premise("transformer")]),
 ]
 
+# the three models as the claims' numbers name them (English, Spanish)
+MODEL_WORDS = {"rnn": ("the GRU without attention", "la GRU sin atención"),
+               "bahdanau": ("the additive model", "el modelo aditivo"),
+               "transformer": ("the transformer", "el transformer")}
 FIGURES = {
     "alignment": Quantity("fraction of target words whose largest weight is on the gold "
                           "source word (additive model)",
                           "fracción de palabras de destino cuyo mayor peso está en la palabra "
                           "de origen correcta (modelo aditivo)"),
-    "{m}_acc_shortest": Quantity("token accuracy at the shortest band, {m}",
-                                 "acierto por palabra en la banda más corta, {m}"),
-    "{m}_acc_longest_trained": Quantity(
-        "token accuracy at the longest band inside the trained lengths, {m}",
-        "acierto por palabra en la banda más larga dentro de las longitudes entrenadas, {m}"),
-    "{m}_acc_longest": Quantity("token accuracy at the longest band (beyond the trained "
-                                "lengths), {m}",
-                                "acierto por palabra en la banda más larga (más allá de las "
-                                "longitudes entrenadas), {m}"),
+    **{f"{m}_acc_{band}": Quantity(f"token accuracy at {what}, {en}", f"acierto por palabra "
+                                   f"en {que}, {es}")
+       for m, (en, es) in MODEL_WORDS.items()
+       for band, what, que in (
+           ("shortest", "the shortest band", "la banda más corta"),
+           ("longest_trained", "the longest band inside the trained lengths",
+            "la banda más larga dentro de las longitudes entrenadas"),
+           ("longest", "the longest band (beyond the trained lengths)",
+            "la banda más larga (más allá de las longitudes entrenadas)"))},
 }
 CLAIMS = with_figures(CLAIMS, FIGURES)
