@@ -74,6 +74,7 @@ REGISTRY = (  # (folder below exercises/, its notebook): exercise N is the Nth l
     ("cache", "03_positions_gradients_cache"),
     ("recurrence", "04_recurrence_and_induction"),
     ("induction", "04_recurrence_and_induction"),
+    ("additive", "04_recurrence_and_induction"),
 )
 PAGES = {"en": "statement.md", "es": "statement.es.md"}  # a folder's statement page per language
 WORDS = "words.json"  # the rest of its words: {"labs": {"<name>.case.…": {"en": …, "es": …}}}
