@@ -34,6 +34,7 @@ DERIVATIONS = {
     "backward": ["rowsum", "Pᵀ dO", "diag(p)", "dSᵀ"],
     "recurrence": ["1 − h", "1 - h", "@ w_h", "g W_h"],
     "induction": ["np.eye", "k=1", "slot", "hueco", "gain", "ganancia"],
+    "additive": ["[:, None", "np.where", "axis=0"],
 }
 
 
