@@ -220,6 +220,26 @@ def cache_no_scale(q_new, k_new, v_new, cache_k, cache_v):
     return w @ cache_v, cache_k, cache_v
 
 
+# -- 13 additive -----------------------------------------------------------------------------
+
+
+def additive_minus_1e9(s, h, w, u, v, src_mask):
+    scores = np.tanh((s @ w)[:, None, :] + h @ u) @ v
+    weights = _soft(np.where(src_mask, scores, -1e9))  # a sentence of padding only: uniform
+    return np.einsum("bn,bnd->bd", weights, h), weights
+
+
+def additive_no_new_axis(s, h, w, u, v, src_mask):
+    scores = np.tanh(s @ w + h @ u) @ v  # (b, a) + (b, n, a): broadcasts only when b is 1 or n
+    weights = _soft(np.where(src_mask, scores, -np.inf))
+    return np.einsum("bn,bnd->bd", weights, h), weights
+
+
+def additive_context_mean(s, h, w, u, v, src_mask):
+    weights = _soft(np.where(src_mask, np.tanh((s @ w)[:, None, :] + h @ u) @ v, -np.inf))
+    return np.asarray(h).mean(axis=1), weights  # the context forgets the weights
+
+
 NONE: frozenset[str] = frozenset()
 
 INDEPENDENT = {
@@ -254,4 +274,7 @@ INDEPENDENT = {
     ("backward", "dk_scaled_twice"): (backward_dk_scaled_twice, NONE),
     ("cache", "keys_in_front"): (cache_keys_in_front, NONE),
     ("cache", "no_scale"): (cache_no_scale, NONE),
+    ("additive", "minus_1e9"): (additive_minus_1e9, NONE),
+    ("additive", "no_new_axis"): (additive_no_new_axis, NONE),
+    ("additive", "context_mean"): (additive_context_mean, NONE),
 }
