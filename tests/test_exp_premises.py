@@ -207,9 +207,7 @@ def test_a_seed_that_never_held_at_its_edge_is_no_evidence_that_attention_stops_
     # attention with RoPE past its training: seeds 0-2 held the agreement at d = 32 (0.95)
     # and are near chance beyond it (greatest 0.7 − m: held, "it holds at no distance
     # beyond"); seed 3 never learned (0.5 everywhere), so it "holds nowhere beyond" for free
-    # (margin +0.2) and is left out by the premise, which names it
-    from attnlab.experiments.recurrence.claims import HOLDS
-
+    # (margin +0.2) and is left out by the premise, which names it; holding is 0.7
     stops = margins("held", U)
     acc = [[1.0, 0.95, 0.7 - m, 0.5] for m in stops] + [[0.5, 0.5, 0.5, 0.5]]
     record = {"recurrence": {"agreement": {"distances": [8, 32, 40, 48], "trained_d": [8, 32],
@@ -219,7 +217,7 @@ def test_a_seed_that_never_held_at_its_edge_is_no_evidence_that_attention_stops_
     assert v["status"] == "held" and v["seeds"] == 3
     assert v["premise"]["seeds_not_learning"] == [3]
     assert v["parts"][0]["margins"] == pytest.approx(stops)
-    assert v["premise"]["checks"][0]["margins"] == pytest.approx([0.95 - HOLDS] * 3 + [-0.2])
+    assert v["premise"]["checks"][0]["margins"] == pytest.approx([0.25] * 3 + [-0.2])
     assert "seed 3" in v["premise"]["not_counted"]
     # with two seeds of four at chance, it cannot be tested, and says which
     acc[1] = [0.5] * 4

@@ -61,8 +61,12 @@ def test_agreement_models_have_matched_parameter_counts() -> None:
     s = recurrence.PROFILES["quick"]
     size = recurrence.agreement_data(recurrence.PROFILES["micro"]).vocab.size
     counts = {m: LanguageModel(recurrence.agreement_config(s, m, size)).num_parameters()
-              for m in recurrence.MODELS}
+              for m in recurrence.AGREEMENT_MODELS}
     assert max(counts.values()) / min(counts.values()) < 1.05
+    # the ALiBi attention is RoPE's model with only its position scheme changed
+    rope, alibi = (recurrence.agreement_config(s, m, size) for m in ("attention", "alibi"))
+    assert (rope.position, alibi.position) == ("rope", "alibi")
+    assert alibi.replace(position="rope") == rope and counts["alibi"] == counts["attention"]
 
 
 def test_micro_run_through_the_registry(tmp_path, shakespeare_head, caplog) -> None:
@@ -80,6 +84,7 @@ def test_micro_run_through_the_registry(tmp_path, shakespeare_head, caplog) -> N
     assert len(rec["reach"]["rnn"]["trained"]) == 3
     assert len(rec["reach"]["lstm"]["init"][0]) == rec["reach"]["window"] - 1
     assert len(rec["agreement"]["attention"]["acc"][0]) == len(rec["agreement"]["distances"])
+    assert len(rec["agreement"]["alibi"]["acc"]) == 3  # planned and measured beside RoPE's
     assert rec["timing"]["gpu"] is None or rec["timing"]["gpu"]["T"] == rec["timing"]["T"]
     folder = tmp_path / "out" / "recurrence"
     assert "not measured" in (folder / "table.md").read_text() or rec["timing"]["gpu"]
