@@ -443,6 +443,9 @@ FIGURES = {
         "órdenes de magnitud que pierde en la ventana el decaimiento ajustado de la atención"),
     "acc_smallest_d": Quantity("accuracy at the smallest distance",
                                "acierto a la distancia más corta"),
+    # read by the RNN's claim up to its rule version 3: labels the verdicts recorded under it
+    "acc_largest_d": Quantity("accuracy at the largest distance",
+                              "acierto a la distancia más larga"),
     "acc_largest_trained_d": Quantity("accuracy at the largest distance of the training "
                                       "sentences",
                                       "acierto a la mayor distancia de las frases de "
