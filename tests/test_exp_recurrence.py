@@ -80,6 +80,13 @@ def test_micro_run_through_the_registry(tmp_path, shakespeare_head, caplog) -> N
                                               "recurrence: attention (ladder row 9)"]
     assert all(len(m.split(": ")[-1].split(", ")) == 3 and not re.search(r"\d{4}", m)
                for m in said), said
+    # ... and of each agreement model, its accuracy per seed, the untrained distances apart
+    said = [r.getMessage() for r in caplog.records if "agreement accuracy" in r.getMessage()]
+    assert [m.split(",")[0] for m in said] == ["recurrence: RNN", "recurrence: LSTM",
+                                              "recurrence: attention (RoPE)",
+                                              "recurrence: attention (ALiBi)"]
+    assert all("per seed at d = 8, 12 | beyond the training, 16: " in m and
+               m.count(";") == 2 and not re.search(r"\d{4}", m) for m in said), said
     rec = env["record"]
     assert len(rec["reach"]["rnn"]["trained"]) == 3
     assert len(rec["reach"]["lstm"]["init"][0]) == rec["reach"]["window"] - 1

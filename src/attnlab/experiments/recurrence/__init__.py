@@ -65,7 +65,7 @@ from attnlab.experiments.recurrence.settings import (
     PROFILES,
     Settings,
 )
-from attnlab.experiments.recurrence.view import LABELS, figure, table
+from attnlab.experiments.recurrence.view import LABELS, accuracy_line, figure, table
 from attnlab.kit.per_seed import lm_summary
 from attnlab.kit.registry import Experiment
 from attnlab.kit.tables import settings_dict
@@ -197,7 +197,8 @@ def _agreement(settings: Settings, results: Results, ctx: Context) -> dict[str, 
                       "d_model": agreement_config(settings, model, data.vocab.size).d_model,
                       "acc": [measure.forced_choice(ctx.trained(r), data, ctx.device)
                               for r in runs]}
-        log.info("recurrence: %s agreement accuracy %s", model, out[model]["acc"])
+        log.info("recurrence: %s", accuracy_line(model, out[model]["acc"], out["distances"],
+                                                  settings.max_d))
     return out
 
 
