@@ -50,7 +50,8 @@ def test_verdicts_read_in_spanish():
          "toward chance as d grows.", "parts": [{"name": "falls", "rule": "x"}]}
     assert claim_text(v, "es").startswith("El acierto de la RNN")
     assert part_name(v, v["parts"][0], "es") == "cae"
-    assert part_rule(v, v["parts"][0], "es") == "acierto(menor d) − acierto(mayor d) ≥ 0.1"
+    assert part_rule(v, v["parts"][0], "es") == \
+        "acierto(menor d) − acierto(mayor d entrenada) ≥ 0.1"
     assert claim_text(v, "en") == v["text"]
 
 

@@ -201,3 +201,27 @@ def test_the_report_names_the_seeds_that_did_not_learn_beside_the_claim():
     assert "(seeds 1 and 3 did not:" in claims_list([two], "en")
     assert "(semillas 1 y 3 no:" in claims_list([two], "es")
     assert "could not be tested: 2 of 4 seeds learned (seeds 1 and 3" in _premise(two, "en")
+
+
+def test_a_seed_that_never_held_at_its_edge_is_no_evidence_that_attention_stops_there():
+    # attention with RoPE past its training: seeds 0-2 held the agreement at d = 32 (0.95)
+    # and are near chance beyond it (greatest 0.7 − m: held, "it holds at no distance
+    # beyond"); seed 3 never learned (0.5 everywhere), so it "holds nowhere beyond" for free
+    # (margin +0.2) and is left out by the premise, which names it; holding is 0.7
+    stops = margins("held", U)
+    acc = [[1.0, 0.95, 0.7 - m, 0.5] for m in stops] + [[0.5, 0.5, 0.5, 0.5]]
+    record = {"recurrence": {"agreement": {"distances": [8, 32, 40, 48], "trained_d": [8, 32],
+                                           "attention": {"acc": acc}}}}
+    c = next(c for c in recurrence.CLAIMS if c.id == "recurrence.attention_stops_at_training")
+    v = decide(c, record)
+    assert v["status"] == "held" and v["seeds"] == 3
+    assert v["premise"]["seeds_not_learning"] == [3]
+    assert v["parts"][0]["margins"] == pytest.approx(stops)
+    assert v["premise"]["checks"][0]["margins"] == pytest.approx([0.25] * 3 + [-0.2])
+    assert "seed 3" in v["premise"]["not_counted"]
+    # with two seeds of four at chance, it cannot be tested, and says which
+    acc[1] = [0.5] * 4
+    v = decide(c, record)
+    assert v["status"] == "inconclusive" and v["premise"]["seeds_not_learning"] == [1, 3]
+    assert v["why"].startswith("2 of 4 seeds learned (seeds 1 and 3 did not: attention's "
+                               "accuracy at the largest trained d ≥ 0.7)")

@@ -23,7 +23,8 @@ def _recurrence_record() -> dict:
                   "lstm": {"trained": curve(0.06 * 0.93 ** k), "init": curve(0.06 * 0.9 ** k)},
                   "attention": {"trained": curve(0 * k + 3e-3), "init": curve(0 * k + 3e-3)}},
         "agreement": {"distances": [8, 12, 16],
-                      **{m: {"acc": [[0.5, 0.5, 0.5]] * 2} for m in recurrence.MODELS}},
+                      **{m: {"acc": [[0.5, 0.5, 0.5]] * 2}
+                         for m in recurrence.AGREEMENT_MODELS}},
         "timing": {"T": [32, 64], "gpu": None,
                    **{m: {"rounds": [[1e-4, 2e-4], [1.1e-4, 2.2e-4]]}
                       for m in recurrence.MODELS}},
@@ -39,7 +40,7 @@ def test_the_reach_panel_is_semi_log_and_clipped_to_the_trained_curves():
     assert low == pytest.approx(trained_min / 3) and high == pytest.approx(0.1 * 0.75 * 3)
     assert "below the axis: RNN init (to 4e-42)" in reach.get_title()  # 0.1·e^(−93): which, how far
     xs = [tuple(np.round(line.get_xdata(), 3)) for line in acc.lines if len(line.get_xdata()) == 3]
-    assert len(set(xs)) == 3  # the three models side by side, each visible where they overlap
+    assert len(set(xs)) == 4  # the four models side by side, each visible where they overlap
 
 
 def test_a_reach_inside_the_axis_says_nothing_is_cut():
@@ -73,7 +74,8 @@ def test_every_experiment_has_a_caption_saying_what_to_look_at(lang):
 def test_a_figure_drawn_in_spanish_has_no_english_label_left():
     fig = translate(recurrence.figure(_recurrence_record()), "es")
     texts = {x.get_text() for x in fig.findobj(Text) if x.get_text()}
-    assert "concordancia según la distancia" in texts and "atención" in texts
+    assert "concordancia según la distancia" in texts and "atención entrenada" in texts
+    assert {"atención (RoPE)", "atención (ALiBi)"} <= texts
     english = {"agreement against distance", "forced-choice accuracy", "k (positions back)",
                "time per token against T", "chance", "RNN trained", "attention"}
     assert not texts & english, texts & english

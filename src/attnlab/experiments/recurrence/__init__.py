@@ -16,13 +16,16 @@ get no position embedding (their order is the recurrence); attention keeps its o
    distance d). Two blocks of each model (one attention block cannot tell the subject from
    the object: both are nouns, told apart only by what precedes them), the recurrences'
    widths chosen so that every model has the attention model's parameter count (within a
-   few per cent), one budget for all; forced-choice accuracy at each held-out d. The
-   training sentences have d from 8 to 32 and the held-out ones reach 40 and 48, past any
-   training sentence, so the figure shows each model inside its trained range and beyond
-   it. The budget was chosen (before any verdict under these rules) so that the LSTM is
-   right on at least 90% of the held-out sentences at d = 8 on every seed at quick: 20,000
-   training sentences, because in exploratory runs (not recorded) on 3,000 the LSTM learned
-   the sentences by heart and did not learn the agreement at all.
+   few per cent), one budget for all; forced-choice accuracy at each held-out d. Attention
+   places its words with RoPE; beside it the same model with ALiBi (``AGREEMENT_MODELS``:
+   the same sentences, parameters and budget), so that a loss past the trained distances
+   can be laid on attention or on its position scheme. The training sentences have d from
+   8 to 32 and the held-out ones reach 40 and 48, past any training sentence: every
+   model's distance claims read the trained range, and what each does beyond it is a claim
+   of its own. The budget was chosen (before any verdict under these rules) so that the
+   LSTM is right on at least 90% of the held-out sentences at d = 8 on every seed at quick:
+   20,000 training sentences, because in exploratory runs (not recorded) on 3,000 the LSTM
+   learned the sentences by heart and did not learn the agreement at all.
 3. *Sequential work*: for T = 32 … 1,024, the dependent steps of one forward pass counted
    on the autograd graph (``recurrence.measure.dependent_steps``), and the training-step
    time per token of the three one-block models, benchmarked on this CPU (and on the GPU
@@ -55,13 +58,14 @@ from attnlab.experiments.recurrence import measure
 from attnlab.experiments.recurrence.chapter import CHAPTER
 from attnlab.experiments.recurrence.claims import CLAIMS, geometric_fit
 from attnlab.experiments.recurrence.settings import (
+    AGREEMENT_MODELS,
     MODELS,
     NAME,
     NEEDS_CORPUS,
     PROFILES,
     Settings,
 )
-from attnlab.experiments.recurrence.view import LABELS, figure, table
+from attnlab.experiments.recurrence.view import LABELS, accuracy_line, figure, table
 from attnlab.kit.per_seed import lm_summary
 from attnlab.kit.registry import Experiment
 from attnlab.kit.tables import settings_dict
@@ -91,13 +95,16 @@ def agreement_data(s: Settings) -> GenderData:
 
 
 def agreement_config(s: Settings, model: str, vocab_size: int) -> ModelConfig:
-    """Attention at ``agree_width``; a recurrence at the width whose model has the nearest
-    parameter count to attention's."""
+    """Attention at ``agree_width`` with RoPE (``alibi``: the same with ALiBi, which has no
+    parameters either); a recurrence at the width whose model has the nearest parameter
+    count to attention's."""
     attention = ModelConfig(vocab_size=vocab_size, n_ctx=s.agree_ctx, d_model=s.agree_width,
                             n_layer=s.agree_layers, mixer="mha", n_head=s.agree_heads,
                             position="rope", mlp=True, norm="pre")
     if model == "attention":
         return attention
+    if model == "alibi":
+        return attention.replace(position="alibi")
     target = _params(attention)
     lo, hi = 1, 4 * s.agree_width
     while lo < hi:  # the smallest width with at least the target's parameters
@@ -123,7 +130,7 @@ def agreement_train(s: Settings) -> TrainConfig:
 
 
 def plan(settings: Settings) -> list[RunSpec]:
-    """Per seed: the three language models at the ladder's settings, the three agreement
+    """Per seed: the three language models at the ladder's settings, the four agreement
     models."""
     ls = lm_settings(settings)
     specs = []
@@ -133,7 +140,7 @@ def plan(settings: Settings) -> list[RunSpec]:
         specs += seeded(f"lm {model}", cfg, settings.seeds)
     data = agreement_data(settings)
     stream = SentenceStream(train=data.train, held=data.held)
-    for model in MODELS:
+    for model in AGREEMENT_MODELS:
         cfg = RunConfig(model=agreement_config(settings, model, data.vocab.size),
                         train=agreement_train(settings),
                         data=DataConfig(vocab_size=data.vocab.size))
@@ -184,13 +191,14 @@ def _agreement(settings: Settings, results: Results, ctx: Context) -> dict[str, 
                            "trained_d": [MIN_D, settings.max_d],
                            "n_per_d": int(data.items[data.distances[0]].shape[0]),
                            "train_conflict": data.train_conflict}
-    for model in MODELS:
+    for model in AGREEMENT_MODELS:
         runs = results.seeds(f"agreement {model}")
         out[model] = {"params": runs[0]["params"],
                       "d_model": agreement_config(settings, model, data.vocab.size).d_model,
                       "acc": [measure.forced_choice(ctx.trained(r), data, ctx.device)
                               for r in runs]}
-        log.info("recurrence: %s agreement accuracy %s", model, out[model]["acc"])
+        log.info("recurrence: %s", accuracy_line(model, out[model]["acc"], out["distances"],
+                                                  settings.max_d))
     return out
 
 
@@ -222,8 +230,8 @@ def analyse(settings: Settings, results: Results, ctx: Context) -> dict[str, Any
             "agreement": _agreement(settings, results, ctx), "steps": steps, "timing": timing}
 
 
-__all__ = ["CLAIMS", "MODELS", "NAME", "PROFILES", "Settings", "agreement_config",
-           "agreement_data", "analyse", "figure", "lm_config", "plan", "table"]
+__all__ = ["AGREEMENT_MODELS", "CLAIMS", "MODELS", "NAME", "PROFILES", "Settings",
+           "agreement_config", "agreement_data", "analyse", "figure", "lm_config", "plan", "table"]
 
 EXPERIMENT = Experiment(
     name=NAME, profiles=PROFILES, plan=plan,

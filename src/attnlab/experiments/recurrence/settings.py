@@ -10,7 +10,11 @@ from attnlab.kit.settings import Seeded
 
 NAME = "recurrence"
 NEEDS_CORPUS = True
-MODELS = ("rnn", "lstm", "attention")
+MODELS = ("rnn", "lstm", "attention")  # the language models (parts 1, 3 and 4)
+# The agreement models (part 2): the three above, attention with RoPE, and beside it the same
+# attention model with ALiBi in place of RoPE (no parameters either way: the same count), so
+# that what attention does past its trained distances can be told from what RoPE does
+AGREEMENT_MODELS = (*MODELS, "alibi")
 
 
 @dataclass(frozen=True)
