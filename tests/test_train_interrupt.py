@@ -42,7 +42,7 @@ from attnlab.cli.main import main
 ready, sent = Path(sys.argv[1]), Path(sys.argv[2])
 
 class WaitForSignal:
-    def __init__(self, stream):
+    def __init__(self, stream, **_):
         pass
 
     def __call__(self, record):

@@ -423,11 +423,11 @@ CLAIMS: list[Claim] = [
                _attention_constant, "exponent", "attention"),
           trained=False),
     claim("recurrence.attention_step_cheaper_here",
-          "On this machine (a CPU of few cores: the weak case for the parallelism argument, "
-          "which needs many cores to spread attention's T×T matrix multiplies over), a "
-          "training step of attention costs less time per token than the LSTM's at every T "
-          "from 32 to 1,024: its expensive step is a matrix multiply, the LSTM's is T small "
-          "steps in a row.", NAME,
+          "On the machine that made this report, a training step of attention costs less time "
+          "per token than the LSTM's at every T from 32 to 1,024: its expensive step is a "
+          "matrix multiply, the LSTM's is T small steps in a row (a CPU of few cores is the "
+          "weak case for the parallelism argument, which needs many cores to spread "
+          "attention's T×T matrix multiplies over).", NAME,
           Part("ln(LSTM time per token / attention time per token) > 0 at every T, per round "
                "of the interleaved benchmark (decided over rounds as over seeds)",
                _attention_cheaper, "ln ratio"), over="rounds"),
