@@ -13,7 +13,9 @@ those files alone.
 - ``claims-full.json`` (``--full``): the same for a full-profile report of the experiments
   that fit this machine, with the rest named and what running them would take; a report of
   some experiments adds to the full runs recorded before it (its experiments replace theirs,
-  each experiment keeps the run that made it);
+  each experiment keeps the run that made it, and one whose verdicts were decided by an older
+  rule version than its claims have today is dropped to the not-run list); each experiment
+  of a full run is shown with the chapter's figures beside its measured ones;
 - ``estimates.json`` (``--estimates DIR``): the outputs of ``attnlab reproduce --profile
   full --estimate [--only ...] [--jobs N]`` that ``DIR`` holds as ``full-W.txt`` (the
   whole suite on W workers) and ``not-run.txt`` (the experiments the full report lacks).
@@ -45,6 +47,8 @@ BLOCKS = {
     ROOT / "README.md": ("summary",),
     ROOT / "docs" / "results.md": ("claims", "quick", "full"),
     ROOT / "docs" / "cluster.md": ("estimates",),
+    ROOT / "docs" / "es" / "README.md": ("summary_es",),
+    ROOT / "docs" / "es" / "resultados.md": ("summary_es", "claims_es"),
     # the sections that speak of a run's figures show that run's, never figures typed by hand
     ROOT / "docs" / "experiments.md": ("extra_round",),
     **{ROOT / "src" / "attnlab" / "experiments" / name / "about.md": (f"claims_{name}",)
@@ -56,7 +60,9 @@ EXPERIMENT_BLOCKS = ("agreement", "induction", "icl_gd")  # claims_NAME: render_
 
 def collect(report: Path) -> dict[str, Any]:
     """The results file's content from ``report/results.json`` and its experiments' tables."""
+    from attnlab.report import fidelity
     from attnlab.report.claim_figures import claim_figures
+    from attnlab.report.words import claim_text
 
     data = json.loads((report / "results.json").read_text(encoding="utf-8"))
     meta = data["meta"]
@@ -64,6 +70,7 @@ def collect(report: Path) -> dict[str, Any]:
     claims = []
     for v in data["claims"]:
         figures = claim_figures(v)
+        spanish = claim_figures(v, "es")
         claims.append({"id": v["id"], "text": v["text"], "status": v["status"],
                        # None: a report made before rule versions were recorded
                        "version": v.get("version"),
@@ -73,7 +80,10 @@ def collect(report: Path) -> dict[str, Any]:
                        # each part's numbers under the claim's own keys (the report's words
                        # are made from them; tests rebuild the claim's cells from them)
                        "numbers": {p.get("name", ""): p.get("numbers", {})
-                                   for p in v.get("parts", [])}})
+                                   for p in v.get("parts", [])},
+                       # the same cells in Spanish, as the Spanish report words them
+                       "es": {"text": claim_text(v, "es"), "measured": spanish["measured"],
+                              "chapter": spanish["chapter"]}})
     experiments = []
     for name, env in data["experiments"].items():
         if env.get("status", "ok") != "ok":
@@ -87,6 +97,9 @@ def collect(report: Path) -> dict[str, Any]:
             "analysis_s": env.get("wall_s"), "counts": counts,
             "extra_round": (env.get("extra_round") or {}).get("text"),
             "table": table.read_text(encoding="utf-8") if table.is_file() else "",
+            # the chapter's figures beside the measured ones, as the report shows them
+            "beside": fidelity.table(fidelity.compare(name, env.get("record") or {}),
+                                     meta.get("profile")),
         })
     return {
         "generated_by": "python scripts/results_doc.py REPORT_DIR",
@@ -125,9 +138,11 @@ def collect_full(report: Path, previous: dict[str, Any] | None = None) -> dict[s
     ran = [e["name"] for e in results["experiments"]]
     if previous is not None:
         earlier = {k: previous.get(k) for k in RUN_KEYS}
-        results["experiments"] += [{**e, "run": e.get("run", earlier)}
-                                   for e in previous["experiments"] if e["name"] not in ran]
-        results["claims"] += [c for c in previous["claims"] if c.get("experiment") not in ran]
+        kept = [e for e in previous["experiments"] if e["name"] not in ran
+                and under_todays_rules(e["name"], previous["claims"])]
+        results["experiments"] += [{**e, "run": e.get("run", earlier)} for e in kept]
+        names = {e["name"] for e in kept}
+        results["claims"] += [c for c in previous["claims"] if c.get("experiment") in names]
         order = {n: i for i, n in enumerate(registry.EXPERIMENTS)}
         results["experiments"].sort(key=lambda e: order.get(e["name"], len(order)))
         ran = [e["name"] for e in results["experiments"]]
@@ -139,6 +154,17 @@ def collect_full(report: Path, previous: dict[str, Any] | None = None) -> dict[s
     results["not_run"] = {"experiments": rest,
                           "command": f"attnlab reproduce --profile full --only {','.join(rest)}"}
     return results
+
+
+def under_todays_rules(name: str, claims: list[dict[str, Any]]) -> bool:
+    """Whether every recorded verdict of experiment ``name`` was decided by the rule version
+    its claim has today. An older full run's verdicts (or one made before versions were
+    recorded) are not kept beside today's: the experiment is listed as not run at full."""
+    from attnlab.kit import registry
+
+    today = {c.id: c.version for c in registry.load(name).claims}
+    return all(c.get("version") == today.get(c["id"]) for c in claims
+               if c.get("experiment") == name)
 
 
 def collect_estimates(folder: Path) -> dict[str, Any]:
@@ -185,7 +211,7 @@ def version(claim: dict[str, Any]) -> str:
 def _full_cell(claim: dict[str, Any], full: dict[str, Any] | None) -> str:
     found = next((c for c in (full or {"claims": []})["claims"] if c["id"] == claim["id"]), None)
     if found is None:
-        return "not run here"
+        return "not run at full"
     return f"**{found['status'].upper()}** (rule {version(found)}) {_cell(found['measured'])}"
 
 
@@ -193,8 +219,8 @@ def render_claims(results: dict[str, Any], full: dict[str, Any] | None) -> str:
     lines = [
         f"The claims of one `{results['profile']}` run ({_where(results)}; from "
         "[results/claims.json](results/claims.json); its report: "
-        "[results/report.html](results/report.html)), and of the full profile where this "
-        "machine ran it ([results/claims-full.json](results/claims-full.json)):",
+        "[results/report.html](results/report.html)), and of the full profile where a "
+        "recorded full run has it ([results/claims-full.json](results/claims-full.json)):",
         "",
         "| claim | verdict | rule | measured | the chapter | full |",
         "|---|---|---|---|---|---|",
@@ -239,20 +265,23 @@ def render_run(results: dict[str, Any], heading: str) -> str:
         extra = f" ({e['extra_round']})" if e["extra_round"] else ""
         table = re.sub(r"^#+ (.+)$", r"**\1**", e["table"].strip(), flags=re.M)  # in a section
         lines += ["", f"{heading} `{e['name']}`: {e['title']}{extra}", "", table]
+        if e.get("beside") and results.get("profile") == "full":  # the chapter beside it
+            lines += ["", re.sub(r"^#+ (.+)$", r"**\1**", e["beside"].strip(), flags=re.M)]
     return "\n".join(lines)
 
 
 def render_full(full: dict[str, Any] | None, estimates: dict[str, Any] | None) -> str:
     if full is None:
-        return "No experiment has been run at the full profile here."
+        return "No full-profile run has been recorded."
     rest, lines = full["not_run"], []
     for run in full.get("runs") or [full]:  # each full run with the experiments it holds
         held = [e for e in full["experiments"]
                 if (e.get("run") or full)["started_at"] == run["started_at"]]
         counts = {s: sum(e["counts"].get(s, 0) for e in held) for s in STATUSES[:3]}
         lines += [render_run({**run, "experiments": held, "summary": counts}, "####"), ""]
-    lines.append(f"Not run here: {', '.join(f'`{n}`' for n in rest['experiments'])}. "
-                 f"`{rest['command']}` would run them; on this machine the estimate said:")
+    lines.append(f"Not run at full under today's rules: "
+                 f"{', '.join(f'`{n}`' for n in rest['experiments'])}. `{rest['command']}` "
+                 "would run them; on the machine that made the full runs the estimate said:")
     if estimates and estimates.get("not_run"):
         lines += ["", "```", estimates["not_run"], "```"]
     return "\n".join(lines)
@@ -274,6 +303,69 @@ def render_summary(results: dict[str, Any]) -> str:
             f"and decided **{sum(counts.values())} claims over {min(seeds)}–{max(seeds)} seeds: "
             f"{counts['held']} held, {counts['not held']} not held, {counts['inconclusive']} "
             "inconclusive**.")
+
+
+def _verdict_es(status: str) -> str:
+    from attnlab.report.words import verdict
+
+    return verdict(status, "es")
+
+
+def _version_es(claim: dict[str, Any]) -> str:
+    number = claim.get("version")
+    return "no registrada" if number is None else f"v{number}"
+
+
+def render_summary_es(results: dict[str, Any]) -> str:
+    from attnlab.report.words import counted
+
+    counts, n = results["summary"], sum(results["summary"].values())
+    seeds = [c["seeds"] for c in results["claims"] if c["seeds"]]
+    said = ", ".join(f"{counts[s]} {counted(s, 'es', counts[s])}"
+                     for s in ("held", "not held", "inconclusive"))
+    return (f"La última ejecución del perfil quick ({_where_es(results)}) tardó "
+            f"**{_duration(results['wall_s'])}** y decidió **{n} afirmaciones con "
+            f"{min(seeds)}–{max(seeds)} semillas: {said}**.")
+
+
+def _where_es(results: dict[str, Any]) -> str:
+    return (f"{results['processor']}, {results['cpu_count']} CPU, {results['device']}, "
+            f"{results['started_at'][:10]}")
+
+
+def render_claims_es(results: dict[str, Any], full: dict[str, Any] | None) -> str:
+    """The claims table of ``render_claims`` in the Spanish report's words."""
+    at_full = {c["id"]: c for c in (full or {"claims": []})["claims"]}
+
+    def full_cell(claim: dict[str, Any]) -> str:
+        found = at_full.get(claim["id"])
+        if found is None:
+            return "no ejecutada en full"
+        words = (found.get("es") or {}).get("measured", found["measured"])
+        return f"**{_verdict_es(found['status'])}** (regla {_version_es(found)}) {_cell(words)}"
+
+    lines = ["Las afirmaciones de una ejecución del perfil "
+             f"`{results['profile']}` ({_where_es(results)}; de "
+             "[claims.json](../results/claims.json); su informe: "
+             "[report.html](../results/report.html)), y del perfil full donde una ejecución "
+             "full registrada la tiene ([claims-full.json](../results/claims-full.json)):",
+             "",
+             "| afirmación | veredicto | regla | medido | el capítulo | full |",
+             "|---|---|---|---|---|---|"]
+    for c in results["claims"]:
+        es = c.get("es") or {}
+        lines.append(f"| {_cell(es.get('text', c['text']))} | **{_verdict_es(c['status'])}** | "
+                     f"{_version_es(c)} | {_cell(es.get('measured', c['measured']))} | "
+                     f"{_cell(es.get('chapter', c['chapter']))} | {full_cell(c)} |")
+    lines += ["", "Medido: la cifra que compara la regla de cada afirmación (una razón es la "
+              "perplejidad de validación del modelo posterior entre la del anterior); el "
+              "capítulo: su cifra publicada para la misma magnitud († deducida de su texto, que "
+              "da una diferencia; – ninguna publicada); full: el veredicto y la cifra con los "
+              "ajustes del propio capítulo. Regla: la versión de la regla de la afirmación que "
+              "decidió el veredicto (el rules.json de cada experimento, en su carpeta, guarda "
+              "todas); no registrada: la ejecución es anterior a que los veredictos la "
+              "registraran."]
+    return "\n".join(lines)
 
 
 def render_experiment(name: str, results: dict[str, Any], full: dict[str, Any] | None) -> str:
@@ -327,6 +419,8 @@ def render(name: str, results: dict[str, Any], full: dict[str, Any] | None,
             "full": lambda: render_full(full, estimates),
             "estimates": lambda: render_estimates(estimates),
             "summary": lambda: render_summary(results),
+            "summary_es": lambda: render_summary_es(results),
+            "claims_es": lambda: render_claims_es(results, full),
             "extra_round": lambda: render_extra_round(results, full),
             **{f"claims_{n}": (lambda n=n: render_experiment(n, results, full))
                for n in EXPERIMENT_BLOCKS}}[name]()

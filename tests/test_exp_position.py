@@ -148,3 +148,28 @@ def test_fails_and_gentle_do_not_overlap():
         both["rope"] = (100.0, 100.0 * r, 100.0 * r)
         v = _verdicts(_record(both))
         assert (v["sinusoidal_fails"] == "held") != (v["rope_gentle"] == "held")
+
+
+# -- claims on seeds with real spread (tests/claim_cases.py) ---------------------------------
+
+
+def _spread_record(scheme: str, per_seed_128: tuple[float, float, float]) -> dict:
+    """GOOD, with ``scheme``'s perplexity at 128 tokens given per seed (64 stays 100-ish)."""
+    rec = _record(GOOD)
+    row = next(r for r in rec["rows"] if r["scheme"] == scheme)
+    row["ppl"]["128"] = list(per_seed_128)
+    return rec
+
+
+@pytest.mark.parametrize(("per_seed", "case"), [
+    ((180.0, 200.0, 220.0), "held"),  # ratio at 2× ≈ 1.8, 2.0, 2.2 over 1.5 every seed
+    ((110.0, 130.0, 140.0), "not held"),  # ≈ 1.1 to 1.4: under 1.5 every seed
+    ((120.0, 160.0, 190.0), "inconclusive"),  # mean ratio above 1.5, the spread as large
+])
+def test_the_cliff_is_decided_on_the_seeds_spread(per_seed, case):
+    verdict = next(v for v in evaluate({"position": _spread_record("learned", per_seed)},
+                                       position.CLAIMS) if v["id"] == "position.learned_cliff")
+    cliff = next(p for p in verdict["parts"] if p["name"] == "cliff")
+    assert cliff["status"] == case and verdict["status"] == case, verdict["why"]
+    if case == "inconclusive":
+        assert cliff["mean"] > 0 and "within 2 standard errors" in cliff["why"]

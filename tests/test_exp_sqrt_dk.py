@@ -234,3 +234,26 @@ def test_claims_fail():
     wide_default = _record({32: 0.02, 256: 0.3, 1024: 1.0})
     wide_default["training"].append(_row(32, -0.2, setting="default"))  # every width-32 run
     assert _verdicts(wide_default)["sqrt_dk.matters_only_when_wide"] == "not held"
+
+
+# -- claims on seeds with real spread (tests/claim_cases.py) ---------------------------------
+
+
+@pytest.mark.parametrize(("unscaled_256", "case"), [
+    ((125.0, 130.0, 135.0), "held"),  # gaps 25 to 35 % over the 10 % bar on every seed
+    ((101.0, 103.0, 104.0), "not held"),  # 1 to 4 %: under it on every seed
+    ((105.0, 115.0, 130.0), "inconclusive"),  # 5, 15, 30 %: a mean over the bar within 2 SE
+])
+def test_a_large_difference_is_decided_on_the_seeds_spread(unscaled_256, case):
+    record = _record({32: 0.02, 256: 0.3, 1024: 1.0})
+    row = next(r for r in record["training"] if r["d_k"] == 256)
+    row["scaled"]["held_ppl"] = [100.0, 100.0, 100.0]
+    row["unscaled"]["held_ppl"] = list(unscaled_256)
+    row["gaps"] = sqrt_dk.gaps(row)
+    row["gap"] = sum(row["gaps"]) / 3
+    verdict = next(v for v in evaluate({"sqrt_dk": record}, sqrt_dk.CLAIMS)
+                   if v["id"] == "sqrt_dk.matters_only_when_wide")
+    part = next(p for p in verdict["parts"] if p["name"] == "d_k 256")
+    assert part["status"] == case and verdict["status"] == case, verdict["why"]
+    if case == "inconclusive":
+        assert part["mean"] > 0 and "within 2 standard errors" in part["why"]

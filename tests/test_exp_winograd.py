@@ -196,3 +196,20 @@ def test_block_claims_show_the_noun_difference_without_deciding_on_it():
     assert verdict["status"] == "not held"  # decided on the whole row, not on the nouns
     assert verdict["parts"][0]["numbers"] == {"block1_max_abs_diff": pytest.approx(0.3),
                                               "block1_noun_diff": 0.002}
+
+
+# -- claims on seeds with real spread (tests/claim_cases.py) ---------------------------------
+
+
+@pytest.mark.parametrize(("two_blocks_b", "case"), [
+    ((0.97, 0.99, 1.0), "held"),  # two blocks solve B on every seed
+    ((0.55, 0.6, 0.7), "not held"),  # on none
+    ((0.9, 1.0, 1.0), "inconclusive"),  # on two seeds: a mean above 0.95 within 2 SE
+])
+def test_the_order_claim_is_decided_on_the_seeds_spread(two_blocks_b, case):
+    records = _record()
+    models = records["winograd"]["variants"]["B"]["models"]
+    models[winograd.MODELS[-1]]["forced"] = list(two_blocks_b)
+    verdict = next(v for v in evaluate(records, winograd.CLAIMS)
+                   if v["id"] == "winograd.variant_b_needs_order")
+    assert verdict["status"] == case, verdict["why"]

@@ -62,7 +62,7 @@ def test_every_figure_in_the_claim_table_is_in_the_results_files():
             assert full_cell.startswith(head)
             cells.append((full_cell.removeprefix(head), found["measured"]))
         else:
-            assert full_cell == "not run here"
+            assert full_cell == "not run at full"
         for cell, source in cells:
             for figure in NUMBER.findall(cell):
                 assert figure in source, f"{text}: {figure} is not in the results file"
@@ -144,3 +144,69 @@ def test_a_full_run_of_some_experiments_adds_to_the_full_runs_before_it(monkeypa
     first_run, second_run = text.split("`attnlab reproduce --profile full`")[1:]
     assert "`position`" in first_run and "`winograd`" in second_run
     assert "`winograd`" not in first_run
+
+
+# a key of the code (``mean_A``, ``block1_max_abs_diff``); ``d_k`` and ``g_k`` (the gradient
+# k steps back) are the chapter's symbols
+CODE_KEY = re.compile(r"\b(?!(?:d_k|g_k)\b)[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+\b")
+DECIMAL = re.compile(r"\d[\d,]*\.\d+")
+
+
+def _unrounded(cell: str) -> list[str]:
+    """The decimals in ``cell`` with seven or more significant digits (a float written raw,
+    as ``1.8830050070179605``): a published figure is rounded for its reader."""
+    return [x for x in DECIMAL.findall(cell)
+            if len(x.replace(",", "").replace(".", "").lstrip("0")) >= 7]
+
+
+def test_a_published_cell_speaks_to_a_reader_and_carries_todays_rule():
+    """Every verdict published in docs/results/ (quick and full) names its figures in words,
+    rounded, and was decided by the rule each claim has today: a run made under an older rule
+    version (or before versions were recorded) is run again or listed as not run."""
+    from attnlab.kit import registry
+
+    current = {c.id: c.version for name in registry.EXPERIMENTS
+               for c in registry.load(name).claims}
+    results, full, _ = _script().read_all()
+    problems = []
+    for where, record in (("claims.json", results), ("claims-full.json", full)):
+        for c in (record or {"claims": []})["claims"]:
+            for field in ("measured", "chapter"):
+                keys = CODE_KEY.findall(re.sub(r"`[^`]*`", "", c[field]))
+                if keys:
+                    problems.append(f"{where} {c['id']} {field}: code keys {keys}")
+                if _unrounded(c[field]):
+                    problems.append(f"{where} {c['id']} {field}: unrounded {_unrounded(c[field])}")
+            if c.get("version") != current.get(c["id"]):
+                problems.append(f"{where} {c['id']}: rule version {c.get('version')}, today "
+                                f"{current.get(c['id'])}")
+    assert not problems, "\n".join(problems)
+
+
+def test_the_published_cell_check_can_fail():
+    assert CODE_KEY.findall("as well: mean_A 1, block1_max_abs_diff 0.52") == [
+        "mean_A", "block1_max_abs_diff"]
+    assert CODE_KEY.findall("d_k 32 — unscaled ÷ scaled − 1, d_k = 32; ln‖g_k‖") == []
+    assert _unrounded("range [1.8830050070179605, 2.44]") == ["1.8830050070179605"]
+    assert _unrounded("124,439,808 parameters; 0.00363; 66.6 %; 1,217.90") == []
+
+
+def test_a_full_run_under_an_older_rule_is_not_kept_beside_todays(monkeypatch):
+    """A full run kept from before is dropped to the not-run list when a claim of its
+    experiment has a newer rule version today (or its verdicts recorded none)."""
+    from attnlab.kit import registry
+
+    script = _script()
+    claims = {n: registry.load(n).claims for n in ("winograd", "induction")}
+    old = _run("2026-12-01T00:00", ["winograd", "induction"])
+    old["claims"] = [{"id": c.id, "experiment": n, "status": "held", "measured": "1",
+                      "chapter": "–", "version": c.version}
+                     for n, cs in claims.items() for c in cs]
+    old["claims"][0]["version"] = claims["winograd"][0].version - 1 or None  # an older rule
+    new = _run("2026-12-02T00:00", ["agreement"])
+    runs = iter([old, new])
+    monkeypatch.setattr(script, "collect", lambda report: next(runs))
+    both = script.collect_full(Path("b"), script.collect_full(Path("a")))
+    assert [e["name"] for e in both["experiments"]] == ["agreement", "induction"]
+    assert "winograd" in both["not_run"]["experiments"]
+    assert not [c for c in both["claims"] if c["experiment"] == "winograd"]
