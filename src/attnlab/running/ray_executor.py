@@ -24,8 +24,8 @@ on the cluster as in order on one machine.
   trainer in each sees an interrupt, finishes its step, writes its checkpoint)
   and waits for them, so the same command resumes every run.
 - **Progress as today**: the trainer's progress dicts, with the run's label and
-  the node, come back through a ``ray.util.queue.Queue`` the driver drains,
-  not through Ray's log forwarding.
+  the node (``run`` and ``node``, which the progress printer names both), come back
+  through a ``ray.util.queue.Queue`` the driver drains, not through Ray's log forwarding.
 - **Results**: a task returns the run's record, which the driver keeps
   (``records``), so it does not depend on the shared file system's metadata
   caching to see a run finished. A failed run is one line and is not trained
@@ -255,7 +255,7 @@ def _train_task(spec: Any, work: str, data: Any, given: bool, queue: Any) -> dic
     wait_for_lock(run_dir)
 
     def progress(info: dict) -> None:
-        _put(queue, {**info, "run": f"{spec.label} on {node}", "node": node, "pid": os.getpid()})
+        _put(queue, {**info, "run": spec.label, "node": node, "pid": os.getpid()})
 
     try:
         record = train_spec(spec, Path(work), data=data, progress=progress)
