@@ -110,9 +110,9 @@ def test_a_plan_on_the_cluster_is_bitwise_the_plan_in_order(cluster, tmp_path,
     local = in_order(tmp_path / "local").train(specs)
     assert {k: same(v) for k, v in results.items()} == {k: same(v) for k, v in local.items()}
     assert len({r["weights_sha256"] for r in local.values()}) == 4  # four different models
-    named = {e["run"] for e in events if e.get("kind") == "train"}
-    assert {n.split(" on ")[0] for n in named} == {s.label for s in specs}
-    assert all(" on 127.0.0.1 (" in n for n in named)  # each line names its node
+    named = {(e["run"], e["node"]) for e in events if e.get("kind") == "train"}
+    assert {run for run, _ in named} == {s.label for s in specs}
+    assert all(node.startswith("127.0.0.1 (") for _, node in named)  # each names its node
     meta = json.loads((Path(results["tiny seed 0"]["run_dir"]) / "meta.json").read_text())
     assert meta["sessions"][0]["host"] and meta["sessions"][0]["processor"]
     print(f"cluster up in {cluster.start_s:.1f} s; 4 micro runs on it in {took:.1f} s")

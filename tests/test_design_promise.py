@@ -26,7 +26,7 @@ BLOCK = re.compile(r"<!-- toy: (\S+) -->\n(`{3,})\w*\n(.*?)\n\2\n", re.S)
 # the tests of the copy that read every experiment (its words, ledger, records, sections)
 READ_EVERY_EXPERIMENT = ["tests/test_kit_registry.py", "tests/test_claims_spanish.py",
                          "tests/test_claims_versions.py", "tests/test_i18n.py",
-                         "tests/test_words_script.py",
+                         "tests/test_words_script.py", "tests/test_cli_spanish_labels.py",
                          "tests/test_docs.py::test_the_experiment_sections_are_their_folders",
                          "tests/test_docs.py::test_the_experiment_headings_code_cites_exist"]
 

@@ -257,14 +257,16 @@ def test_reasons_counts_and_title_of_a_spanish_page(tmp_path):
 @pytest.mark.slow
 def test_a_spanish_micro_run_says_its_progress_in_spanish(tmp_path):
     """The terminal of ``run params`` and of ``reproduce --only norm`` (which trains, in
-    worker processes) at micro in Spanish: no English progress or log words."""
+    worker processes) at micro in Spanish: no English progress or log words, the runs'
+    labels included."""
     import os
     import subprocess
     import sys
 
     env = {**os.environ, "ATTNLAB_LANG": "", "LC_ALL": "", "LANG": "C.UTF-8"}
     english = ("training ", "step ", "loss", "held-out", "report written", "ETA", "worker ",
-               "HELD", "SKIPPED", "one evaluation", "not counted in this profile")
+               "HELD", "SKIPPED", "one evaluation", "not counted in this profile", " seed ",
+               "warmup")  # the last two: the runs' labels (norm pre warmup=False seed 0)
     for argv in (["--lang", "es", "run", "params", "--profile", "micro"],
                  ["reproduce", "--only", "norm", "--profile", "micro", "--lang", "es",
                   "--jobs", "2"]):
@@ -277,4 +279,5 @@ def test_a_spanish_micro_run_says_its_progress_in_spanish(tmp_path):
         assert done.returncode == 0, said
         assert [w for w in english if w in said] == [], said
     assert "entrenando norm" in said and "pérdida" in said and "ppl de validación" in said
+    assert "norm pre sin calentamiento semilla 0" in said
     assert "informe escrito en" in said

@@ -198,19 +198,23 @@ def cluster_executor(args: argparse.Namespace) -> Any | None:
 
 def build_runner(args: argparse.Namespace, progress: Any = None) -> Any:
     """The command's one ``Runner``: ``--work``, ``--device``, ``--corpus``, and ``--jobs``
-    local worker processes."""
+    local worker processes. In a language other than English every experiment's words are
+    owned first: the runs' labels are said from them, and a plan may hold another
+    experiment's run (induction trains ladder's row 10)."""
+    from attnlab.cli.words import lang_of
+    from attnlab.kit.registry import own_all_words
     from attnlab.running.executors import LocalPool
     from attnlab.running.runner import Runner
 
+    say = lang_of(args)
+    if say.lang != "en":
+        own_all_words()
     precision = getattr(args, "precision", "auto")
     cluster = cluster_executor(args)  # --cluster ray: runs on the Ray cluster
     if cluster is not None:
         return Runner(Path(args.work), args.device, args.corpus, cluster, progress, precision)
     if not getattr(args, "report_only", False):  # a report trains nothing
         check_local_precision(precision, args.device)
-    from attnlab.cli.words import lang_of
-
-    say = lang_of(args)
     workers = resolve_jobs(args.jobs, args.device, say)
     return Runner(Path(args.work), args.device, args.corpus,
                   LocalPool(workers, args.device, lang=say.lang), progress, precision)

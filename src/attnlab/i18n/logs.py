@@ -9,8 +9,13 @@ lines are in its ``words.json`` (domain ``log``), owned when it is loaded. A ``l
 a ``%``-template, as ``logging`` takes it, not a ``{field}`` one; ``check_complete`` checks
 that its languages take the same conversions in the same order.
 
-Left out: the arguments, which are written as given (a run's label, a path, an error's own
-words); a line no entry has is written in English.
+The arguments are written as given (a path, an error's own words), but for a run's label,
+which library code marks as a ``RunLabel`` and the formatter says in the language
+(``attnlab.i18n.labels``). A count takes the template of its number: code logs
+``"... %d run"`` for one and ``"... %d runs"`` otherwise, each an entry (``key.one`` and
+``key``, as ``attnlab.report.words.tn`` keys them), so a language that agrees otherwise can.
+
+Left out: a line no entry has is written in English (its labels still said in the language).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 import logging
 
 from attnlab.i18n import catalogue
+from attnlab.i18n.labels import RunLabel, say
 
 DOMAIN = "log"
 
@@ -40,9 +46,17 @@ class Translating(logging.Formatter):
         self.lang = lang
 
     def format(self, record: logging.LogRecord) -> str:
+        changes: dict[str, object] = {}
         other = template(record.msg, self.lang) if isinstance(record.msg, str) else None
         if other is not None:
-            record = logging.makeLogRecord({**record.__dict__, "msg": other})
+            changes["msg"] = other
+        args = record.args
+        if self.lang != "en" and isinstance(args, tuple) and \
+                any(isinstance(a, RunLabel) for a in args):
+            changes["args"] = tuple(say(a, self.lang) if isinstance(a, RunLabel) else a
+                                    for a in args)
+        if changes:
+            record = logging.makeLogRecord({**record.__dict__, **changes})
         return super().format(record)
 
 

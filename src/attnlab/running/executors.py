@@ -47,6 +47,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from attnlab.errors import UsageError, one_line
+from attnlab.i18n import Entries, own, owners
+from attnlab.i18n.labels import DOMAIN as LABELS
+from attnlab.i18n.labels import RunLabel
 from attnlab.running.spec import RunSpec
 from attnlab.train.progress import Progress
 
@@ -175,8 +178,9 @@ class LocalPool:
             todo.put(spec)
         for _ in range(n):
             todo.put(None)  # one stop sign per worker
+        labels = owners(LABELS)  # the experiments' words for their runs: a worker has none
         procs = [ctx.Process(target=worker, args=(str(job.work), job.corpus, envs[i], todo,
-                                                  out, i + 1, os.getpid(), self.lang),
+                                                  out, i + 1, os.getpid(), self.lang, labels),
                                  daemon=True)
                  for i in range(n)]
         log.info("training %d runs on %d worker processes", len(pending), n)
@@ -222,12 +226,14 @@ def _receive(out: Any, job: Job, status: dict[str, str], n: int) -> bool:
         if job.progress is not None:
             job.progress(payload)
     elif kind == "start":  # the worker's own log lines do not reach this terminal
-        log.info("training %s (worker %d of %d)", *payload, n)
+        label, me = payload
+        log.info("training %s (worker %d of %d)", RunLabel(label), me, n)
     else:
         label, outcome = payload
         status[label] = outcome
         if outcome.startswith("failed"):
-            log.warning("%s %s in a worker; it is trained again in order", label, outcome)
+            log.warning("%s %s in a worker; it is trained again in order", RunLabel(label),
+                        outcome)
     return True
 
 
@@ -285,15 +291,19 @@ def end_with_parent(parent: int, poll_s: float = POLL_S) -> bool:
 
 
 def worker(work: str, corpus: str | None, env: dict[str, str], todo: Any, out: Any,
-           me: int, parent: int | None = None, lang: str = "en") -> None:
+           me: int, parent: int | None = None, lang: str = "en",
+           labels: dict[str, Entries] | None = None) -> None:
     """A worker process: its GPU (or the CPU), runs from ``todo`` until its stop sign, each
     through ``train_spec``; a status per run to ``out``. It ends when ``parent`` does
-    (``end_with_parent``). Its warnings reach the terminal in ``lang``; its progress goes
-    to the parent, which writes it."""
+    (``end_with_parent``). Its warnings reach the terminal in ``lang``, a run's label said
+    from ``labels`` (each owner's entries of the catalogue's ``label`` domain, as the parent
+    has them); its progress goes to the parent, which writes it."""
     from attnlab.i18n.logs import speak
 
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     speak(lang)
+    for owner, entries in (labels or {}).items():
+        own(owner, {LABELS: entries})
     if parent is not None and not end_with_parent(parent):
         return  # the pool's process died before this worker started
     os.environ.update(env)  # before anything initialises CUDA

@@ -24,8 +24,8 @@ on the cluster as in order on one machine.
   trainer in each sees an interrupt, finishes its step, writes its checkpoint)
   and waits for them, so the same command resumes every run.
 - **Progress as today**: the trainer's progress dicts, with the run's label and
-  the node, come back through a ``ray.util.queue.Queue`` the driver drains,
-  not through Ray's log forwarding.
+  the node (``run`` and ``node``, which the progress printer names both), come back
+  through a ``ray.util.queue.Queue`` the driver drains, not through Ray's log forwarding.
 - **Results**: a task returns the run's record, which the driver keeps
   (``records``), so it does not depend on the shared file system's metadata
   caching to see a run finished. A failed run is one line and is not trained
@@ -51,6 +51,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from attnlab.i18n.labels import RunLabel
 from attnlab.running.cluster import cluster_device, runs_fitting, task_resources
 from attnlab.running.executors import Job
 from attnlab.running.spec import run_key
@@ -164,7 +165,8 @@ class RayExecutor:
             except Exception as err:
                 self._checked[key] = err
                 raise
-            log.info("preflight: %d node(s) can train into %s", n, work)
+            log.info("preflight: %d node can train into %s" if n == 1 else
+                     "preflight: %d nodes can train into %s", n, work)
             self._checked[key] = None
         if self._checked[key] is not None:
             raise self._checked[key]
@@ -190,10 +192,13 @@ class RayExecutor:
             return
         for info in batch:
             if info.get("kind") == "start":  # a second start of a run is Ray's retry
-                self._starts[info["run"]] = attempt = self._starts.get(info["run"], 0) + 1
-                log.info("training %s on node %s%s", info["run"], info["node"],
-                         f" (attempt {attempt}: resumes from its checkpoint)"
-                         if attempt > 1 else "")
+                run = info["run"]
+                self._starts[run] = attempt = self._starts.get(run, 0) + 1
+                if attempt == 1:
+                    log.info("training %s on node %s", RunLabel(run), info["node"])
+                else:
+                    log.info("training %s on node %s (attempt %d: resumes from its "
+                             "checkpoint)", RunLabel(run), info["node"], attempt)
             elif progress is not None:
                 progress(info)
 
@@ -216,7 +221,7 @@ class RayExecutor:
             self.records[run_key(spec)] = out["record"]
             self.nodes.add(out["node"])
             return "diverged" if out["record"].get("diverged") else "done"
-        log.warning("%s failed on the cluster: %s", spec.label, line)
+        log.warning("%s failed on the cluster: %s", RunLabel(spec.label), line)
         self.failed[run_key(spec)] = f"failed: {line}"
         return self.failed[run_key(spec)]
 
@@ -225,7 +230,9 @@ class RayExecutor:
         for ref in refs:
             self.ray.cancel(ref, force=False)
         if refs:
-            log.warning("interrupted: %d run(s) on the cluster are writing their checkpoints",
+            log.warning("interrupted: %d run on the cluster is writing its checkpoint"
+                        if len(refs) == 1 else
+                        "interrupted: %d runs on the cluster are writing their checkpoints",
                         len(refs))
             self.ray.wait(refs, num_returns=len(refs), timeout=STOP_WAIT_S)
 
@@ -255,7 +262,7 @@ def _train_task(spec: Any, work: str, data: Any, given: bool, queue: Any) -> dic
     wait_for_lock(run_dir)
 
     def progress(info: dict) -> None:
-        _put(queue, {**info, "run": f"{spec.label} on {node}", "node": node, "pid": os.getpid()})
+        _put(queue, {**info, "run": spec.label, "node": node, "pid": os.getpid()})
 
     try:
         record = train_spec(spec, Path(work), data=data, progress=progress)

@@ -32,12 +32,12 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from attnlab.i18n.labels import RunLabel, split
 from attnlab.running import train_run as worker_side
 from attnlab.running.cluster import RunFailed
 from attnlab.running.executors import Executor, Job, LocalPool
@@ -70,9 +70,8 @@ class Results(Mapping[str, dict]):
 
     def seeds(self, label: str) -> list[dict]:
         """The records of ``"<label> seed <s>"`` in seed order (at least one)."""
-        pattern = re.compile(re.escape(label) + r" seed (\d+)$")
-        found = sorted((int(m.group(1)), rec) for key, rec in self._records.items()
-                       if (m := pattern.match(key)))
+        found = sorted((seed, rec) for key, rec in self._records.items()
+                       for phrase, seed in [split(key)] if phrase == label and seed is not None)
         if not found:
             raise KeyError(f"no planned run is labelled {label!r} seed N")
         return [rec for _, rec in found]
@@ -185,7 +184,7 @@ class Runner:
                         raise RunFailed(f"{spec.label}: {status[spec.label]} (on the "
                                         f"{self.executor.name} executor; not trained here)")
                     log.info("%s: %s on the %s executor; training it here, in order",
-                             spec.label, status[spec.label], self.executor.name)
+                             RunLabel(spec.label), status[spec.label], self.executor.name)
                 self.train_one(spec)
         return Results({s.label: done(s) or self.train_one(s) for s in specs})
 

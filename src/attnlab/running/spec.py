@@ -9,7 +9,9 @@ directly (synthetic languages). A spec computes its key once, when first asked
 (``RunSpec.key``), so the one resolved spec a plan holds per run keeps its
 identity through counting, training and reading back.
 
-This module needs nothing but the config types, so the worker side
+The form of a seeded label (``"<label> seed <s>"``) is written once, in
+``attnlab.i18n.labels``, beside its inverse and the label said in the reader's language.
+This module needs nothing but the config types and that, so the worker side
 (``attnlab.running.train_run``) and any executor can import it without the runner.
 """
 
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from attnlab.errors import UsageError
+from attnlab.i18n import labels
 from attnlab.nn.model_config import Seq2SeqConfig
 from attnlab.train.run_config import RunConfig, run_hash
 
@@ -52,7 +55,7 @@ def seeded(label: str, config: RunConfig, seeds: int, *, data: Any = None,
     """
     if seeds < 1:
         raise UsageError(f"seeds must be at least 1, got {seeds}")
-    return [RunSpec(f"{label} seed {s}",
+    return [RunSpec(labels.seeded(label, s),
                     config.replace(train=dataclasses.replace(config.train, seed=s)),
                     data, may_diverge) for s in range(seeds)]
 

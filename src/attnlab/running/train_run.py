@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from attnlab.errors import first_line
+from attnlab.i18n.labels import RunLabel
 from attnlab.running.spec import RunSpec, run_key
 from attnlab.train.progress import Progress
 from attnlab.train.rundir import DIVERGED, LOCK, RESULT
@@ -74,8 +75,8 @@ def wait_for_other_trainer(run_dir: Path, label: str) -> bool:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
             return False
         except BlockingIOError:
-            log.info("%s is being trained by another process (%s); waiting for it", label,
-                     run_dir)
+            log.info("%s is being trained by another process (%s); waiting for it",
+                     RunLabel(label), run_dir)
             fcntl.flock(fd, fcntl.LOCK_SH)  # Ctrl-C interrupts the wait
             return True
     finally:
@@ -100,7 +101,8 @@ def train_spec(spec: RunSpec, work: Path, *, data: Any = None,
 
     run_dir = Path(work) / run_key(spec)
     if wait_for_other_trainer(run_dir, spec.label):
-        log.info("%s: the other process stopped; reading or resuming its run", spec.label)
+        log.info("%s: the other process stopped; reading or resuming its run",
+                 RunLabel(spec.label))
     done = finished(spec, work)
     if done is not None:
         return done
@@ -109,7 +111,7 @@ def train_spec(spec: RunSpec, work: Path, *, data: Any = None,
         if progress is not None:
             progress({**info, "run": spec.label})
 
-    log.info("training %s (%s)", spec.label, run_dir)
+    log.info("training %s (%s)", RunLabel(spec.label), run_dir)
     given = spec.data if spec.data is not None else data
     try:
         with training_threads(spec.config.train.device):
@@ -120,7 +122,7 @@ def train_spec(spec: RunSpec, work: Path, *, data: Any = None,
     except trainer.TrainingDiverged as err:
         if not spec.may_diverge:
             raise
-        log.warning("%s diverged: %s", spec.label, err)
+        log.warning("%s diverged: %s", RunLabel(spec.label), err)
         return finished(spec, work) or {"diverged": True, "message": first_line(err),
                                         "run_dir": str(run_dir)}
     return {**record, "run_dir": str(run_dir)}

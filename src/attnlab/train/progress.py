@@ -6,8 +6,10 @@ The trainer calls ``progress(record)`` with a dict per log line: ``kind``
 ``ProgressPrinter`` turns those into one line that redraws itself with ``\\r``
 on a terminal, and into periodic plain lines otherwise (CI logs, files), so a
 log is neither silent for an hour nor a wall of carriage returns. A record
-with a ``run`` name (an experiment's runs, maybe several training side by
-side in worker processes) is shown under that name.
+with a ``run`` label (an experiment's runs, maybe several training side by
+side in worker processes) is shown under that label in the printer's language
+(``attnlab.i18n.labels.say``), and under the ``node`` it trains on where it has one
+(a Ray cluster's).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from attnlab.i18n import group, text
+from attnlab.i18n.labels import say
 
 BAR_WIDTH = 20
 
@@ -78,12 +81,11 @@ class ProgressPrinter:
         isatty = getattr(stream, "isatty", None)
         self.tty = bool(isatty and isatty()) if tty is None else tty
         self.clock = clock
-        self._last: dict[str | None, float] = {}  # when each run last got a line
+        self._last: dict[str, float] = {}  # when each run (its name) last got a line
         self._open_line = False  # a \r line is on screen and needs a newline first
 
     def __call__(self, record: dict[str, Any]) -> None:
-        run = record.get("run")
-        name = f"{run}: " if run else ""
+        name = self.name(record)
         if record.get("kind") == "eval":
             self._line(name + format_eval_line(record, self.lang))
             return
@@ -98,9 +100,21 @@ class ProgressPrinter:
             self.stream.flush()
             return
         now = self.clock()
-        if last_step or run not in self._last or now - self._last[run] >= self.interval_s:
-            self._last[run] = now
+        if last_step or name not in self._last or now - self._last[name] >= self.interval_s:
+            self._last[name] = now
             self._line(line)
+
+    def name(self, record: dict[str, Any]) -> str:
+        """What a run's lines start with: its label in the printer's language, and the node it
+        trains on where the record names one (``"ladder row 5 seed 0 on 10.0.0.2 (1f0c9a): "``);
+        nothing for a record without a label."""
+        run = record.get("run")
+        if not run:
+            return ""
+        label = say(run, self.lang)
+        node = record.get("node")
+        return (text("common", "progress.on_node", self.lang, run=label, node=node)
+                if node else label) + ": "
 
     def _line(self, line: str) -> None:
         if self._open_line:

@@ -233,7 +233,8 @@ def read_metrics(run_dir: Path) -> list[dict[str, Any]]:
         else:
             bad += 1
     if bad:
-        log.warning("%s: skipped %d unreadable line(s)", path, bad)
+        log.warning("%s: skipped %d unreadable line" if bad == 1 else
+                    "%s: skipped %d unreadable lines", path, bad)
     return rows
 
 
