@@ -3,7 +3,8 @@ offline: a tiny random BERT (saved as BertForMaskedLM, without a pooler), BART, 
 with a byte-level BPE tokenizer trained here that closes each text with ``</s>``. Each loads
 through ``explore --hf-model``'s own path; the page's views, their kinds and shapes; the
 weights shown against the library's own output_attentions; the q, k (and T5's position bias)
-behind the switches; the target, given or greedy; and one line for each misuse."""
+behind the switches; the target, given or greedy; one line for each misuse; and the page in
+headless Chromium."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from explorer_support import browser_fixture, browser_marks, numbers, page_fixture  # noqa: F401
 
 from attnlab.cli import main as cli_main
 from attnlab.explorer.page.data import head_weights
@@ -287,3 +289,37 @@ def test_each_misuse_gets_one_line_saying_what_to_do(folders, tmp_path, tokenize
     argv = ["explore", "--target", TARGET, "--out", str(out), "--lang", "es"]
     assert cli_main.main(argv) == 2
     assert "--target solo va con --hf-model" in capsys.readouterr().err
+
+
+@browser_marks[0]
+@browser_marks[1]
+def test_the_encoder_decoder_page_renders_its_three_views_in_chromium(folders, tmp_path,
+                                                                      page) -> None:
+    """A T5 page written by the CLI's path: each view opens with its tokens as rows and its
+    keys as columns (the source, in cross-attention), its kind beside its name, the causal
+    switch greyed out, and the grid the weights head_weights computes from the page's data."""
+    from attnlab.explorer import write_page
+    from attnlab.explorer.page.data import view_attends
+    from attnlab.explorer.sources.hf import hf_compute
+
+    data = hf_compute(folders["t5"], target=TARGET)(SOURCE)
+    url = write_page(data, tmp_path / "t5.html").as_uri()
+    names = ["encoder self-attention (bidirectional)", "decoder self-attention (causal)",
+             "cross-attention (cross)"]  # fmt: skip
+    for v, (view, kind) in enumerate(zip(data["views"], ("bidirectional", "causal", "cross"),
+                                         strict=True)):  # fmt: skip
+        page.goto(f"{url}#view=head&sentence={v + 1}&layer=2&head=3")
+        rows = [t.replace(" ", "·") for t in view["tokens"]]  # spaces shown as the page does
+        keys = [t.replace(" ", "·") for t in view.get("sources", view["tokens"])]
+        options = page.get_by_test_id("view-select").locator("option").all_text_contents()
+        assert options == names
+        assert page.get_by_test_id("view-kind").text_content() == f"attention: {kind}"
+        assert page.locator('[data-testid="query-head"]').all_text_contents() == rows
+        assert page.locator('[data-testid="key-head"]').all_text_contents() == keys
+        assert page.get_by_test_id("causal").is_disabled()
+        w = np.array(numbers(page, "cell")).reshape(len(rows), len(keys))
+        head = view["layers"][1]["heads"][2]
+        expected = head_weights(head, causal=False, scale=data["scale"], own=True,
+                                attends=view_attends(view))  # fmt: skip
+        np.testing.assert_allclose(w, expected, atol=1e-12)
+    assert all(u.startswith("file://") for u in page.requests)  # nothing from the network
