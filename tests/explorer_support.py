@@ -77,6 +77,32 @@ def page_data(text: str) -> dict:
     return decode_data(data)
 
 
+def two_sequence_page() -> dict:
+    """A hand-built page of a translation model's views (/work/FORMAT.md): cross-attention
+    (3 target tokens × 4 source tokens, two layers of two heads, random q and k), the
+    encoder's bidirectional and the decoder's causal self-attention, and a fixed alignment
+    given by its weights only. The causal switch starts on: no view here may follow it."""
+    rng = np.random.default_rng(7)
+    source, target = ["the", "black", "cat", "<eos>"], ["el", "gato", "negro"]
+
+    def heads(n: int, m: int) -> list[dict]:
+        return [{"name": f"head {h + 1}", "d_k": 4, "q": rng.normal(size=(n, 4)).round(3).tolist(),
+                 "k": rng.normal(size=(m, 4)).round(3).tolist()} for h in range(2)]  # fmt: skip
+
+    align = np.array([[0.9, 0.05, 0.03, 0.02], [0.1, 0.1, 0.7, 0.1], [0.05, 0.8, 0.1, 0.05]])
+    return {"title": "Translation", "description": "two sequences", "causal": True, "views": [
+        {"name": "cross-attention", "tokens": target, "sources": source,
+         "layers": [{"heads": heads(3, 4)}, {"heads": heads(3, 4)}]},
+        {"name": "encoder self-attention", "tokens": source, "attends": "bidirectional",
+         "layers": [{"heads": heads(4, 4)}]},
+        {"name": "decoder self-attention", "tokens": target, "attends": "causal",
+         "layers": [{"heads": heads(3, 3)}]},
+        {"name": "alignment", "tokens": target, "sources": source, "attends": "cross",
+         "fixed": "the weights the decoder used at each step",
+         "layers": [{"heads": [{"name": "additive", "d_k": 1, "weights": align.tolist()}]}]},
+    ]}  # fmt: skip
+
+
 WORDS = "the a king queen rose sword night crown river speaks and of to my lord who said".split()
 
 

@@ -176,6 +176,32 @@ def test_attention_weights_are_target_by_source_rows_of_one(arch: str, shape: tu
     assert torch.all(w.masked_select(pad.expand_as(w)) == 0)
 
 
+def test_the_transformer_trace_is_its_forward_pass_with_every_attention_recorded() -> None:
+    model = _model("transformer")
+    src, tgt = _batch(5)
+    with torch.no_grad():
+        trace = model.trace(src, LENGTHS, tgt)
+        logits = model(src, LENGTHS, tgt)
+        cross = model.attention_weights(src, LENGTHS, tgt)  # (L, b, h, t, s)
+    assert (trace.logits - logits).abs().max() < 1e-5
+    assert torch.allclose(torch.stack([c.weights for c in trace.cross]), cross, atol=1e-6)
+    pad = ~padding_mask(LENGTHS, 6)[:, None, None, :]  # (b, 1, 1, s)
+    for kind, records, (n, m) in (("encoder", trace.encoder, (6, 6)),
+                                  ("decoder", trace.decoder, (5, 5)),
+                                  ("cross", trace.cross, (5, 6))):
+        assert len(records) == 2, kind
+        for r in records:
+            assert tuple(r.weights.shape) == (3, 4, n, m) and tuple(r.q.shape) == (3, 4, n, 4)
+            assert tuple(r.k.shape) == (3, 4, m, 4), kind
+            assert torch.allclose(r.scores, r.q @ r.k.transpose(-2, -1) * r.scale), kind
+            if kind == "decoder":  # causal: the scores' softmax with later keys masked
+                mask = causal_mask(n, n)
+                want = torch.softmax(r.scores.masked_fill(~mask, float("-inf")), -1)
+            else:  # no causal mask, only the source's padding (every source has a word)
+                want = torch.softmax(r.scores.masked_fill(pad, float("-inf")), -1)
+            assert torch.allclose(r.weights, want, atol=1e-6), kind
+
+
 def test_the_three_models_match_in_parameters() -> None:
     configs = matched_configs(Seq2SeqConfig(src_vocab=40, tgt_vocab=50, n_layer=1), 60_000)
     counts = {arch: count_parameters(cfg) for arch, cfg in configs.items()}

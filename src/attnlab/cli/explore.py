@@ -5,6 +5,7 @@ attnlab explore --text "El perro que mordió al gato estaba muy cansado" --out p
 attnlab explore --serve --port 8000     # type any sentence at http://127.0.0.1:8000/
 attnlab explore --checkpoint runs/RUN --text "To be, or not"  # a run of `attnlab train`
 attnlab explore --hf-model DIR --serve  # a local Hugging Face causal LM (GPT-2, OPT, Llama…)
+attnlab explore --hf-model DIR --text "Hello" --target "Hallo"  # an encoder–decoder (T5, BART…)
 attnlab explore --winograd              # the Winograd pair under a trained probe (cached in runs/)
 attnlab explore --agreement             # `I work , you work , he` under a trained probe
 attnlab explore --induction             # the induction experiment's two-block model, with roles
@@ -53,6 +54,7 @@ def register(subparsers: argparse._SubParsersAction, lang: str | None = None) ->
         else:
             source.add_argument(flag, metavar=metavar, help=say(f"explore.{key}"))
     p.add_argument("--text", help=say("explore.text", sentence=repr(SENTENCE)))
+    p.add_argument("--target", metavar="TEXT", help=say("explore.target"))
     p.add_argument("--out", type=Path, help=say("explore.out", default=DEFAULT_OUT))
     p.add_argument("--serve", action="store_true", help=say("explore.serve"))
     p.add_argument("--port", type=whole("--port"), metavar="N",
@@ -70,7 +72,7 @@ def _compute(args: argparse.Namespace) -> Callable[[str], dict[str, Any]]:
     if args.hf_model:
         from attnlab.explorer.sources.hf import hf_compute
 
-        return hf_compute(args.hf_model)
+        return hf_compute(args.hf_model, target=args.target, lang=args.lang)
     return functools.partial(hand_compute, lang=args.lang)
 
 
@@ -99,6 +101,10 @@ def run(args: argparse.Namespace) -> int:
     say = Words(args.lang)
     if args.text is not None:
         check_text(args.text)
+    if args.target is not None:
+        check_text(args.target, "--target", "target")
+    if args.target is not None and not args.hf_model:
+        raise UsageError(say("explore.target_alone"))
     if args.serve and args.out is not None:
         raise UsageError(say("explore.out_or_serve"))
     if args.port is not None and not args.serve:

@@ -4,7 +4,8 @@
 
     import attnlab.explorer as ax
     ax.show("runs/<hash>", "ROMEO: what light")       # a run of `attnlab train`
-    ax.show("path/to/hf-folder", "The cat sat")        # a local Hugging Face causal LM
+    ax.show("path/to/hf-folder", "The cat sat")        # a local Hugging Face model
+    ax.show("path/to/t5-folder", "Hello", target="Hallo")  # an encoder–decoder, teacher-forced
     ax.show(model, "the cat sat", tokenizer=vocab)     # an attnlab LanguageModel in memory
     ax.show()                                          # the hand-designed heads
     ax.show(weights=pattern, tokens=strings)           # weights from any library: (L, H, n, n)
@@ -66,6 +67,7 @@ def show(
     text: str | None = None,
     *,
     tokenizer: Any = None,
+    target: str | None = None,
     weights: Any = None,
     tokens: Sequence[str] | None = None,
     height: int = 900,
@@ -73,9 +75,10 @@ def show(
 ) -> ExplorerView:
     """The explorer for ``source`` on ``text``, ready to display inline in Jupyter.
 
-    ``source`` is a folder (a run of ``attnlab train``, or a Hugging Face
-    causal LM saved with ``save_pretrained``), an attnlab ``LanguageModel``
-    (with ``tokenizer=``: anything with ``encode``, e.g. a ``BPETokenizer`` or a
+    ``source`` is a folder (a run of ``attnlab train``, or a Hugging Face causal LM,
+    encoder or encoder–decoder saved with ``save_pretrained``; ``target`` is an
+    encoder–decoder's target text, by default its own greedy output), an attnlab
+    ``LanguageModel`` (with ``tokenizer=``: anything with ``encode``, e.g. a ``BPETokenizer`` or a
     synthetic ``Vocab``), or None for the hand-designed heads (``text``
     defaults to their Spanish sentence). Models run on the resolved device.
 
@@ -100,14 +103,19 @@ def show(
         return ExplorerView(data, height=height, lang=lang)
     if text is None or not str(text).strip():
         raise UsageError("show(source, text): give the sentence to show")
+    hf = isinstance(source, (str, Path)) and Path(source).is_dir() and \
+        _folder_kind(Path(source)) == "hf"  # fmt: skip
+    if target is not None and not hf:
+        raise UsageError("show(..., target=...) is for a Hugging Face encoder–decoder folder")
     if isinstance(source, (str, Path)):
         folder = Path(source)
         if not folder.is_dir():
             raise DataError(f"no folder at {folder}")
-        if _folder_kind(folder) == "hf":
+        if hf:
             from attnlab.explorer.sources.hf import hf_compute
 
-            return ExplorerView(hf_compute(folder)(text), height=height, lang=lang)
+            data = hf_compute(folder, target=target, lang=lang)(text)
+            return ExplorerView(data, height=height, lang=lang)
         from attnlab.explorer.sources.models import checkpoint_compute
 
         return ExplorerView(checkpoint_compute(folder)(text), height=height, lang=lang)

@@ -20,18 +20,23 @@ where ``torch.nn.MultiheadAttention`` gives NaN.
 
 The attention itself is the core's ``attention`` function, through the config's kernel;
 ``need_weights=True`` (PyTorch's word) runs the readable kernel, which returns the
-(b, h, i, j) weights. q has its own map and k | v one fused map (one matmul over the
-memory, which the decoder reads once per layer). Left out: a KV cache of the memory's
-keys and values for decoding (the memory does not change between steps, so it could
-be projected once), relative positions inside cross-attention.
+(b, h, i, j) weights; ``trace`` runs it too and records q, k, v, the scores and the weights
+(the ``BlockTrace`` of ``attnlab.nn.trace``, as a decoder-only mixer's). q has its own
+map and k | v one fused map (one matmul over the memory, which the decoder reads once per
+layer). Left out: a KV cache of the memory's keys and values for decoding (the memory does
+not change between steps, so it could be projected once), relative positions inside
+cross-attention.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import torch
 from torch import Tensor, nn
 
 from attnlab.nn.attention import kernel
+from attnlab.nn.trace import BlockTrace
 
 
 def padding_mask(lengths: Tensor, n: int) -> Tensor:
@@ -72,6 +77,20 @@ class CrossAttention(nn.Module):
         b, n, _ = x.shape
         return x.view(b, n, self.n_head, self.d_head).transpose(1, 2)  # (b, h, n, d)
 
+    def _qkv(self, x: Tensor, memory: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        q = self._heads(self.q(x))  # (b, h, i, d)
+        k, v = (self._heads(t) for t in self.kv(memory).chunk(2, dim=-1))  # (b, h, j, d) each
+        return q, k, v
+
+    def _attend(self, run: Any, q: Tensor, k: Tensor, v: Tensor, key_mask: Tensor | None,
+                causal: bool) -> tuple[Tensor, Tensor | None]:
+        """``(y, weights)`` of the kernel ``run``: y (b, i, c), weights (b, h, i, j) or None."""
+        mask = None if key_mask is None else key_mask[:, None, None, :]  # (b, 1, 1, j)
+        out, weights = run(q, k, v, causal=causal, mask=mask, dropout_p=self.dropout,
+                           training=self.training)  # (b, h, i, d), (b, h, i, j) or None
+        b, h, i, d = out.shape
+        return self.o(out.transpose(1, 2).reshape(b, i, h * d)), weights  # (b, i, c)
+
     def forward(self, x: Tensor, memory: Tensor, key_mask: Tensor | None = None, *,
                 causal: bool = False, need_weights: bool = False) -> tuple[Tensor, Tensor | None]:
         """``(y, weights)``: y (b, i, c); weights (b, h, i, j) with ``need_weights``, else None.
@@ -79,15 +98,19 @@ class CrossAttention(nn.Module):
         ``key_mask`` (b, j) booleans, True = a real key; ``causal`` forbids key j > query i
         (self-attention of a decoder, where ``memory`` is ``x``).
         """
-        q = self._heads(self.q(x))  # (b, h, i, d)
-        k, v = (self._heads(t) for t in self.kv(memory).chunk(2, dim=-1))  # (b, h, j, d) each
-        mask = None if key_mask is None else key_mask[:, None, None, :]  # (b, 1, 1, j)
         run = self.readable if need_weights else self.kernel
-        out, weights = run(q, k, v, causal=causal, mask=mask, dropout_p=self.dropout,
-                           training=self.training)  # (b, h, i, d), (b, h, i, j) or None
-        b, h, i, d = out.shape
-        y = self.o(out.transpose(1, 2).reshape(b, i, h * d))  # (b, i, c)
-        return y, weights
+        return self._attend(run, *self._qkv(x, memory), key_mask, causal)
+
+    def trace(self, x: Tensor, memory: Tensor,
+              key_mask: Tensor | None = None) -> tuple[Tensor, BlockTrace]:
+        """``forward`` (no causal mask) through the readable kernel, and what it computed:
+        q (b, h, i, d), k and v (b, h, j, d), the scores q·kᵀ/√d (b, h, i, j) before the key
+        mask, and the weights."""
+        q, k, v = self._qkv(x, memory)
+        y, weights = self._attend(self.readable, q, k, v, key_mask, causal=False)
+        factor = self.d_head**-0.5
+        scores = (q @ k.transpose(-2, -1)) * factor  # (b, h, i, j)
+        return y, BlockTrace(x, q, k, v, factor, None, scores, weights)
 
 
 def copy_from_torch_mha(ours: CrossAttention, reference: nn.MultiheadAttention) -> None:

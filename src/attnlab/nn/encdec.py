@@ -13,6 +13,12 @@ width, ``h`` heads, ``v`` target vocabulary.
                   then cross-attention, queries from the target and keys and values from
                   the memory (``attnlab.nn.cross``), then the MLP.
 
+``trace(src, src_lengths, tgt_in)`` runs one forward pass through the readable kernels and
+returns an ``EncDecTrace``: the logits and, per layer, each attention's ``BlockTrace``
+(``attnlab.nn.trace``: q, k, v, scores, weights) — the encoder's self-attention, the
+decoder's causal self-attention and its cross-attention (queries from the target, keys
+from the source): what the explorer shows of a translation model.
+
 LayerNorm placement is ``cfg.norm``, as in the decoder-only block (``attnlab.nn.block``):
 ``pre`` x + f(LN(x)), with a final LN on each side (GPT-2's and most later models'); ``post``
 LN(x + f(x)), the 2017 layout, which is ``torch.nn.TransformerDecoderLayer``'s and
@@ -27,6 +33,8 @@ decoding (``attnlab.nn.seq2seq.greedy_decode`` recomputes the prefix each step).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 from torch import Tensor, nn
 
@@ -35,6 +43,7 @@ from attnlab.nn.cross import CrossAttention, copy_from_torch_mha, padding_mask
 from attnlab.nn.mixers import MultiHeadAttention
 from attnlab.nn.model_config import Seq2SeqConfig
 from attnlab.nn.positions import AdditivePositions
+from attnlab.nn.trace import BlockTrace
 
 
 class _Sublayers(nn.Module):
@@ -75,6 +84,13 @@ class EncoderLayer(_Sublayers):
         x = self.join(x, y, 0)
         return self.join(x, self.mlp(self.before(x, 1)), 1), weights
 
+    def trace(self, x: Tensor, key_mask: Tensor | None = None) -> tuple[Tensor, BlockTrace]:
+        """``forward``, and what its self-attention computed (``CrossAttention.trace``)."""
+        h = self.before(x, 0)
+        y, record = self.attn.trace(h, h, key_mask)
+        x = self.join(x, y, 0)
+        return self.join(x, self.mlp(self.before(x, 1)), 1), record
+
 
 class DecoderLayer(_Sublayers):
     """Causal self-attention, cross-attention over the memory, and an MLP."""
@@ -97,6 +113,26 @@ class DecoderLayer(_Sublayers):
                                 need_weights=need_weights)
         x = self.join(x, y, 1)
         return self.join(x, self.mlp(self.before(x, 2)), 2), weights
+
+    def trace(self, x: Tensor, memory: Tensor,
+              memory_mask: Tensor | None = None) -> tuple[Tensor, BlockTrace, BlockTrace]:
+        """``forward``, and what its self-attention and its cross-attention computed."""
+        positions = torch.arange(x.shape[1], device=x.device)  # (t,)
+        y, own = self.self_attn.trace(self.before(x, 0), positions)
+        x = self.join(x, y, 0)
+        y, cross = self.cross.trace(self.before(x, 1), memory, memory_mask)
+        x = self.join(x, y, 1)
+        return self.join(x, self.mlp(self.before(x, 2)), 2), own, cross
+
+
+@dataclass(frozen=True)
+class EncDecTrace:
+    """The logits of one encoder–decoder pass and every attention of it, layer by layer."""
+
+    logits: Tensor  # (b, t, v)
+    encoder: list[BlockTrace]  # bidirectional self-attention over the source: (b, h, s, s)
+    decoder: list[BlockTrace]  # causal self-attention over the target: (b, h, t, t)
+    cross: list[BlockTrace]  # target queries over source keys: (b, h, t, s)
 
 
 class TransformerEncoderDecoder(nn.Module):
@@ -151,6 +187,23 @@ class TransformerEncoderDecoder(nn.Module):
         every real target token, which the causal mask already keeps from seeing it."""
         memory, key_mask = self.encode(src, src_lengths)
         return self.decode(tgt_in, memory, key_mask)[0]
+
+    def trace(self, src: Tensor, src_lengths: Tensor, tgt_in: Tensor) -> EncDecTrace:
+        """The forward pass of ``forward`` through the readable kernels, recording each
+        attention (``EncDecTrace``); the logits are the forward pass's."""
+        key_mask = padding_mask(src_lengths, src.shape[1])
+        x = self._embed(src, self.src_tok, self.src_pos)
+        encoder, decoder, cross = [], [], []
+        for layer in self.encoder:
+            x, record = layer.trace(x, key_mask)
+            encoder.append(record)
+        memory = self.enc_norm(x)
+        y = self._embed(tgt_in, self.tgt_tok, self.tgt_pos)
+        for layer in self.decoder:
+            y, own, across = layer.trace(y, memory, key_mask)
+            decoder.append(own)
+            cross.append(across)
+        return EncDecTrace(self.head(self.dec_norm(y)), encoder, decoder, cross)
 
     def attention_weights(self, src: Tensor, src_lengths: Tensor, tgt_in: Tensor) -> Tensor:
         """Cross-attention weights (layers, b, h, t, s): target words × source words, per

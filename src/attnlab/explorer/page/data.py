@@ -1,7 +1,8 @@
 """The explorer page's one input, the *data* dict: its shape, its checks, and its arithmetic.
 
-Dimension legend: ``n`` tokens of a view, ``d`` query/key width of a head
-(``d_k``), ``r``/``c`` rows/columns of a small labelled matrix (a hand head's
+Dimension legend: ``n`` tokens of a view (its queries, the rows), ``m`` its keys
+(the columns: ``m = n`` unless the view has ``sources``), ``d`` query/key width of a
+head (``d_k``), ``r``/``c`` rows/columns of a small labelled matrix (a hand head's
 W_Q, W_K or feature table).
 
 ::
@@ -11,27 +12,34 @@ W_Q, W_K or feature table).
      "scale": bool (optional, starting state of the √d_k switch, default True),
      "encoding": {"precision": str, …} (optional: how the matrices were encoded),
      "views": [{"name": str, "tokens": [str] * n,
+                "sources": [str] * m (optional: the keys when they are another
+                                      sequence, e.g. the source sentence of a
+                                      cross-attention; then m ≠ n is allowed),
+                "attends": "causal" | "bidirectional" | "cross" (optional: the
+                           model's own mask for this view; "cross" by default
+                           with sources),
                 "fixed": str (optional: why the switches cannot recompute this view),
                 "given": bool (optional: its weights were given to show(), not computed
                                by a model the explorer ran),
                 "layers": [{"heads": [head] * H}] * L,
                 "composed": {"rollout": [n×n] * L, "value_weighted": [n×n] * L
-                             (optional), "note": str} (optional: attention
-                             composed across layers, attnlab.explorer.page.composed)}]}
+                             (optional), "note": str} (optional, not with sources:
+                             attention composed across layers,
+                             attnlab.explorer.page.composed)}]}
 
     head = {"name": str, "d_k": int,
-            "q", "k": n×d (optional: the head's queries and keys, RoPE applied),
+            "q": n×d, "k": m×d (optional: the head's queries and keys, RoPE applied),
             "dims": [str] * d (optional: names of the d query/key dimensions),
-            "scores": n×n (optional: raw q·k where q and k are not given),
-            "bias": n×n (optional: added after the scaling, e.g. ALiBi),
+            "scores": n×m (optional: raw q·k where q and k are not given),
+            "bias": n×m (optional: added after the scaling, e.g. ALiBi),
             "window": int (optional: under the causal mask, keys more than
                            window - 1 places back are masked too),
-            "weights": n×n (optional: the model's own weights, shown while the
+            "weights": n×m (optional: the model's own weights, shown while the
                             switches are at their starting state),
             "note": str (optional),
             "w_q", "w_k", "features": (optional) {"rows", "cols", "values": r×c}}
 
-Any n×n or n×d matrix may be an encoded object instead of nested lists
+Any n×m or n×d matrix may be an encoded object instead of nested lists
 (float16 or 8-bit in base64: ``attnlab.explorer.page.encoding``). A head needs
 ``q`` and ``k``, or ``scores``, or ``weights``; one with only
 ``weights`` is *fixed* (its view says why in ``fixed``), and the switches are
@@ -41,9 +49,17 @@ off for it. The page's script computes every other weight itself, row by row::
     weights = softmax(s) with keys after the query (and, with a window, keys
     window or more places back) at exactly 0 under the causal mask
 
+The causal mask is the page's causal switch for a view without ``attends``. A view
+with ``attends`` keeps its model's own mask whatever the switch says: "causal"
+always masks later keys, "bidirectional" (an encoder) and "cross" (a target's
+queries over a source's keys) never mask. "cross" needs ``sources``; the other two
+refuse them (a self-attention's keys are its own tokens).
+
 ``head_weights`` does the same in NumPy, so tests can compare the page with it.
 
-Left out: batches (one sentence per view), value vectors and head outputs.
+Left out: batches (one sentence per view), value vectors and head outputs, and
+attention composed across layers for two-sequence views (rollout multiplies
+n×n matrices of one sequence).
 """
 
 from __future__ import annotations
@@ -59,6 +75,7 @@ from attnlab.explorer.page.encoding import decode, is_encoded
 from attnlab.reference.softmax import effective_tokens, softmax
 
 __all__ = [
+    "ATTENDS",
     "DataError",
     "as_array",
     "effective_tokens",
@@ -67,7 +84,10 @@ __all__ = [
     "page_weights",
     "rounded",
     "validate_data",
+    "view_attends",
 ]
+
+ATTENDS = ("causal", "bidirectional", "cross")  # a view's own mask (its "attends")
 
 
 class DataError(_AttnlabDataError):
@@ -158,7 +178,13 @@ def is_fixed(head: Mapping[str, Any]) -> bool:
     return "scores" not in head and not ("q" in head and "k" in head)
 
 
-def _check_head(h: Any, n: int, where: str) -> None:
+def view_attends(view: Mapping[str, Any]) -> str | None:
+    """The view's own mask: its ``attends``, "cross" for a view with ``sources`` that does
+    not say, and None for a view the page's causal switch governs."""
+    return view.get("attends", "cross" if "sources" in view else None)
+
+
+def _check_head(h: Any, n: int, m: int, where: str) -> None:
     if not isinstance(h, Mapping):
         raise DataError(f"{where}: expected a dict")
     if not isinstance(h.get("name"), str):
@@ -169,14 +195,14 @@ def _check_head(h: Any, n: int, where: str) -> None:
         raise DataError(f"{where}: q and k go together")
     if "q" in h:
         _check_grid(h["q"], n, None, f"{where}.q")
-        _check_grid(h["k"], n, _width(h["q"]), f"{where}.k")
+        _check_grid(h["k"], m, _width(h["q"]), f"{where}.k")
         if "dims" in h:
             _check_strings(h["dims"], f"{where}.dims")
             if len(h["dims"]) != _width(h["q"]):
                 raise DataError(f"{where}.dims: expected one name per q dimension")
     for key in ("scores", "bias", "weights"):
         if key in h:
-            _check_grid(h[key], n, n, f"{where}.{key}")
+            _check_grid(h[key], n, m, f"{where}.{key}")
     if "window" in h and not _positive_int(h["window"]):
         raise DataError(f"{where}.window: expected a positive integer")
     if is_fixed(h) and "weights" not in h:
@@ -199,6 +225,24 @@ def _check_composed(c: Any, n: int, n_layers: int, where: str) -> None:
             raise DataError(f"{where}.{key}: expected one n×n matrix per layer ({n_layers})")
         for li, m in enumerate(layers):
             _check_grid(m, n, n, f"{where}.{key}[{li}]")
+
+
+def _check_sources(view: Mapping[str, Any], where: str) -> int:
+    """A view's ``sources`` and ``attends`` agree; returns m, the number of its keys."""
+    attends = view.get("attends")
+    if "attends" in view and attends not in ATTENDS:
+        raise DataError(f"{where}.attends: expected one of {', '.join(ATTENDS)}, got {attends!r}")
+    if "sources" not in view:
+        if attends == "cross":
+            raise DataError(f"{where}.sources: a cross view needs its source tokens")
+        return len(view["tokens"])
+    _check_strings(view["sources"], f"{where}.sources")
+    if attends in ("causal", "bidirectional"):
+        raise DataError(f"{where}.sources: a {attends} self-attention has no sources (its keys "
+                        "are its own tokens)")  # fmt: skip
+    if "composed" in view:
+        raise DataError(f"{where}.composed: a view with sources has no composed attention")
+    return len(view["sources"])
 
 
 def validate_data(data: Any) -> None:
@@ -226,6 +270,7 @@ def validate_data(data: Any) -> None:
             raise DataError(f"{where}.given: expected true or false")
         if "fixed" in view and not isinstance(view["fixed"], str):
             raise DataError(f"{where}.fixed: expected a string (the reason)")
+        m = _check_sources(view, where)
         layers = view.get("layers")
         if not isinstance(layers, Sequence) or not layers:
             raise DataError(f"{where}.layers: expected a non-empty list")
@@ -234,7 +279,7 @@ def validate_data(data: Any) -> None:
             if not isinstance(heads, Sequence) or not heads:
                 raise DataError(f"{where}.layers[{li}].heads: expected a non-empty list")
             for hi, h in enumerate(heads):
-                _check_head(h, len(view["tokens"]), f"{where}.layers[{li}].heads[{hi}]")
+                _check_head(h, len(view["tokens"]), m, f"{where}.layers[{li}].heads[{hi}]")
                 if is_fixed(h) and "fixed" not in view:
                     raise DataError(f"{where}.fixed: a head has only weights; say why")
         if "composed" in view:
@@ -243,7 +288,7 @@ def validate_data(data: Any) -> None:
 
 
 def _masked_softmax(s: np.ndarray, causal: bool, window: int | None) -> np.ndarray:
-    """Row softmax of s (n, n); under ``causal`` masked keys get exactly 0."""
+    """Row softmax of s (n, m); under ``causal`` (only where m = n) masked keys get exactly 0."""
     if causal:
         back = np.arange(s.shape[0])[:, None] - np.arange(s.shape[1])[None, :]  # (n, n) i - j
         allowed = (back >= 0) & ((back < window) if window else True)
@@ -259,23 +304,34 @@ def page_weights(scores: Any, d_k: int, *, causal: bool, scale: bool = True) -> 
 
 
 def head_weights(
-    head: Mapping[str, Any], *, causal: bool, scale: bool, own: bool = False
+    head: Mapping[str, Any],
+    *,
+    causal: bool,
+    scale: bool,
+    own: bool = False,
+    attends: str | None = None,
 ) -> np.ndarray:
-    """The weights (n, n) the page shows for ``head`` under the switches, in NumPy.
+    """The weights (n, m) the page shows for ``head`` under the switches, in NumPy.
 
     ``own`` says the switches are at the data's starting state, where a head's
     own ``weights`` (if given) are shown as they are; a fixed head always shows them.
+    ``attends`` is the head's view's own mask (``view_attends``): when set, the causal
+    switch (``causal``) is ignored and the view's mask applies ("causal" masks later
+    keys; "bidirectional" and "cross" mask nothing).
     """
+    if attends is not None and attends not in ATTENDS:
+        raise ValueError(f"attends must be one of {', '.join(ATTENDS)} or None, got {attends!r}")
     if "weights" in head and (own or is_fixed(head)):
         return as_array(head["weights"])
     if "q" in head:
-        raw = as_array(head["q"]) @ as_array(head["k"]).T  # (n, n)
+        raw = as_array(head["q"]) @ as_array(head["k"]).T  # (n, d) @ (d, m) -> (n, m)
     else:
-        raw = as_array(head["scores"])  # (n, n)
+        raw = as_array(head["scores"])  # (n, m)
     s = raw / math.sqrt(head["d_k"]) if scale else raw
     if "bias" in head:
         s = s + as_array(head["bias"])
-    return _masked_softmax(s, causal, head.get("window"))
+    masked = causal if attends is None else attends == "causal"
+    return _masked_softmax(s, masked, head.get("window"))
 
 
 def rounded(x: Any, digits: int = 7) -> list:

@@ -46,7 +46,9 @@ FAMILY_NAMES = {
     "bloom": "BLOOM", "mpt": "MPT", "falcon": "Falcon", "phi": "Phi", "phi3": "Phi-3",
     "gemma": "Gemma", "gemma2": "Gemma 2", "olmo": "OLMo", "stablelm": "StableLM",
     "starcoder2": "StarCoder2", "codegen": "CodeGen", "xglm": "XGLM", "biogpt": "BioGPT",
-    "ctrl": "CTRL", "mamba": "Mamba", "rwkv": "RWKV",
+    "ctrl": "CTRL", "mamba": "Mamba", "rwkv": "RWKV", "bert": "BERT", "roberta": "RoBERTa",
+    "distilbert": "DistilBERT", "albert": "ALBERT", "electra": "ELECTRA", "t5": "T5",
+    "mt5": "mT5", "bart": "BART", "mbart": "mBART", "marian": "Marian", "pegasus": "Pegasus",
 }  # fmt: skip
 
 
@@ -144,9 +146,11 @@ def view_from_traces(
     fixed: str | None = None,
     without_values: str | None = None,
     lang: str = "en",
+    compose: bool = True,
 ) -> dict[str, Any]:
     """One view from a model's traced layers: q and k where known, the model's own weights,
-    and the attention composed across layers (``attnlab.explorer.page.composed``).
+    and (unless ``compose`` is False) the attention composed across layers
+    (``attnlab.explorer.page.composed``).
 
     ``fixed`` is the one-line reason a view whose heads have only weights cannot
     be recomputed by the switches; ``without_values`` why value-weighted attention
@@ -157,7 +161,7 @@ def view_from_traces(
     view: dict[str, Any] = {"name": name, "tokens": [str(t) for t in tokens], "layers": layers}
     if fixed is not None:
         view["fixed"] = fixed
-    if traces and all(t.weights is not None for t in traces):
+    if compose and traces and all(t.weights is not None for t in traces):
         norms = [t.value_norms for t in traces]
         known = all(v is not None for v in norms)
         why = without_values or text("explorer", "build.no_values", lang)

@@ -1,5 +1,7 @@
-"""Explorer data from a causal language model that Hugging Face ``transformers`` loads from a
-local folder: GPT-2, GPT-Neo, OPT and the Llama family (Llama, Mistral, Qwen2, Qwen3, …).
+"""Explorer data from a model that Hugging Face ``transformers`` loads from a local folder:
+a causal language model (GPT-2, GPT-Neo, OPT and the Llama family: Llama, Mistral, Qwen2,
+Qwen3, …) here; an encoder (BERT and its kin) or an encoder–decoder (T5, BART, Marian, …)
+in ``attnlab.explorer.sources.hf_seq``, where ``hf_compute`` sends them.
 
 Dimension legend: ``h`` heads, ``g`` key/value heads (grouped-query attention),
 ``t`` positions, ``d`` query/key width of a head, ``c`` model width.
@@ -18,9 +20,9 @@ A standard GPT-2 is instead converted into attnlab's own model
 (``attnlab.nn.gpt2``) and traced like any attnlab model; its weights equal
 the library's (tested).
 
-Nothing is downloaded (``local_files_only``). Left out: encoder-decoder
-models, models without attention (Mamba, RWKV), padding, and ALiBi families
-(BLOOM, MPT), which are shown with their weights only.
+Nothing is downloaded (``local_files_only``). Left out: models without attention
+(Mamba, RWKV), models over speech or images, padding, and ALiBi families (BLOOM,
+MPT), which are shown with their weights only.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from attnlab.errors import DataError, UsageError, first_line, require
+from attnlab.errors import DataError, UsageError, require
 from attnlab.explorer.sources.build import (
     a_model,
     family_name,
@@ -43,18 +45,26 @@ from attnlab.explorer.sources.build import (
     view_from_traces,
 )
 from attnlab.explorer.sources.hf_files import (
+    check_tokenizer_files,
     check_weight_files,
+    hf_token_strings,
     is_encoder,
+    load_tokenizer,
     load_weights,
+    model_kind,
     quiet_transformers,
+    read_config,
+)
+from attnlab.explorer.sources.hf_seq import (
+    MATCH_TOLERANCE,
+    rebuilt_weights,
+    seq_compute,
+    split_heads,
 )
 from attnlab.explorer.sources.traces import LayerTrace, attnlab_traces, hf_value_norms, numpy_of
 
 __all__ = ["HFModel", "hf_compute", "hf_token_strings", "hf_traces", "load_hf"]
 
-TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "spiece.model", "vocab.json", "vocab.txt",
-                   "sentencepiece.bpe.model", "tokenizer.tiktoken")  # fmt: skip
-MATCH_TOLERANCE = 1e-4  # largest |rebuilt − library| weight accepted (float32 arithmetic)
 # GPT-2 options that attnlab's conversion leaves out (attnlab.nn.gpt2)
 GPT2_UNCONVERTED = (
     "scale_attn_by_inverse_layer_idx", "reorder_and_upcast_attn", "add_cross_attention",
@@ -66,24 +76,19 @@ Compute = Callable[[str], dict[str, Any]]
 Reader = Callable[[Any, torch.Tensor, dict, int], tuple[torch.Tensor, torch.Tensor, float, Any]]
 
 
-def _heads(x: torch.Tensor, d: int) -> torch.Tensor:
-    b, t, _ = x.shape
-    return x.view(b, t, -1, d).transpose(1, 2)  # (b, h, t, d)
-
-
 def _read_gpt2(mod: Any, x: torch.Tensor, kwargs: dict, layer: int) -> tuple:
     q, k, _ = mod.c_attn(x).split(mod.split_size, dim=2)  # (1, t, c) each
-    return _heads(q, mod.head_dim), _heads(k, mod.head_dim), float(mod.scaling), None
+    return split_heads(q, mod.head_dim), split_heads(k, mod.head_dim), float(mod.scaling), None
 
 
 def _read_gpt_neo(mod: Any, x: torch.Tensor, kwargs: dict, layer: int) -> tuple:
     window = mod.config.window_size if mod.attention_type == "local" else None
-    q, k = _heads(mod.q_proj(x), mod.head_dim), _heads(mod.k_proj(x), mod.head_dim)
+    q, k = split_heads(mod.q_proj(x), mod.head_dim), split_heads(mod.k_proj(x), mod.head_dim)
     return q, k, 1.0, window  # GPT-Neo does not divide by √d_k
 
 
 def _read_opt(mod: Any, x: torch.Tensor, kwargs: dict, layer: int) -> tuple:
-    q, k = _heads(mod.q_proj(x), mod.head_dim), _heads(mod.k_proj(x), mod.head_dim)
+    q, k = split_heads(mod.q_proj(x), mod.head_dim), split_heads(mod.k_proj(x), mod.head_dim)
     return q, k, float(mod.scaling), None  # OPT scales q itself; here the scale stays apart
 
 
@@ -132,12 +137,6 @@ def _allowed(t: int, window: int | None) -> np.ndarray:
     return (back >= 0) & ((back < window) if window else True)
 
 
-def _rebuilt_weights(q: np.ndarray, k: np.ndarray, scale: float, window: int | None) -> np.ndarray:
-    s = np.where(_allowed(q.shape[1], window), q @ k.transpose(0, 2, 1) * scale, -np.inf)
-    e = np.exp(s - s.max(axis=-1, keepdims=True))  # (h, t, t)
-    return e / e.sum(axis=-1, keepdims=True)
-
-
 def hf_traces(model: torch.nn.Module, ids: list[int]) -> tuple[list[LayerTrace], str | None]:
     """Every layer of a Hugging Face causal LM on ``ids``: the library's weights, with the
     rebuilt q and k where they reproduce them; and the reason the switches are off, if so."""
@@ -174,7 +173,8 @@ def hf_traces(model: torch.nn.Module, ids: list[int]) -> tuple[list[LayerTrace],
             q, k = numpy_of(q), numpy_of(k)  # (h, t, d)
             if not (scale == 1.0 or math.isclose(scale, q.shape[-1] ** -0.5, rel_tol=1e-6)):
                 return library, f"{family} scales q·k by {scale:g}, not by 1/√d_k or 1"
-            worst = max(worst, float(np.abs(_rebuilt_weights(q, k, scale, window) - w).max()))
+            rebuilt = rebuilt_weights(q, k, scale, _allowed(q.shape[1], window))  # (h, t, t)
+            worst = max(worst, float(np.abs(rebuilt - w).max()))
             traces.append(LayerTrace(weights=w, q=q, k=k, scale=scale, window=window,
                                      value_norms=hf_value_norms(mod, x, q.shape[0])))
     except (AttributeError, KeyError, TypeError, ValueError, RuntimeError) as err:
@@ -183,21 +183,6 @@ def hf_traces(model: torch.nn.Module, ids: list[int]) -> tuple[list[LayerTrace],
         return library, (f"q·k rebuilt for {family} differs from the library's weights by "
                          f"{worst:.1e}, so the weights are the library's own")  # fmt: skip
     return traces, None
-
-
-def hf_token_strings(tokenizer: Any, ids: list[int]) -> list[str]:
-    """One display string per id, spaces included (`` cat``): what decoding the ids up to it
-    adds to the text. A character split over several tokens shows as ``�`` on all but the
-    token that completes it."""
-    out, before = [], ""
-    for i in range(len(ids)):
-        text = tokenizer.decode(ids[: i + 1])
-        same = 0  # characters the text shares with the text before (a completed � changes)
-        while same < min(len(text), len(before)) and text[same] == before[same]:
-            same += 1
-        out.append(text[same:] if same == len(before) else text[same:] or "\ufffd")
-        before = text
-    return out
 
 
 class HFModel:
@@ -232,17 +217,7 @@ class HFModel:
 
 
 def _check_folder(folder: Path) -> Any:
-    if not folder.is_dir():
-        raise DataError(f"no model folder at {folder}")
-    if not (folder / "config.json").is_file():
-        raise DataError(f"{folder} holds no config.json: not a Hugging Face model folder "
-                        "(write one with save_pretrained)")  # fmt: skip
-    transformers = require("transformers", "hf", "reading a Hugging Face folder")
-    try:
-        config = transformers.AutoConfig.from_pretrained(folder, local_files_only=True)
-    except (OSError, ValueError, KeyError) as err:
-        first = first_line(err)
-        raise DataError(f"{folder}/config.json cannot be read by transformers: {first}") from err
+    config = read_config(folder)
     from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING
 
     if type(config) not in MODEL_FOR_CAUSAL_LM_MAPPING or config.is_encoder_decoder:
@@ -252,12 +227,8 @@ def _check_folder(folder: Path) -> Any:
         saved_as = f" saved as {config.architectures[0]}" if config.architectures else ""
         raise DataError(f"{folder} holds a {config.model_type} encoder{saved_as} (is_decoder is "
                         "false): its tokens look at later tokens too, so it is not a causal "
-                        "language model; the explorer shows decoders (GPT-2, OPT, Llama, …)")
-    if not any((folder / name).is_file() for name in TOKENIZER_FILES):
-        raise DataError(
-            f"{folder} has no tokenizer files ({', '.join(TOKENIZER_FILES[:4])}, …): "
-            "save the tokenizer beside the model with tokenizer.save_pretrained"
-        )
+                        "language model")  # fmt: skip
+    check_tokenizer_files(folder)
     return config
 
 
@@ -274,17 +245,12 @@ def load_hf(folder: str | Path, device: torch.device | None = None) -> HFModel:
 
 
 def _load_hf(folder: Path, device: torch.device | None) -> HFModel:
-    from transformers import AutoTokenizer
-
     from attnlab.train.runtime import resolve_device
 
     config = _check_folder(folder)
     check_weight_files(folder)
     device = device or resolve_device("auto")
-    tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
-    if not tokenizer("a b")["input_ids"]:
-        raise DataError(f"the tokenizer in {folder} turns text into no tokens: its files are "
-                        "incomplete (save it again with tokenizer.save_pretrained)")  # fmt: skip
+    tokenizer = load_tokenizer(folder)
     model = load_weights(folder, config)
     if config.model_type == "gpt2" and not any(getattr(config, a, False) for a in GPT2_UNCONVERTED):
         from attnlab.nn.gpt2 import from_hf
@@ -303,8 +269,30 @@ def _load_hf(folder: Path, device: torch.device | None) -> HFModel:
     return HFModel(folder, model, tokenizer, converted=False)
 
 
-def hf_compute(folder: str | Path) -> Compute:
-    """Load the folder once; return ``compute(text) -> data`` for the page or the server."""
+def hf_compute(folder: str | Path, *, target: str | None = None, lang: str = "en") -> Compute:
+    """Load the folder once; return ``compute(text) -> data`` for the page or the server.
+
+    A causal language model gives one view; an encoder one view and an encoder–decoder
+    three, of ``text`` as source and ``target`` (default: the model's greedy output), with
+    their names in ``lang`` (``attnlab.explorer.sources.hf_seq``). A folder that cannot
+    be shown, or a ``target`` for a model with no decoder to read it, says why in one line."""
+    require("transformers", "hf", "reading a Hugging Face folder")
+    folder = Path(folder)
+    with quiet_transformers(str(folder)):
+        config = read_config(folder)
+    kind = model_kind(config)
+    if kind is None:
+        raise DataError(f"{folder} holds a {config.model_type} model, which is none of the "
+                        "kinds the explorer shows: a causal language model (GPT-2, OPT, "
+                        "Llama…), a text encoder (BERT, RoBERTa…) or a text encoder–decoder "
+                        "(T5, BART, Marian…)")  # fmt: skip
+    if target is not None and kind != "encoder-decoder":
+        what = "an encoder" if kind == "encoder" else "a causal language model"
+        raise UsageError(f"{folder} holds {what} ({family_name(config.model_type)}), which has "
+                         "no decoder to read a target: --target is for encoder–decoders (T5, "
+                         "BART, Marian…); leave it out")  # fmt: skip
+    if kind != "causal":
+        return seq_compute(folder, config, kind, target=target, lang=lang)
     loaded = load_hf(folder)
     how = ("converted into attnlab's model and traced" if loaded.converted else
            "weights from the library's output_attentions")  # fmt: skip

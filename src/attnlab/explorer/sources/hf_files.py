@@ -1,11 +1,13 @@
-"""Reading a Hugging Face folder's weights safely and quietly, or saying in one line why not.
+"""Reading a Hugging Face folder safely and quietly, or saying in one line why not: its
+config (and what kind of model it describes), its tokenizer, its weights.
 
-``attnlab.explorer.sources.hf`` shows a folder's attention; this module decides whether
-its weights are the model's: safetensors only (a pickled ``pytorch_model.bin``
-is never loaded: unpickling runs whatever code the file holds), every tensor
-the config calls for present and of its shape (``transformers`` would
-otherwise fill missing or mis-shaped ones with random numbers and carry on),
-and no encoder passed off as a causal model.
+``attnlab.explorer.sources.hf`` and ``hf_seq`` show a folder's attention; this module
+decides what the folder holds (``model_kind``: a causal language model, an encoder, or an
+encoder–decoder) and whether its weights are the model's: safetensors only (a pickled
+``pytorch_model.bin`` is never loaded: unpickling runs whatever code the file holds), every
+tensor the config calls for present and of its shape (``transformers`` would otherwise fill
+missing or mis-shaped ones with random numbers and carry on), and no encoder passed off as
+a causal model.
 
 While it loads, transformers' progress bars are off and its log records are
 gathered (``quiet_transformers``): a warning caused by the folder's own
@@ -23,13 +25,30 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from attnlab.errors import DataError, first_line
+from attnlab.errors import DataError, first_line, require
 
-__all__ = ["check_weight_files", "is_encoder", "load_weights", "quiet_transformers"]
+__all__ = [
+    "KINDS",
+    "TOKENIZER_FILES",
+    "check_tokenizer_files",
+    "check_weight_files",
+    "hf_token_strings",
+    "is_encoder",
+    "load_tokenizer",
+    "load_weights",
+    "model_kind",
+    "quiet_transformers",
+    "read_config",
+]
 
 log = logging.getLogger(__name__)
 
 NOT_LOADED = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".h5", ".msgpack", ".gguf")
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "spiece.model", "vocab.json", "vocab.txt",
+                   "sentencepiece.bpe.model", "tokenizer.tiktoken")  # fmt: skip
+# how each kind of model is loaded (transformers' Auto class)
+KINDS = {"causal": "AutoModelForCausalLM", "encoder": "AutoModel",
+         "encoder-decoder": "AutoModelForSeq2SeqLM"}  # fmt: skip
 
 
 class _Gather(logging.Handler):
@@ -84,8 +103,79 @@ def is_encoder(config: Any) -> bool:
     return both and not (getattr(config, "is_decoder", False) or getattr(config, "causal", False))
 
 
-def check_weight_files(folder: Path) -> None:
-    """A DataError unless ``folder`` holds safetensors weights."""
+def model_kind(config: Any) -> str | None:
+    """How the explorer reads a model of ``config``: ``causal`` (GPT-2, OPT, Llama…),
+    ``encoder`` (BERT, RoBERTa, DistilBERT…: a text encoder that is no decoder) or
+    ``encoder-decoder`` (T5, BART, Marian…: text to text); None for any other (no text
+    model transformers' ``KINDS`` load: vision, speech, …)."""
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
+        MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES,
+    )
+
+    name = config.model_type
+    if getattr(config, "is_encoder_decoder", False):
+        return "encoder-decoder" if name in MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES else None
+    if is_encoder(config) or (name in MODEL_FOR_MASKED_LM_MAPPING_NAMES
+                              and name not in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES):
+        return "encoder"
+    return "causal" if name in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES else None
+
+
+def read_config(folder: Path) -> Any:
+    """The folder's config as transformers reads it; a DataError if there is none to read."""
+    if not folder.is_dir():
+        raise DataError(f"no model folder at {folder}")
+    if not (folder / "config.json").is_file():
+        raise DataError(f"{folder} holds no config.json: not a Hugging Face model folder "
+                        "(write one with save_pretrained)")  # fmt: skip
+    transformers = require("transformers", "hf", "reading a Hugging Face folder")
+    try:
+        return transformers.AutoConfig.from_pretrained(folder, local_files_only=True)
+    except (OSError, ValueError, KeyError) as err:
+        first = first_line(err)
+        raise DataError(f"{folder}/config.json cannot be read by transformers: {first}") from err
+
+
+def check_tokenizer_files(folder: Path, needs: str = "") -> None:
+    """A DataError unless ``folder`` holds a tokenizer; ``needs`` says what for (``: an
+    encoder–decoder reads its source and writes its target with it``)."""
+    if not any((folder / name).is_file() for name in TOKENIZER_FILES):
+        raise DataError(
+            f"{folder} has no tokenizer files ({', '.join(TOKENIZER_FILES[:4])}, …){needs}: "
+            "save the tokenizer beside the model with tokenizer.save_pretrained"
+        )
+
+
+def load_tokenizer(folder: Path) -> Any:
+    """The folder's tokenizer (``AutoTokenizer``); a DataError if it turns text into nothing."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    if not tokenizer("a b")["input_ids"]:
+        raise DataError(f"the tokenizer in {folder} turns text into no tokens: its files are "
+                        "incomplete (save it again with tokenizer.save_pretrained)")  # fmt: skip
+    return tokenizer
+
+
+def hf_token_strings(tokenizer: Any, ids: list[int]) -> list[str]:
+    """One display string per id, spaces included (`` cat``): what decoding the ids up to it
+    adds to the text. A character split over several tokens shows as ``�`` on all but the
+    token that completes it."""
+    out, before = [], ""
+    for i in range(len(ids)):
+        text = tokenizer.decode(ids[: i + 1])
+        same = 0  # characters the text shares with the text before (a completed � changes)
+        while same < min(len(text), len(before)) and text[same] == before[same]:
+            same += 1
+        out.append(text[same:] if same == len(before) else text[same:] or "\ufffd")
+        before = text
+    return out
+
+
+def check_weight_files(folder: Path, kind: str = "causal") -> None:
+    """A DataError unless ``folder`` holds safetensors weights (of a model of ``kind``)."""
     if any(folder.glob("*.safetensors")):
         return
     others = sorted(p.name for p in folder.iterdir() if p.suffix in NOT_LOADED)
@@ -93,7 +183,7 @@ def check_weight_files(folder: Path) -> None:
         raise DataError(
             f"{folder} holds its weights only as {others[0]}, a pickle, which attnlab never "
             "loads (unpickling can run any code): where you trust the file, convert it with "
-            "AutoModelForCausalLM.from_pretrained(DIR).save_pretrained(DIR), which writes "
+            f"{KINDS[kind]}.from_pretrained(DIR).save_pretrained(DIR), which writes "
             "model.safetensors"
         )
     if others:
@@ -103,16 +193,18 @@ def check_weight_files(folder: Path) -> None:
                     "with model.save_pretrained")  # fmt: skip
 
 
+def load_weights(folder: Path, config: Any, kind: str = "causal") -> Any:
+    """The folder's model of ``kind`` (``KINDS``; eager attention, CPU), from safetensors
+    only; a DataError if the weights do not fill the model the config describes.
 
-
-def load_weights(folder: Path, config: Any) -> Any:
-    """The folder's causal LM (eager attention, CPU), from safetensors only; a DataError
-    if the weights do not fill the model the config describes."""
+    An encoder is loaded without a head; its pooler, if its file has none (a
+    ``BertForMaskedLM``), is the one part allowed to stay random: it comes after every
+    attention layer and the explorer never reads it."""
+    import transformers
     from safetensors import SafetensorError
-    from transformers import AutoModelForCausalLM
 
     try:
-        model, info = AutoModelForCausalLM.from_pretrained(
+        model, info = getattr(transformers, KINDS[kind]).from_pretrained(
             folder, config=config, local_files_only=True, attn_implementation="eager",
             use_safetensors=True, output_loading_info=True,
             ignore_mismatched_sizes=True,  # mis-shaped tensors reported below, not raised
@@ -130,7 +222,8 @@ def load_weights(folder: Path, config: Any) -> Any:
             f"have another shape, e.g. {name}{detail}; save the model and its config together "
             "with save_pretrained"
         )
-    missing = sorted(info.get("missing_keys", []))
+    missing = sorted(k for k in info.get("missing_keys", [])
+                     if not (kind == "encoder" and k.startswith("pooler.")))  # fmt: skip
     if missing:
         raise DataError(
             f"the weights in {folder} do not fit its config.json: {len(missing)} of the model's "

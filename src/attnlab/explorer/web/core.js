@@ -41,6 +41,15 @@ const view = () => data.views[state.view];
 const layerHeads = () => view().layers[state.layer].heads;
 const head = () => layerHeads()[state.head];
 
+// --- two sequences: a view's keys may be another sequence, its "sources" (a translation's
+// source sentence under the target's queries); then its matrices are n×m, rows the tokens
+const twoSeq = (v = view()) => Array.isArray(v.sources);
+const keyTokens = (v = view()) => (twoSeq(v) ? v.sources : v.tokens);
+// the view's own mask ("causal" | "bidirectional" | "cross"), or null: the causal switch's
+const attendsOf = (v = view()) => v.attends || (twoSeq(v) ? "cross" : null);
+// the causal mask as the current view has it: its model's own, else the switch's
+const masked = () => (attendsOf() ? attendsOf() === "causal" : state.causal);
+
 // --- tokens as shown: spaces and control characters visible, long ones shortened ---------
 const MAX_SHOWN = 32;
 function shown(token) {
@@ -59,9 +68,10 @@ function tokenLabel(tag, attrs, token) {
   return node;
 }
 
-// --- weights: softmax(q·kᵀ · (1/√d_k or 1) + bias), masked under the causal switch -----------
+// --- weights: softmax(q·kᵀ · (1/√d_k or 1) + bias), masked under the causal mask (masked()) --
 const isFixed = (h) => !h.scores && !(h.q && h.k);
-const atStart = () => state.causal === !!data.causal && state.scale === (data.scale !== false);
+// the switches at the data's starting state (a view with its own mask ignores the causal one)
+const atStart = () => (attendsOf() !== null || state.causal === !!data.causal) && state.scale === (data.scale !== false);
 
 const rawCache = new WeakMap();
 function rawScores(h) {
@@ -83,10 +93,10 @@ function score(h, causal, scale, i, j) {
 }
 
 function computeWeights(h, causal, scale) {
-  const n = rawScores(h).length;
+  const m = rawScores(h)[0].length; // keys: n, or the m sources of a two-sequence view
   return rawScores(h).map((_, i) => {
     const z = [];
-    for (let j = 0; j < n; j++) z.push(score(h, causal, scale, i, j));
+    for (let j = 0; j < m; j++) z.push(score(h, causal, scale, i, j));
     const max = z.reduce((a, b) => Math.max(a, b), -Infinity);
     const e = z.map((v) => (v === -Infinity ? 0 : Math.exp(v - max))); // masked: exactly 0
     const total = e.reduce((a, b) => a + b, 0);
@@ -98,10 +108,10 @@ function computeWeights(h, causal, scale) {
 const weightCache = new WeakMap();
 function weightsOf(h) {
   if (h.weights && (isFixed(h) || atStart())) return h.weights;
-  const key = `${state.causal}/${state.scale}`;
+  const key = `${masked()}/${state.scale}`;
   let cached = weightCache.get(h);
   if (!cached || cached.key !== key) {
-    cached = { key, w: computeWeights(h, state.causal, state.scale) };
+    cached = { key, w: computeWeights(h, masked(), state.scale) };
     weightCache.set(h, cached);
   }
   return cached.w;

@@ -41,12 +41,13 @@ function csvField(value) {
 
 function exportCSV() {
   const tokens = view().tokens;
+  const keys = keyTokens();
   const lines = [["layer", "head", "head_name", "query_position", "query", "key_position", "key", "weight"].join(",")];
   for (const { layer, head: hi } of exportedHeads()) {
     const h = view().layers[layer].heads[hi];
     weightsOf(h).forEach((row, i) =>
       row.forEach((w, j) => {
-        lines.push([layer + 1, hi + 1, h.name, i + 1, tokens[i], j + 1, tokens[j], w].map(csvField).join(","));
+        lines.push([layer + 1, hi + 1, h.name, i + 1, tokens[i], j + 1, keys[j], w].map(csvField).join(","));
       }),
     );
   }
@@ -58,7 +59,9 @@ function exportJSON() {
     title: data.title,
     sentence: view().name,
     tokens: view().tokens,
-    causal: state.causal,
+    ...(twoSeq() ? { sources: view().sources } : {}),
+    ...(attendsOf() ? { attends: attendsOf() } : {}),
+    causal: masked(),
     scale: state.scale,
     view: state.mode,
     heads: exportedHeads().map(({ layer, head: hi }) => {
@@ -128,19 +131,26 @@ function fitText(ctx, text, width) {
   return `${text.slice(0, cut)}…`;
 }
 
-// a labelled map at (x0, y0): the same thinned labels as on the page; returns its side in px
-function drawMap(ctx, x0, y0, tokens, cell, paint, focus) {
-  ctx.font = `11px ${FONT}`;
-  ctx.fillStyle = INK;
-  ctx.textBaseline = "middle";
-  for (const i of labelIndices(tokens.length, cell, focus)) {
+// a labelled map at (x0, y0), tokens down its left and keys (the tokens, or a two-sequence
+// view's sources) along its top: the same thinned labels as on the page; returns its width
+// in px (its height is LABEL_W + tokens.length · cell)
+function drawMap(ctx, x0, y0, tokens, cell, paint, focus, keys = tokens) {
+  const label = (text, i) => {
     ctx.font = i === focus ? `700 11px ${FONT}` : `11px ${FONT}`;
     ctx.fillStyle = i === focus ? "#1e40af" : INK;
-    const text = fitText(ctx, shown(tokens[i]), LABEL_W - 8);
+    return fitText(ctx, shown(text), LABEL_W - 8);
+  };
+  ctx.textBaseline = "middle";
+  for (const i of labelIndices(tokens.length, cell, focus)) {
+    const text = label(tokens[i], i);
     ctx.textAlign = "right";
     ctx.fillText(text, x0 + LABEL_W - 4, y0 + LABEL_W + (i + 0.5) * cell);
+  }
+  const same = keys === tokens;
+  for (const j of labelIndices(keys.length, cell, same ? focus : null)) {
+    const text = label(keys[j], same ? j : null);
     ctx.save();
-    ctx.translate(x0 + LABEL_W + (i + 0.5) * cell, y0 + LABEL_W - 4);
+    ctx.translate(x0 + LABEL_W + (j + 0.5) * cell, y0 + LABEL_W - 4);
     ctx.rotate(-Math.PI / 2);
     ctx.textAlign = "left";
     ctx.fillText(text, 0, 0);
@@ -151,8 +161,8 @@ function drawMap(ctx, x0, y0, tokens, cell, paint, focus) {
   paint(ctx, cell);
   ctx.restore();
   ctx.strokeStyle = "#d1d5db";
-  ctx.strokeRect(x0 + LABEL_W, y0 + LABEL_W, tokens.length * cell, tokens.length * cell);
-  return LABEL_W + tokens.length * cell;
+  ctx.strokeRect(x0 + LABEL_W, y0 + LABEL_W, keys.length * cell, tokens.length * cell);
+  return LABEL_W + keys.length * cell;
 }
 
 // the colour bar (as on the page) at (x, y), 240 × 44 px
@@ -183,20 +193,22 @@ function drawBar(ctx, x, y, rgb = BLUE, label = ui("bar.weight")) {
 }
 
 const switchesText = () => (isFixed(head()) ? fixedWeightsText()
-  : ui("png.switches", { causal: ui(state.causal ? "png.causal" : "png.no_mask"), scale: state.scale ? "÷√d_k" : ui("png.no_scale") }));
+  : ui("png.switches", { causal: ui(masked() ? "png.causal" : "png.no_mask"), scale: state.scale ? "÷√d_k" : ui("png.no_scale") }));
 const mapCell = (testid) => {
   const shownMap = byTestId(testid);
-  return shownMap ? Number(shownMap.dataset.cell) : cellFor(view().tokens.length, 800);
+  return shownMap ? Number(shownMap.dataset.cell) : cellFor(keyTokens().length, 800);
 };
 
 function headPicture() {
   const tokens = view().tokens;
-  const cell = tokens.length > TABLE_MAX ? mapCell("head-map") : MAX_CELL;
-  const side = LABEL_W + tokens.length * cell;
+  const keys = keyTokens();
+  const cell = Math.max(tokens.length, keys.length) > TABLE_MAX ? mapCell("head-map") : MAX_CELL;
+  const wide = LABEL_W + keys.length * cell;
+  const tall = LABEL_W + tokens.length * cell;
   const caption = ui("png.head", { title: data.title, layer: state.layer + 1, head: head().name, switches: switchesText() });
-  const { canvas, ctx, top } = picture(Math.max(side + 24, 420), side + BAR_H + 24, caption);
-  drawMap(ctx, 12, top, tokens, cell, paintWeights(weightsOf(head())), state.row);
-  drawBar(ctx, 12, top + side + 12);
+  const { canvas, ctx, top } = picture(Math.max(wide + 24, 420), tall + BAR_H + 24, caption);
+  drawMap(ctx, 12, top, tokens, cell, paintWeights(weightsOf(head())), state.row, keys);
+  drawBar(ctx, 12, top + tall + 12);
   return canvas;
 }
 
@@ -216,9 +228,12 @@ function gridPicture() {
     ctx.fillStyle = INK;
     ctx.fillText(ui("roles.layer", { n: li + 1 }), 12, y + tile / 2);
     layer.heads.forEach((h, hi) => {
-      ctx.drawImage(heatmapCanvas(weightsOf(h)), 70 + hi * (tile + 8), y, tile, tile);
+      const w = weightsOf(h);
+      const big = Math.max(w.length, w[0].length); // an n×m map keeps its shape in the tile
+      const [tw, th] = [(tile * w[0].length) / big, (tile * w.length) / big];
+      ctx.drawImage(heatmapCanvas(w), 70 + hi * (tile + 8), y, tw, th);
       ctx.strokeStyle = "#d1d5db";
-      ctx.strokeRect(70 + hi * (tile + 8) - 0.5, y - 0.5, tile + 1, tile + 1);
+      ctx.strokeRect(70 + hi * (tile + 8) - 0.5, y - 0.5, tw + 1, th + 1);
     });
   });
   drawBar(ctx, 12, top + 20 + layers.length * (tile + 8) + 4);
@@ -227,10 +242,11 @@ function gridPicture() {
 
 function overlayPicture() {
   const tokens = view().tokens;
+  const keys = keyTokens();
   const hs = shownHeads();
   const cell = mapCell("overlay-map");
-  const side = LABEL_W + tokens.length * cell;
-  const linesHeight = tokens.length * rowPx() + 2 * OVERLAY.pad;
+  const side = LABEL_W + Math.max(tokens.length, keys.length) * cell;
+  const linesHeight = rows() * rowPx() + 2 * OVERLAY.pad;
   const legend = hs.map((h) => `H${h + 1} ${layerHeads()[h].name}`);
   const caption = ui("png.overlay", { title: data.title, layer: state.layer + 1, heads: hs.map((h) => h + 1).join(", "), switches: switchesText() });
   const { canvas, ctx, top } = picture(OVERLAY.width + side + 36, Math.max(linesHeight, side) + 24 * legend.length + BAR_H + 24, caption);
@@ -247,13 +263,11 @@ function overlayPicture() {
   }
   ctx.globalAlpha = 1;
   ctx.fillStyle = INK;
-  tokens.forEach((t, i) => {
-    ctx.textAlign = "right";
-    ctx.fillText(fitText(ctx, shown(t), OVERLAY.left - 8), OVERLAY.left, top + rowY(i));
-    ctx.textAlign = "left";
-    ctx.fillText(fitText(ctx, shown(t), OVERLAY.width - OVERLAY.right - 8), OVERLAY.right, top + rowY(i));
-  });
-  drawMap(ctx, OVERLAY.width + 24, top, tokens, cell, paintStripes(hs.map((h) => weightsOf(layerHeads()[h])), hs.map(headColour)), state.row);
+  ctx.textAlign = "right";
+  tokens.forEach((t, i) => ctx.fillText(fitText(ctx, shown(t), OVERLAY.left - 8), OVERLAY.left, top + rowY(i)));
+  ctx.textAlign = "left";
+  keys.forEach((t, j) => ctx.fillText(fitText(ctx, shown(t), OVERLAY.width - OVERLAY.right - 8), OVERLAY.right, top + rowY(j)));
+  drawMap(ctx, OVERLAY.width + 24, top, tokens, cell, paintStripes(hs.map((h) => weightsOf(layerHeads()[h])), hs.map(headColour)), state.row, keys);
   let y = top + Math.max(linesHeight, side) + 12;
   ctx.font = `13px ${FONT}`;
   legend.forEach((text, k) => {
@@ -296,9 +310,10 @@ function composedPicture() {
   return canvas;
 }
 
-// the sentence, each token on its shade, in lines as wide as the page's (600 px at least)
+// the sentence (a two-sequence view's source), each token on its shade, in lines as wide as
+// the page's (600 px at least)
 function textPicture() {
-  const tokens = view().tokens;
+  const tokens = keyTokens();
   const i = focusIndex();
   const w = i === null ? tokens.map(() => 0) : weightsOf(head())[i];
   const onScreen = byTestId("text-view") ? byTestId("text-view").getBoundingClientRect().width : 0;
@@ -319,7 +334,7 @@ function textPicture() {
     placed.push({ text, x, row, wide, j });
     x += wide;
   });
-  const who = i === null ? ui("png.no_token") : ui("png.shaded_by", { token: shown(tokens[i]) });
+  const who = i === null ? ui("png.no_token") : ui("png.shaded_by", { token: shown(view().tokens[i]) });
   const { canvas, ctx, top } = picture(width, 28 * (row + 1) + BAR_H + 24, ui("png.text", { title: data.title, layer: state.layer + 1, head: head().name, who }));
   ctx.font = scratch.font;
   ctx.textBaseline = "middle";
@@ -328,7 +343,7 @@ function textPicture() {
     ctx.fillRect(p.x, top + 28 * p.row, p.wide, 24);
     ctx.fillStyle = level(w[p.j]) > 0.55 ? "#ffffff" : INK;
     ctx.fillText(p.text, p.x, top + 28 * p.row + 12);
-    if (p.j === i) {
+    if (p.j === i && !twoSeq()) {
       ctx.strokeStyle = "#f59e0b";
       ctx.lineWidth = 2;
       ctx.strokeRect(p.x, top + 28 * p.row, p.wide, 24);

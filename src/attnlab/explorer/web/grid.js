@@ -24,29 +24,34 @@ function cellFor(n, width, least = 2) {
   return state.zoom === "full" ? Math.max(fit, FULL_CELL) : fit;
 }
 
-// an n×n map with token labels on both axes. paint(ctx, cell) draws the cells; describe(i, j)
-// is the hover text of a cell; choose(i) runs on a click. The returned node's mark(i) outlines
-// row i (orange) and column i (green).
-function labelledMap({ tokens, cell, paint, describe, choose, testid, focus = null }) {
+// an n×m map with the tokens (queries) down its left and the keys (``keys``: the tokens
+// themselves, or a two-sequence view's sources) along its top. paint(ctx, cell) draws the
+// cells; describe(i, j) is the hover text of a cell; choose(i) runs on a click. The returned
+// node's mark(i, j) outlines row i (orange) and column j (green; by default the same token).
+function labelledMap({ tokens, keys = tokens, cell, paint, describe, choose, testid, focus = null }) {
   const n = tokens.length;
-  const size = n * cell;
+  const m = keys.length;
+  const same = keys === tokens;
   const box = el("div", { class: "map", "data-testid": testid, "data-cell": cell });
   const top = el("div", { class: "map-top", "aria-hidden": "true" });
   const left = el("div", { class: "map-left", "aria-hidden": "true" });
-  top.style.width = `${size}px`;
-  left.style.height = `${size}px`;
-  for (const i of labelIndices(n, cell, focus)) {
-    const attrs = { class: i === focus ? "map-label focus" : "map-label", "data-testid": "axis-label", "data-index": i };
-    const col = tokenLabel("span", attrs, tokens[i]);
-    col.style.left = `${i * cell + cell / 2}px`;
-    const row = tokenLabel("span", attrs, tokens[i]);
-    row.style.top = `${i * cell + cell / 2}px`;
-    hoverable(col, i, "key"); // a label previews its token, as the table's headers do
-    hoverable(row, i, "query");
+  top.style.width = `${m * cell}px`;
+  left.style.height = `${n * cell}px`;
+  const label = (i, focused, list) => tokenLabel("span",
+    { class: focused ? "map-label focus" : "map-label", "data-testid": "axis-label", "data-index": i }, list[i]);
+  for (const j of labelIndices(m, cell, same ? focus : null)) {
+    const col = label(j, same && j === focus, keys);
+    col.style.left = `${j * cell + cell / 2}px`;
+    hoverable(col, j, "key"); // a label previews its token, as the table's headers do
     top.append(col);
+  }
+  for (const i of labelIndices(n, cell, focus)) {
+    const row = label(i, i === focus, tokens);
+    row.style.top = `${i * cell + cell / 2}px`;
+    hoverable(row, i, "query");
     left.append(row);
   }
-  const canvas = el("canvas", { width: size, height: size, role: "img", "aria-label": ui("map.label") });
+  const canvas = el("canvas", { width: m * cell, height: n * cell, role: "img", "aria-label": ui("map.label") });
   paint(canvas.getContext("2d"), cell);
   const body = el("div", { class: "map-body" });
   const rowMark = el("div", { class: "map-row", hidden: "" });
@@ -55,22 +60,22 @@ function labelledMap({ tokens, cell, paint, describe, choose, testid, focus = nu
   box.append(el("div"), top, left, body);
   const at = (event) => {
     const r = canvas.getBoundingClientRect();
-    const j = Math.floor(((event.clientX - r.left) / r.width) * n);
+    const j = Math.floor(((event.clientX - r.left) / r.width) * m);
     const i = Math.floor(((event.clientY - r.top) / r.height) * n);
-    return i >= 0 && i < n && j >= 0 && j < n ? [i, j] : null;
+    return i >= 0 && i < n && j >= 0 && j < m ? [i, j] : null;
   };
   canvas.addEventListener("mousemove", (event) => {
     const ij = at(event);
-    tip(event, ij ? `“${shown(tokens[ij[0]])}” → “${shown(tokens[ij[1]])}”: ${describe(...ij)}` : null);
+    tip(event, ij ? `“${shown(tokens[ij[0]])}” → “${shown(keys[ij[1]])}”: ${describe(...ij)}` : null);
   });
   canvas.addEventListener("mouseleave", (event) => tip(event, null));
   if (choose) canvas.addEventListener("click", (event) => at(event) && choose(at(event)[0]));
-  box.mark = (i) => {
-    rowMark.hidden = colMark.hidden = i === null;
-    if (i === null) return;
-    rowMark.style.top = `${i * cell}px`;
+  box.mark = (i, j = same ? i : null) => {
+    rowMark.hidden = i === null;
+    colMark.hidden = j === null;
     rowMark.style.height = colMark.style.width = `${cell}px`;
-    colMark.style.left = `${i * cell}px`;
+    if (i !== null) rowMark.style.top = `${i * cell}px`;
+    if (j !== null) colMark.style.left = `${j * cell}px`;
   };
   box.mark(focus);
   return box;
@@ -85,15 +90,17 @@ const paintWeights = (w, rgb = BLUE) => (ctx, cell) =>
     }),
   );
 
-// an n×n canvas of weights, one pixel per pair (scaled up by CSS): white 0, blue 1
+// an n×m canvas of weights, one pixel per pair (scaled up by CSS): white 0, blue 1
 function heatmapCanvas(w, rgb = BLUE) {
   const n = w.length;
-  const canvas = el("canvas", { width: n, height: n });
+  const m = w[0].length;
+  const canvas = el("canvas", { width: m, height: n });
+  canvas.style.aspectRatio = `${m} / ${n}`;
   const ctx = canvas.getContext("2d");
-  const image = ctx.createImageData(n, n);
+  const image = ctx.createImageData(m, n);
   w.forEach((row, i) =>
     row.forEach((x, j) => {
-      image.data.set([...mix(level(x), rgb), 255], 4 * (i * n + j));
+      image.data.set([...mix(level(x), rgb), 255], 4 * (i * m + j));
     }),
   );
   ctx.putImageData(image, 0, 0);
@@ -114,7 +121,9 @@ function openHead(layer, h) {
 function renderGrid() {
   const grid = byTestId("grid");
   const tokens = view().tokens;
+  const keys = keyTokens();
   const n = tokens.length;
+  const m = keys.length;
   const layers = view().layers;
   grid.style.setProperty("--cols", String(Math.max(...layers.map((l) => l.heads.length))));
   const rows = layers.map((layer, li) => {
@@ -136,17 +145,22 @@ function renderGrid() {
         // a box around the row and column; with cells under ~3 px, a line through their middle
         const thin = n > 40;
         const mark = el("span", { class: thin ? "thumb-row thin" : "thumb-row", "data-testid": "thumb-row" });
-        const col = el("span", { class: thin ? "thumb-col thin" : "thumb-col" });
         const at = thin ? `calc(${(100 * (state.row + 0.5)) / n}% - 0.5px)` : `${(100 * state.row) / n}%`;
-        mark.style.top = col.style.left = at;
-        mark.style.height = col.style.width = thin ? "1px" : `${100 / n}%`;
-        frame.append(mark, col);
+        mark.style.top = at;
+        mark.style.height = thin ? "1px" : `${100 / n}%`;
+        frame.append(mark);
+        if (!twoSeq()) { // a query of a two-sequence view is no key: it has no column
+          const col = el("span", { class: thin ? "thumb-col thin" : "thumb-col" });
+          col.style.left = at;
+          col.style.width = mark.style.height;
+          frame.append(col);
+        }
       }
       map.addEventListener("mousemove", (event) => {
         const r = map.getBoundingClientRect();
-        const j = Math.min(n - 1, Math.floor(((event.clientX - r.left) / r.width) * n));
+        const j = Math.min(m - 1, Math.floor(((event.clientX - r.left) / r.width) * m));
         const i = Math.min(n - 1, Math.floor(((event.clientY - r.top) / r.height) * n));
-        tip(event, `L${li + 1} H${hi + 1} ${h.name}: “${shown(tokens[i])}” → “${shown(tokens[j])}” ${fmt(w[i][j], 3)}`);
+        tip(event, `L${li + 1} H${hi + 1} ${h.name}: “${shown(tokens[i])}” → “${shown(keys[j])}” ${fmt(w[i][j], 3)}`);
       });
       map.addEventListener("mouseleave", (event) => tip(event, null));
       button.append(frame, el("span", { class: "thumb-label" }, `H${hi + 1}`));
@@ -155,7 +169,8 @@ function renderGrid() {
     });
     return row;
   });
-  const chosen = state.row === null ? ui("grid.choose") : ui("grid.chosen", { token: shown(tokens[state.row]), n: state.row + 1 });
+  const said = twoSeq() ? "grid.chosen_row" : "grid.chosen";
+  const chosen = state.row === null ? ui("grid.choose") : ui(said, { token: shown(tokens[state.row]), n: state.row + 1 });
   grid.replaceChildren(el("p", { class: "note", "data-testid": "grid-chosen" }, chosen), colourBar(), ...rows);
 }
 
@@ -167,12 +182,16 @@ let textSpans = [];
 let textTokens = null;
 let textTitle = null;
 
+// in a two-sequence view the text shaded is the source (the keys), a query chosen above it
 function renderText() {
   const box = byTestId("text-body");
-  if (textTokens !== view().tokens || !box.contains(textSpans[0] || null)) {
-    textTokens = view().tokens;
+  if (textTokens !== keyTokens() || !box.contains(textSpans[0] || null)) {
+    textTokens = keyTokens();
+    const choosable = !twoSeq();
     textSpans = textTokens.map((t, j) => {
-      const span = el("span", { class: "text-token", "data-testid": "text-token", "data-index": j, tabindex: 0 }, inText(t));
+      const span = el("span", { class: "text-token", "data-testid": "text-token", "data-index": j }, inText(t));
+      if (!choosable) return span;
+      span.setAttribute("tabindex", 0);
       span.addEventListener("click", () => selectRow(j));
       span.addEventListener("keydown", (event) => {
         if (event.key === "Enter" || event.key === " ") {
@@ -198,21 +217,22 @@ function shadeText() {
   const i = focusIndex();
   const h = head();
   const w = i === null ? null : weightsOf(h)[i];
-  textTitle.textContent = i === null ? ui("text.none")
-    : ui("text.shaded", { token: shown(view().tokens[i]), layer: state.layer + 1, head: h.name });
+  textTitle.textContent = i === null ? ui(twoSeq() ? "text.none_source" : "text.none")
+    : ui(twoSeq() ? "text.shaded_source" : "text.shaded", { token: shown(view().tokens[i]), layer: state.layer + 1, head: h.name });
   textSpans.forEach((span, j) => {
     const x = w ? w[j] : 0;
     const t = level(x);
     span.style.backgroundColor = t > 0 ? rgbText(mix(t, BLUE)) : "";
     span.classList.toggle("dark", t > 0.55);
-    span.classList.toggle("query", j === i);
+    span.classList.toggle("query", !twoSeq() && j === i);
     span.dataset.weight = String(x);
     span.title = w ? ui("text.weight", { w: fmt(x, 4) }) : "";
   });
 }
 
 // --- attention composed across layers: raw (head-averaged) | rollout | value-weighted -----
-const composedReason = () => (view().fixed ? ui("composed.fixed", { reason: view().fixed }) : ui("composed.none"));
+const composedReason = () => (twoSeq() ? ui("composed.two")
+  : view().fixed ? ui("composed.fixed", { reason: view().fixed }) : ui("composed.none"));
 
 function renderComposed() {
   const box = byTestId("composed-body");

@@ -7,8 +7,12 @@
 const TABLE_MAX = 20; // longer sentences get a map instead of a table of numbers
 const TOP_BARS = 16; // a long sentence's bars: only the heaviest
 
-// the token the panels show: the hovered or focused one, else the chosen one
-const focusIndex = () => (state.hover ? state.hover.index : state.row);
+// the query the panels show: the hovered or focused token, else the chosen one (in a
+// two-sequence view a hovered key is a source token, not a query: the chosen row stays)
+const focusIndex = () => (state.hover && (state.hover.side === "query" || !twoSeq()) ? state.hover.index : state.row);
+// the key whose column the panels show: the focused token itself, or in a two-sequence view
+// the hovered source token (null when none is)
+const focusKey = () => (!twoSeq() ? focusIndex() : state.hover && state.hover.side === "key" ? state.hover.index : null);
 
 function bars(testid, tokens, values) {
   let order = tokens.map((_, j) => j);
@@ -27,32 +31,40 @@ function bars(testid, tokens, values) {
   });
 }
 
+// the row (what the query attends to, over the keys) and the column (what attends to a key,
+// over the queries); in a two-sequence view the column is the hovered source token's
 function renderBars() {
   const tokens = view().tokens;
+  const keys = keyTokens();
   const h = head();
   const i = focusIndex();
+  const j = focusKey();
   const eff = byTestId("row-eff");
+  const w = i === null && j === null ? null : weightsOf(h);
+  const most = (list) => (list.length > TABLE_MAX ? ui("row.heaviest", { top: TOP_BARS, n: list.length }) : "");
+  const at = (list, k) => (list.length > TABLE_MAX ? ui("row.token_n", { n: k + 1 }) : "");
   if (i === null) {
     byTestId("row-title").textContent = ui("row.none");
-    byTestId("col-title").textContent = ui("col.none");
     eff.textContent = "";
+    delete eff.dataset.value;
     byTestId("row").replaceChildren();
+  } else {
+    byTestId("row-title").textContent = ui("row.title", { token: shown(tokens[i]), at: at(tokens, i), most: most(keys) });
+    eff.textContent = ui("row.eff", { eff: fmtNum(effective(w[i])) });
+    if (!isFixed(h)) {
+      const other = computeWeights(h, masked(), !state.scale)[i];
+      eff.textContent += ui(state.scale ? "row.eff_other.without" : "row.eff_other.with", { eff: fmtNum(effective(other)) });
+    }
+    eff.dataset.value = String(effective(w[i]));
+    byTestId("row").replaceChildren(...bars("row-bar", keys, w[i]));
+  }
+  if (j === null) {
+    byTestId("col-title").textContent = ui(twoSeq() ? "col.source_none" : "col.none");
     byTestId("col").replaceChildren();
-    return;
+  } else {
+    byTestId("col-title").textContent = ui("col.title", { token: shown(keys[j]), at: at(keys, j), most: most(tokens) });
+    byTestId("col").replaceChildren(...bars("col-bar", tokens, w.map((r) => r[j])));
   }
-  const w = weightsOf(h);
-  const most = tokens.length > TABLE_MAX ? ui("row.heaviest", { top: TOP_BARS, n: tokens.length }) : "";
-  const at = tokens.length > TABLE_MAX ? ui("row.token_n", { n: i + 1 }) : "";
-  byTestId("row-title").textContent = ui("row.title", { token: shown(tokens[i]), at, most });
-  eff.textContent = ui("row.eff", { eff: fmtNum(effective(w[i])) });
-  if (!isFixed(h)) {
-    const other = computeWeights(h, state.causal, !state.scale)[i];
-    eff.textContent += ui(state.scale ? "row.eff_other.without" : "row.eff_other.with", { eff: fmtNum(effective(other)) });
-  }
-  eff.dataset.value = String(effective(w[i]));
-  byTestId("row").replaceChildren(...bars("row-bar", tokens, w[i]));
-  byTestId("col-title").textContent = ui("col.title", { token: shown(tokens[i]), at, most });
-  byTestId("col").replaceChildren(...bars("col-bar", tokens, w.map((r) => r[i])));
 }
 
 // hovering or focusing a token previews it in both directions without choosing it
@@ -78,6 +90,7 @@ let matrixMap = null; // the labelled map that stands for the table in a long se
 
 function renderMatrix() {
   const tokens = view().tokens;
+  const keys = keyTokens();
   const w = weightsOf(head());
   const table = byTestId("matrix");
   let box = byTestId("matrix-map");
@@ -90,15 +103,15 @@ function renderMatrix() {
   const panels = table.closest(".panels");
   panels.classList.remove("stacked");
   table.classList.remove("tight");
-  table.hidden = tokens.length > TABLE_MAX || fitsNot(tokens);
+  table.hidden = Math.max(tokens.length, keys.length) > TABLE_MAX || fitsNot(tokens);
   table.closest("section").querySelector("h2").textContent = ui(table.hidden ? "matrix.title.map" : "matrix.title.table");
   if (table.hidden) {
     table.replaceChildren();
     const room = table.parentNode.clientWidth || 800;
-    const cell = cellFor(tokens.length, room, 1); // 1 px cells fit 790 keys in an 886-px panel
-    matrixMap = labelledMap({ tokens, cell, testid: "head-map", focus: state.row, paint: paintWeights(w),
+    const cell = cellFor(keys.length, room, 1); // 1 px cells fit 790 keys in an 886-px panel
+    matrixMap = labelledMap({ tokens, keys, cell, testid: "head-map", focus: state.row, paint: paintWeights(w),
       describe: (i, j) => fmt(w[i][j], 4), choose: selectRow });
-    const wide = LABEL_W + tokens.length * cell + 8 > room;
+    const wide = LABEL_W + keys.length * cell + 8 > room;
     const said = el("p", { class: "note fixed", "data-testid": "map-wider" },
       ui("map.wider", { k: Math.max(1, Math.floor((room - LABEL_W - 8) / cell)) }));
     said.hidden = !wide;
@@ -107,8 +120,8 @@ function renderMatrix() {
   }
   box.replaceChildren();
   const headRow = el("tr");
-  headRow.append(el("th", { scope: "col", class: "corner" }, ui("matrix.corner")));
-  tokens.forEach((t, j) => {
+  headRow.append(el("th", { scope: "col", class: "corner" }, ui(twoSeq() ? "matrix.corner_two" : "matrix.corner")));
+  keys.forEach((t, j) => {
     const th = tokenLabel("th", { scope: "col", "data-testid": "key-head", "data-index": j }, t);
     hoverable(th, j, "key");
     headRow.append(th);
@@ -167,14 +180,16 @@ function fitsNot(tokens) {
   return state.zoom === "fit" && tableOverflows;
 }
 
-// outline the focused token's row (what it attends to) and column (what attends to it)
+// outline the focused token's row (what it attends to) and the focused key's column (what
+// attends to it: the same token, or a hovered source token)
 function highlightMatrix() {
   const i = focusIndex();
-  if (matrixMap) matrixMap.mark(i);
+  const j = focusKey();
+  if (matrixMap) matrixMap.mark(i, j);
   matrixCells.forEach((row, r) =>
     row.forEach((td, c) => {
       td.classList.toggle("hl-row", r === i);
-      td.classList.toggle("hl-col", c === i);
+      td.classList.toggle("hl-col", c === j);
     }),
   );
 }
@@ -218,6 +233,7 @@ function renderInside() {
   const box = byTestId("inside-body");
   const h = head();
   const tokens = view().tokens;
+  const keys = keyTokens();
   const i = focusIndex();
   if (isFixed(h)) {
     box.replaceChildren(el("p", {}, ui("inside.fixed", { reason: view().fixed })));
@@ -236,13 +252,13 @@ function renderInside() {
     const q = el("p", { class: "vec", "data-testid": "inside-q" }, `q(“${shown(tokens[i])}”) = `);
     q.append(el("code", {}, h.q[i].length <= 16 ? vectorText(h.q[i], h.dims) : ui("inside.numbers", { n: h.q[i].length })));
     parts.push(q);
-    products = h.k.map((kj) => kj.map((x, m) => x * h.q[i][m])); // (n, d): q∘k_j, summing to q·k_j
+    products = h.k.map((kj) => kj.map((x, m) => x * h.q[i][m])); // (m, d): q∘k_j, summing to q·k_j
     top = { q: maxAbs([h.q[i]]), k: maxAbs(h.k) }; // q and k each on its own scale
     parts.push(el("p", { class: "note" }, ui("inside.strips")));
   } else {
     parts.push(el("p", {}, ui("inside.scores")));
   }
-  const steps = tokens.map((_, j) => score(h, state.causal, state.scale, i, j));
+  const steps = keys.map((_, j) => score(h, masked(), state.scale, i, j));
   const max = steps.reduce((a, b) => Math.max(a, b), -Infinity);
   const exps = steps.map((s) => (s === -Infinity ? 0 : Math.exp(s - max)));
   const total = exps.reduce((a, b) => a + b, 0);
@@ -266,7 +282,7 @@ function renderInside() {
   table.append(thead);
   const prodTop = products ? maxAbs(products) : 0;
   const body = el("tbody");
-  tokens.forEach((t, j) => {
+  keys.forEach((t, j) => {
     const tr = el("tr", { "data-testid": "inside-row", "data-j": j });
     const raw = rawScores(h)[i][j];
     const masked = steps[j] === -Infinity;
@@ -294,7 +310,7 @@ function renderInside() {
   box2.append(table);
   parts.push(box2);
   const sum = ui("inside.sum", { total: fmtSig(total), div: state.scale ? `÷ √${h.d_k}` : "", bias: h.bias ? " + bias" : "",
-    max: fmtSig(max), mask: state.causal ? ui("inside.sum_mask") : "" });
+    max: fmtSig(max), mask: masked() ? ui("inside.sum_mask") : "" });
   parts.push(el("p", { class: "note" }, sum));
   if (h.weights && atStart()) {
     const own = h.weights[i];

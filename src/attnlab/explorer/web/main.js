@@ -3,7 +3,8 @@
 
 // the parts of the page beyond the three first views, added once at the start: two more
 // modes (the text shaded in place; attention composed across layers), the colour scale and
-// zoom controls, and the line that says how the weights were stored
+// zoom controls, the line that says how the weights were stored, a view's kind beside its
+// name, why the causal switch does not govern a view, and a two-sequence view's source
 function addChrome() {
   const modes = document.querySelector(".modes");
   modes.append(
@@ -31,6 +32,9 @@ function addChrome() {
   composed.append(el("div", { "data-testid": "composed-body" }));
   byTestId("panel-overlay").after(text, composed);
   byTestId("description").after(el("p", { class: "note", "data-testid": "encoding", hidden: "" }));
+  byTestId("view-control").after(el("span", { class: "kind", "data-testid": "view-kind", hidden: "" }));
+  byTestId("fixed").after(el("p", { class: "fixed", "data-testid": "causal-reason", hidden: "" }));
+  byTestId("words").after(el("p", { class: "sources", "data-testid": "sources", hidden: "" }));
 }
 addChrome();
 
@@ -40,8 +44,15 @@ function fillSelect(select, labels, selected) {
   select.disabled = labels.length < 2;
 }
 
+// a view's kind: the short label of its own mask, after its name in the list and beside it;
+// and why the causal switch does not govern it
+const KINDS = { causal: "kind.causal", bidirectional: "kind.bidirectional", cross: "kind.cross" };
+const WHY_OWN_MASK = { causal: "attends.causal", bidirectional: "attends.bidirectional", cross: "attends.cross" };
+const kindOf = (v) => (attendsOf(v) ? ui(KINDS[attendsOf(v)]) : "");
+const viewLabel = (v) => (kindOf(v) ? `${v.name} (${kindOf(v)})` : v.name);
+
 function renderControls() {
-  fillSelect(byTestId("view-select"), data.views.map((v) => v.name), state.view);
+  fillSelect(byTestId("view-select"), data.views.map(viewLabel), state.view);
   byTestId("view-control").hidden = data.views.length < 2;
   fillSelect(byTestId("layer-select"), view().layers.map((_, i) => ui("layer.n", { n: i + 1 })), state.layer);
   fillSelect(byTestId("head-select"), layerHeads().map((h, i) => `${i + 1}: ${h.name}`), state.head);
@@ -53,12 +64,23 @@ function renderControls() {
   composed.disabled = !view().composed;
   composed.title = view().composed ? ui("composed.on") : composedReason();
   const fixed = isFixed(head());
-  for (const id of ["causal", "scale"]) byTestId(id).disabled = fixed;
-  byTestId("causal").checked = state.causal;
+  const attends = attendsOf();
+  const kind = byTestId("view-kind");
+  kind.hidden = !attends;
+  kind.textContent = attends ? ui("kind.label", { kind: kindOf(view()) }) : "";
+  kind.dataset.attends = attends || "";
+  byTestId("causal").disabled = fixed || attends !== null; // the view's own mask, whatever the switch
+  byTestId("scale").disabled = fixed;
+  byTestId("causal").checked = masked();
   byTestId("scale").checked = state.scale && !fixed; // weights without q and k: no division known
   const reason = byTestId("fixed");
   reason.hidden = !fixed;
   reason.textContent = fixed ? ui("fixed.switches", { reason: view().fixed }) : "";
+  const why = attends && !fixed ? ui("attends.reason", { reason: ui(WHY_OWN_MASK[attends]) }) : "";
+  const causalReason = byTestId("causal-reason");
+  causalReason.hidden = !why;
+  causalReason.textContent = why;
+  byTestId("causal").title = why || (fixed ? reason.textContent : "");
   for (const mode of MODES) byTestId(`mode-${mode}`).setAttribute("aria-pressed", String(state.mode === mode));
   for (const mode of MODES) byTestId(`panel-${mode}`).hidden = state.mode !== mode;
 }
@@ -78,10 +100,27 @@ function renderWords() {
       }),
     );
   }
-  byTestId("words").hidden = state.mode === "text"; // the text itself is chosen from there
+  // the text itself is chosen from, except a two-sequence view's, which shades its source
+  byTestId("words").hidden = state.mode === "text" && !twoSeq();
   byTestId("words").querySelectorAll("button").forEach((button, i) => {
     button.setAttribute("aria-pressed", String(state.row === i));
   });
+  renderSources();
+}
+
+// a two-sequence view's source tokens under its tokens: hover one for its column
+let shownSources = null;
+function renderSources() {
+  const box = byTestId("sources");
+  box.hidden = !twoSeq();
+  if (!twoSeq() || shownSources === view().sources) return;
+  shownSources = view().sources;
+  const spans = shownSources.map((token, j) => {
+    const span = tokenLabel("span", { class: "source-token", "data-testid": "source-token", "data-index": j, tabindex: 0 }, token);
+    hoverable(span, j, "key");
+    return span;
+  });
+  box.replaceChildren(el("span", { class: "sources-label" }, ui("sources.label")), ...spans);
 }
 
 // what a head without q and k shows: weights given to show(), or the model's own
@@ -91,7 +130,7 @@ function renderFormula() {
   const h = head();
   const scale = state.scale ? ` / √${h.d_k}` : "";
   const bias = h.bias ? " + bias" : "";
-  const mask = state.causal ? ui("formula.mask", { window: h.window ? ui("formula.window", { window: h.window }) : "" }) : "";
+  const mask = masked() ? ui("formula.mask", { window: h.window ? ui("formula.window", { window: h.window }) : "" }) : "";
   const own = h.weights && atStart() ? ui("formula.own") : "";
   byTestId("formula").textContent = isFixed(h)
     ? fixedWeightsText()

@@ -1,5 +1,6 @@
 // attnlab attention explorer, part 4: the heads of one layer overlaid, each in its own colour
-// and each switchable: lines from a left column of tokens (queries) to a right column (keys),
+// and each switchable: lines from a left column of tokens (queries) to a right column (keys:
+// the same tokens, or a two-sequence view's sources),
 // and the matrix with each cell split into one stripe per head, a gap between stripes. A long
 // sentence's line view shows one query's lines only (the chosen or hovered one, else the last).
 
@@ -7,7 +8,8 @@ const SVG_NS = "http://www.w3.org/2000/svg"; // an XML namespace name, not a fet
 const MIN_LINE = 0.02; // lines below this weight are left out unless a token is hovered
 const MAX_LINES = 6000; // the heaviest lines are kept when there are more (long sentences)
 const CROWDED = 40; // above this many tokens, the lines of one query only
-const rowPx = () => (view().tokens.length > CROWDED ? 16 : 22);
+const rows = () => Math.max(view().tokens.length, keyTokens().length); // the taller column
+const rowPx = () => (rows() > CROWDED ? 16 : 22);
 
 function svgEl(tag, attrs, text) {
   const node = document.createElementNS(SVG_NS, tag);
@@ -65,31 +67,34 @@ let overlaySvg = null; // the <svg> of the lines view: its token labels stay, it
 // the two token columns; hovering or focusing a label shows only its lines
 function renderOverlayLines() {
   const tokens = view().tokens;
-  const height = tokens.length * rowPx() + 2 * OVERLAY.pad;
+  const height = rows() * rowPx() + 2 * OVERLAY.pad;
   overlaySvg = svgEl("svg", {
     "data-testid": "lines", width: OVERLAY.width, height, viewBox: `0 0 ${OVERLAY.width} ${height}`,
     "aria-label": ui("overlay.svg"),
   });
   overlaySvg.append(svgEl("g", { "stroke-linecap": "round", "data-testid": "line-group" }));
-  tokens.forEach((t, i) => {
-    for (const [side, x, anchor] of [["query", OVERLAY.left, "end"], ["key", OVERLAY.right, "start"]]) {
+  const columns = [["query", OVERLAY.left, "end", tokens], ["key", OVERLAY.right, "start", keyTokens()]];
+  for (const [side, x, anchor, list] of columns) {
+    list.forEach((t, i) => {
       const text = svgEl("text", {
         x, y: rowY(i), "text-anchor": anchor, "dominant-baseline": "middle", tabindex: 0,
         "data-testid": side === "query" ? "left-token" : "right-token", "data-index": i, "data-side": side,
       }, shown(t));
       text.append(svgEl("title", {}, ui(side === "query" ? "overlay.query_title" : "overlay.key_title", { token: t })));
       hoverable(text, i, side);
-      text.addEventListener("click", () => selectRow(i));
-      text.addEventListener("keydown", (event) => {
-        if (event.key === "Enter" || event.key === " ") {
-          event.preventDefault();
-          selectRow(i);
-        }
-      });
+      if (side === "query" || !twoSeq()) { // a source token is no query to choose
+        text.addEventListener("click", () => selectRow(i));
+        text.addEventListener("keydown", (event) => {
+          if (event.key === "Enter" || event.key === " ") {
+            event.preventDefault();
+            selectRow(i);
+          }
+        });
+      }
       overlaySvg.append(text);
-    }
-  });
-  const crowded = tokens.length > CROWDED ? ui("overlay.crowded", { n: tokens.length }) : ui("overlay.lines");
+    });
+  }
+  const crowded = rows() > CROWDED ? ui("overlay.crowded", { n: rows() }) : ui("overlay.lines");
   byTestId("lines-box").replaceChildren(el("p", { class: "note", "data-testid": "lines-note" }, crowded), overlaySvg);
   drawOverlayLines();
 }
@@ -120,12 +125,13 @@ const stripesFit = (heads, cell) => cell >= overlayCell(heads);
 
 function paintStripes(ws, colours) {
   return (ctx, cell) => {
-    const n = ws.length ? ws[0].length : 0;
+    const n = ws.length ? ws[0].length : 0; // queries
+    const m = n ? ws[0][0].length : 0; // keys
     ctx.fillStyle = "#f8fafc";
-    ctx.fillRect(0, 0, n * cell, n * cell);
+    ctx.fillRect(0, 0, m * cell, n * cell);
     if (!stripesFit(ws.length, cell)) {
       for (let i = 0; i < n; i++) {
-        for (let j = 0; j < n; j++) {
+        for (let j = 0; j < m; j++) {
           let best = 0;
           for (let k = 1; k < ws.length; k++) if (ws[k][i][j] > ws[best][i][j]) best = k;
           ctx.fillStyle = colours[best];
@@ -152,14 +158,15 @@ function paintStripes(ws, colours) {
 
 function renderOverlayMatrix() {
   const tokens = view().tokens;
+  const keys = keyTokens();
   const hs = shownHeads();
   const ws = hs.map((hi) => weightsOf(layerHeads()[hi]));
   const box = byTestId("overlay-matrix-box");
   const width = Math.max(360, box.clientWidth || 600); // the room the lines leave it
-  const fit = cellFor(tokens.length, width);
+  const fit = cellFor(keys.length, width);
   const cell = state.zoom === "full" ? Math.max(fit, overlayCell(hs.length)) : fit;
   const map = labelledMap({
-    tokens, cell, testid: "overlay-map", focus: state.row, paint: paintStripes(ws, hs.map(headColour)), choose: selectRow,
+    tokens, keys, cell, testid: "overlay-map", focus: state.row, paint: paintStripes(ws, hs.map(headColour)), choose: selectRow,
     describe: (i, j) => hs.map((hi, k) => `H${hi + 1} ${fmt(ws[k][i][j], 3)}`).join(", "),
   });
   const canvas = map.querySelector("canvas");
