@@ -11,6 +11,7 @@ attnlab explore --agreement             # `I work , you work , he` under a train
 attnlab explore --induction             # the induction experiment's two-block model, with roles
 attnlab explore --lang es               # the page's interface (and the hand heads' text) in Spanish
 attnlab explore --agreement-distance    # «la gata que perseguía al ratón … estaba muy ___»
+attnlab explore --translation --text "the tired girl that chased a horse was happy ."
 """
 
 from __future__ import annotations
@@ -48,7 +49,8 @@ def register(subparsers: argparse._SubParsersAction, lang: str | None = None) ->
                                ("--winograd", "winograd", None),
                                ("--agreement", "agreement", None),
                                ("--induction", "induction", None),
-                               ("--agreement-distance", "agreement_distance", None)):
+                               ("--agreement-distance", "agreement_distance", None),
+                               ("--translation", "translation", None)):
         if metavar is None:
             source.add_argument(flag, action="store_true", help=say(f"explore.{key}"))
         else:
@@ -82,9 +84,16 @@ def _probe_page(args: argparse.Namespace, say: Words) -> dict[str, Any]:
 
     flag = "--winograd" if args.winograd else "--induction" if args.induction else \
         "--agreement-distance" if args.agreement_distance else "--agreement"
+    work = args.work if args.work is not None else Path(DEFAULT_WORK)
+    if args.translation:  # the one preset that takes a sentence: an English one of its language
+        if args.serve:
+            raise UsageError(say("explore.translation_serve"))
+        from attnlab.explorer.sources.translation import translation_page
+
+        return translation_page(work, progress=ProgressPrinter(sys.stderr, lang=say.lang),
+                                lang=args.lang, text=args.text)
     if args.text is not None or args.serve:
         raise UsageError(say("explore.own_sentences", flag=flag))
-    work = args.work if args.work is not None else Path(DEFAULT_WORK)
     page = winograd_page if args.winograd else agreement_page
     if args.induction:
         from attnlab.explorer.sources.roles import induction_page as page
@@ -111,7 +120,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(say("explore.port_alone"))
     if not args.serve:  # before any model is loaded or trained
         check_file("--out", args.out or DEFAULT_OUT, say)
-    probe = args.winograd or args.agreement or args.induction or args.agreement_distance
+    probe = (args.winograd or args.agreement or args.induction or args.agreement_distance
+             or args.translation)
     if probe:
         check_folder("--work", args.work if args.work is not None else DEFAULT_WORK, say)
         path = write_page(_probe_page(args, say), args.out or DEFAULT_OUT, lang=args.lang)

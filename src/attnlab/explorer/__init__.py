@@ -14,9 +14,9 @@ Four rooms; each imports only the ones above it in this list (``tests/test_impor
 - ``sources/``: where heads come from, each turned into data dicts. ``heads`` and ``hand``
   (hand-designed heads over word features), ``traces`` (what the explorer reads of a model,
   ``LayerTrace``), ``build`` (data dicts from traced layers, shared by every source),
-  ``models`` (trained runs and the probe pages), ``hf``, ``hf_seq`` and ``hf_files``
-  (Hugging Face folders: causal LMs, encoders and encoder–decoders), ``tensors`` (weights
-  from any library);
+  ``models`` (trained runs and the probe pages), ``translation`` (the ``--translation`` page:
+  a translation model's two sequences), ``hf``, ``hf_seq`` and ``hf_files`` (Hugging Face
+  folders: causal LMs, encoders and encoder–decoders), ``tensors`` (weights from any library);
 - ``server/``: the local server for typed sentences. ``app`` (what it computes and refuses),
   ``connections`` (the lobby and capped reads), ``fields`` (Content-Length and text, read
   strictly), ``httpd`` (the HTTP side).
