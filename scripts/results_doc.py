@@ -167,16 +167,25 @@ def under_todays_rules(name: str, claims: list[dict[str, Any]]) -> bool:
                if c.get("experiment") == name)
 
 
-def collect_estimates(folder: Path) -> dict[str, Any]:
-    """The estimate outputs ``folder`` holds (``full-W.txt``, ``not-run.txt``)."""
-    full = {}
-    for path in sorted(folder.glob("full-*.txt")):
-        full[path.stem.removeprefix("full-")] = path.read_text(encoding="utf-8").strip()
+def collect_estimates(folder: Path, previous: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The estimate outputs ``folder`` holds (``full-W.txt``, ``not-run.txt``), each part with
+    the date it was measured; a part ``folder`` lacks keeps ``previous``' (and its date)."""
+    today = time.strftime("%Y-%m-%d")
+    previous = previous or {}
+    full = {path.stem.removeprefix("full-"): path.read_text(encoding="utf-8").strip()
+            for path in sorted(folder.glob("full-*.txt"))}
     not_run = folder / "not-run.txt"
-    return {"generated_by": "attnlab reproduce --profile full --estimate [--jobs W] "
-            "[--only ...] in the quick run's cache, checked against its finished runs",
-            "measured_at": time.strftime("%Y-%m-%d"), "full": full,
-            "not_run": not_run.read_text(encoding="utf-8").strip() if not_run.is_file() else ""}
+    out = {"generated_by": "attnlab reproduce --profile full --estimate [--jobs W] "
+           "[--only ...] in the quick run's cache, checked against its finished runs",
+           "measured_at": today if full else previous.get("measured_at"),
+           "full": full or previous.get("full", {})}
+    if not_run.is_file():
+        out.update(not_run=not_run.read_text(encoding="utf-8").strip(), not_run_measured_at=today)
+    else:
+        out.update(not_run=previous.get("not_run", ""),
+                   not_run_measured_at=previous.get("not_run_measured_at",
+                                                    previous.get("measured_at")))
+    return out
 
 
 # -- rendering -----------------------------------------------------------------
@@ -281,8 +290,11 @@ def render_full(full: dict[str, Any] | None, estimates: dict[str, Any] | None) -
         lines += [render_run({**run, "experiments": held, "summary": counts}, "####"), ""]
     lines.append(f"Not run at full under today's rules: "
                  f"{', '.join(f'`{n}`' for n in rest['experiments'])}. `{rest['command']}` "
-                 "would run them; on the machine that made the full runs the estimate said:")
+                 "would run them.")
     if estimates and estimates.get("not_run"):
+        lines[-1] += (" The estimate of "
+                      f"{estimates.get('not_run_measured_at') or estimates.get('measured_at')}"
+                      " said:")
         lines += ["", "```", estimates["not_run"], "```"]
     return "\n".join(lines)
 
@@ -497,7 +509,7 @@ def main(argv: list[str]) -> int:
         if "--full" in options:
             _write(FULL, collect_full(Path(options["--full"]), _read(FULL)))
         if "--estimates" in options:
-            _write(ESTIMATES, collect_estimates(Path(options["--estimates"])))
+            _write(ESTIMATES, collect_estimates(Path(options["--estimates"]), _read(ESTIMATES)))
         publish_sample(report)
     files = read_all()
     for page, names in BLOCKS.items():
