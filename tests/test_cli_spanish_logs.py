@@ -1,7 +1,9 @@
 """The running machinery's log lines in the learner's language: every line the runner, the
 executors (the local pool and Ray's), the preflight and the cluster connection log has its
 Spanish entry in ``i18n/log.json``, a run's label in them is marked to be said in the language,
-and a count is said in its number in both languages (``1 unreadable line``, ``2 líneas``)."""
+and a count is said in its number in both languages (``1 unreadable line``, ``2 líneas``).
+Beyond the machinery, every line a command shows (info and above, anywhere in attnlab) has its
+Spanish entry too."""
 
 from __future__ import annotations
 
@@ -22,18 +24,26 @@ LEVELS = {"debug", "info", "warning", "error", "exception", "critical"}
 LABEL = re.compile(r"(?:^|\.)label$|^run$|\[['\"]run['\"]\]$")  # what names a run's label
 
 
+def is_log_call(node: ast.AST, levels: set[str] = LEVELS) -> bool:
+    """``node`` is a ``log.<level>(...)`` call at one of ``levels``."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+        and node.func.attr in levels and isinstance(node.func.value, ast.Name) \
+        and node.func.value.id == "log"
+
+
+def templates(call: ast.Call) -> list[str]:
+    """The English templates of a log call: both of ``one if n == 1 else many``."""
+    first = call.args[0]
+    branches = [first.body, first.orelse] if isinstance(first, ast.IfExp) else [first]
+    return [ast.literal_eval(b) for b in branches]
+
+
 def log_calls(path: Path) -> list[tuple[int, list[str], list[ast.expr]]]:
     """Each ``log.<level>(template, *args)`` of ``path``: its line, its English templates (both
     of ``one if n == 1 else many``) and its arguments."""
-    calls = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                and node.func.attr in LEVELS and isinstance(node.func.value, ast.Name) \
-                and node.func.value.id == "log":
-            first = node.args[0]
-            branches = [first.body, first.orelse] if isinstance(first, ast.IfExp) else [first]
-            calls.append((node.lineno, [ast.literal_eval(b) for b in branches], node.args[1:]))
-    return calls
+    return [(node.lineno, templates(node), node.args[1:])
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if is_log_call(node)]
 
 
 def line(lang: str, msg: str, *args: object) -> str:
@@ -50,6 +60,28 @@ def test_every_running_log_line_has_its_spanish():
     missing = {where: t for where, templates in calls.items() for t in templates
                if t not in english}
     assert missing == {}, "give these lines their entry in src/attnlab/i18n/log.json"
+
+
+def test_every_line_a_command_shows_has_its_spanish():
+    """Every line at info or above anywhere in attnlab (the experiments', the cost sweep's,
+    the explorer's), the templates chosen by value included; a debug line is for --verbose."""
+    from attnlab.timing.cost import SWEPT
+
+    registry.own_all_words()
+    english = {e["en"] for e in catalogue("log").values()}
+    shown, chosen = {}, []
+    for path in sorted(SRC.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if is_log_call(node, LEVELS - {"debug"}):
+                where = f"{path.relative_to(SRC)}:{node.lineno}"
+                if isinstance(node.args[0], ast.Subscript):  # a template chosen by value
+                    chosen.append(where.split(":")[0])
+                else:
+                    shown[where] = templates(node)
+    assert chosen == ["timing/cost.py"] and len(shown) >= 40
+    missing = {where: t for where, found in shown.items() for t in found if t not in english}
+    missing.update({f"SWEPT[{k!r}]": t for k, t in SWEPT.items() if t not in english})
+    assert missing == {}, "give these lines their Spanish (log.json, or the experiment's log)"
 
 
 def test_a_run_label_in_a_log_line_is_marked_as_one():

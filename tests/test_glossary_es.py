@@ -114,7 +114,8 @@ def test_the_glossary_has_one_spanish_term_per_idea():
     "Laboratorio 1: softmax", "Ablar la cabeza de token anterior", "con ella ablada",
     "tu rate es 1/r", "se emparejan las dims i e i + d/2", "caen por un precipicio",
     "pierde menos de 1 década", "la perplejidad lado a lado", "pasar las pruebas",
-    "Laboratorios: atención", "el perfil rápido es el completo",
+    "Laboratorios: atención", "el perfil rápido es el completo", "la frase fuente",
+    "las palabras objetivo", "la alineación de referencia",
 ])
 def test_the_issues_variants_and_calques_fail_the_glossary(calque):
     assert uses(calque), calque
@@ -126,6 +127,8 @@ def test_the_issues_variants_and_calques_fail_the_glossary(calque):
     "la máscara está traspuesta", "Ejercicio 1: softmax", "un laboratorio de la atención",
     "tu tasa es 1/r", "devuelve `rate`", "keepdims=True", "se desploman", "un orden de magnitud",
     "uno junto a otro", "superar las pruebas", "{batch} ventanas", "el perfil quick",
+    "la atención cruzada del destino sobre el origen", "el alineamiento de referencia",
+    "las cifras del capítulo nunca son objetivos", "lo que otras fuentes escriben",
 ])
 def test_the_chosen_terms_pass(term):
     assert not uses(term), term

@@ -82,7 +82,7 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None,
                          extra_seeds=args.extra_seeds)
     if estimating or (args.profile == "full" and not args.report_only):
         report = estimate_plan(planned, sized(runner, args.jobs))
-        stdout.write(report.text() + "\n")
+        stdout.write(report.text(say.lang) + "\n")
         stdout.flush()
         if estimating:
             return 0

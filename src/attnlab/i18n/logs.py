@@ -9,13 +9,17 @@ lines are in its ``words.json`` (domain ``log``), owned when it is loaded. A ``l
 a ``%``-template, as ``logging`` takes it, not a ``{field}`` one; ``check_complete`` checks
 that its languages take the same conversions in the same order.
 
-The arguments are written as given (a path, an error's own words), but for a run's label,
-which library code marks as a ``RunLabel`` and the formatter says in the language
-(``attnlab.i18n.labels``). A count takes the template of its number: code logs
-``"... %d run"`` for one and ``"... %d runs"`` otherwise, each an entry (``key.one`` and
-``key``, as ``attnlab.report.words.tn`` keys them), so a language that agrees otherwise can.
+The arguments are written as given (a path, an error's own words), but for two kinds that
+library code marks: a run's label, a ``RunLabel`` (``attnlab.i18n.labels``), and a word or
+phrase an experiment's code chose, a :class:`Phrase` (winograd's ``"two blocks"``, position's
+``"learned"``), said with the words that experiment's tables already have for it. A count or a
+status takes the template of its value: code logs ``"... %d run"`` for one and ``"... %d runs"``
+otherwise, each an entry (``key.one`` and ``key``, as ``attnlab.report.words.tn`` keys them),
+so a language that agrees otherwise can; the cost sweep logs ``"%s n=%d: ok"`` or
+``"%s n=%d: oom"``, each an entry of its own.
 
-Left out: a line no entry has is written in English (its labels still said in the language).
+Left out: a line no entry has is written in English (its labels and phrases still said in the
+language).
 """
 
 from __future__ import annotations
@@ -38,6 +42,45 @@ def template(english: str, lang: str) -> str | None:
     return None
 
 
+class Phrase(str):
+    """A word or phrase an experiment's code chose, given to a log line (a model's kind, a
+    position scheme, a setting) with the experiment whose tables say it: the formatter says it
+    by the ``tables`` entry ``"<experiment>: <phrase>"``, else the shared ``"*: <phrase>"``
+    (the keys of ``attnlab.report.table_words``); a phrase neither has is a name and stays as it
+    is (``rope``, ``LSTM``). Otherwise an ordinary ``str``, equal to the phrase.
+
+    >>> Phrase("two blocks", "winograd") == "two blocks"
+    True
+    """
+
+    experiment: str
+
+    def __new__(cls, phrase: str, experiment: str) -> Phrase:
+        made = super().__new__(cls, phrase)
+        made.experiment = experiment
+        return made
+
+    def __getnewargs__(self) -> tuple[str, str]:  # a copy or a pickle keeps its experiment
+        return str(self), self.experiment
+
+    def say(self, lang: str) -> str:
+        """The phrase in ``lang``: its experiment's table words, the shared ones, or itself."""
+        if lang == "en":
+            return str(self)
+        tables = catalogue("tables")
+        entry = tables.get(f"{self.experiment}: {self}") or tables.get(f"*: {self}") or {}
+        return entry.get(lang) or str(self)
+
+
+def _said(arg: object, lang: str) -> object:
+    """A log line's argument in ``lang``: a run's label or a phrase said, the rest as given."""
+    if isinstance(arg, RunLabel):
+        return say(arg, lang)
+    if isinstance(arg, Phrase):
+        return arg.say(lang)
+    return arg
+
+
 class Translating(logging.Formatter):
     """A formatter that writes each log line it knows in ``lang`` (see the module docstring)."""
 
@@ -52,9 +95,8 @@ class Translating(logging.Formatter):
             changes["msg"] = other
         args = record.args
         if self.lang != "en" and isinstance(args, tuple) and \
-                any(isinstance(a, RunLabel) for a in args):
-            changes["args"] = tuple(say(a, self.lang) if isinstance(a, RunLabel) else a
-                                    for a in args)
+                any(isinstance(a, RunLabel | Phrase) for a in args):
+            changes["args"] = tuple(_said(a, self.lang) for a in args)
         if changes:
             record = logging.makeLogRecord({**record.__dict__, **changes})
         return super().format(record)
@@ -70,4 +112,4 @@ def speak(lang: str, handlers: list[logging.Handler] | None = None) -> None:
                                          or "%(message)s"))
 
 
-__all__ = ["Translating", "speak", "template"]
+__all__ = ["Phrase", "Translating", "speak", "template"]

@@ -58,6 +58,8 @@ log = logging.getLogger(__name__)
 POLL_S = 0.5  # how often the parent looks at the workers when no message arrives
 STOP_GRACE_S = 2.0  # after an interruption: time for workers that got it to stop alone
 STOP_WAIT_S = 10.0  # then, after SIGTERM: time to write their checkpoints before a kill
+FAILED = "failed: "  # a worker's outcome of a run that raised: "failed: <why>"
+FAILED_DIVERGED = f"{FAILED}diverged"
 
 
 @dataclass
@@ -231,9 +233,13 @@ def _receive(out: Any, job: Job, status: dict[str, str], n: int) -> bool:
     else:
         label, outcome = payload
         status[label] = outcome
-        if outcome.startswith("failed"):
-            log.warning("%s %s in a worker; it is trained again in order", RunLabel(label),
-                        outcome)
+        # a template per outcome, so that a language says "failed" in its words
+        if outcome == FAILED_DIVERGED:
+            log.warning("%s failed: diverged in a worker; it is trained again in order",
+                        RunLabel(label))
+        elif outcome.startswith(FAILED):
+            log.warning("%s failed: %s in a worker; it is trained again in order",
+                        RunLabel(label), outcome.removeprefix(FAILED))
     return True
 
 
@@ -320,12 +326,12 @@ def worker(work: str, corpus: str | None, env: dict[str, str], todo: Any, out: A
                 record = train_spec(spec, job.work, data=data, progress=job.progress)
                 outcome = "diverged" if record.get("diverged") else "done"
             except TrainingDiverged:
-                outcome = "failed: diverged"
+                outcome = FAILED_DIVERGED
             except TrainingInterrupted:
                 out.put(("result", (spec.label, "interrupted")))
                 return  # checkpoint written; take no further job
             except Exception as err:  # noqa: BLE001 - reported; the runner raises it in order
-                outcome = f"failed: {one_line(err)}"
+                outcome = FAILED + one_line(err)
             out.put(("result", (spec.label, outcome)))
     except KeyboardInterrupt:  # Ctrl-C while between runs: nothing to save
         return

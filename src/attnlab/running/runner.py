@@ -40,7 +40,7 @@ from typing import Any
 from attnlab.i18n.labels import RunLabel, split
 from attnlab.running import train_run as worker_side
 from attnlab.running.cluster import RunFailed
-from attnlab.running.executors import Executor, Job, LocalPool
+from attnlab.running.executors import FAILED, FAILED_DIVERGED, Executor, Job, LocalPool
 from attnlab.running.spec import RunSpec, run_key, seeded, train_cost
 from attnlab.train.progress import Progress
 from attnlab.train.rundir import DIVERGED
@@ -183,10 +183,23 @@ class Runner:
                     if not local:  # a cluster's failure: reported, not trained here
                         raise RunFailed(f"{spec.label}: {status[spec.label]} (on the "
                                         f"{self.executor.name} executor; not trained here)")
-                    log.info("%s: %s on the %s executor; training it here, in order",
-                             RunLabel(spec.label), status[spec.label], self.executor.name)
+                    self._again(spec, status[spec.label])
                 self.train_one(spec)
         return Results({s.label: done(s) or self.train_one(s) for s in specs})
+
+    def _again(self, spec: RunSpec, outcome: str) -> None:
+        """Say that ``spec``, which ended ``outcome`` on the executor, is trained here (a
+        template per outcome, so that a language says "failed" in its words)."""
+        name = self.executor.name
+        if outcome == FAILED_DIVERGED:
+            log.info("%s: failed: diverged on the %s executor; training it here, in order",
+                     RunLabel(spec.label), name)
+        elif outcome.startswith(FAILED):
+            log.info("%s: failed: %s on the %s executor; training it here, in order",
+                     RunLabel(spec.label), outcome.removeprefix(FAILED), name)
+        else:
+            log.info("%s: %s on the %s executor; training it here, in order",
+                     RunLabel(spec.label), outcome, name)
 
     def train_one(self, spec: RunSpec) -> dict:
         """Train one resolved ``spec`` in this process (or read it if it finished)."""

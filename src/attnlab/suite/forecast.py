@@ -19,7 +19,9 @@ the same experiments in the run cache (any profile but micro, whose runs are too
 to time) is estimated as a pending one would be and compared with its recorded wall time.
 Each experiment's estimate is then multiplied by its own measured ÷ estimated ratio (one
 without finished runs: by the median ratio), and the text prints the ratios and an error
-bar (``Calibration``). With nothing finished yet it says it is unchecked.
+bar (``Calibration``). With nothing finished yet it says it is unchecked. The text is said
+in the command's language (``Estimate.text(lang)``): its words are the report catalogue's
+``estimate.*`` entries, a count said in its number (``attnlab.report.words.tn``).
 
 Left out: analysis after training (minutes in the quick profile: the cost
 sweep, position's longer windows), warm-up effects of long runs, and the
@@ -63,56 +65,59 @@ class Estimate:
     raw: dict[str, float] = field(default_factory=dict)  # worker-seconds before calibration
     calibration: Calibration | None = None  # the finished runs it was checked against
 
-    def text(self) -> str:
-        from attnlab.train.progress import format_duration
+    def text(self, lang: str = "en") -> str:
+        """The estimate as ``reproduce --estimate`` prints it, in ``lang`` (its words are the
+        report's ``estimate.*`` entries; a count says its number, as ``tn`` keys it)."""
+        from attnlab.report.words import t, tn
+        from attnlab.train.progress import format_duration as took
 
-        skipped = [f"  skipped {name}: {why}" for name, why in self.skipped.items()]
+        skipped = ["  " + t("estimate.skipped_why", lang, name=name, why=why)
+                   for name, why in self.skipped.items()]
         if not any(self.runs.values()):
-            nothing = "every planned run has finished"
+            nothing = "estimate.all_finished"
             if self.skipped:
-                nothing = ("every other planned run has finished" if self.runs else
-                           "no experiment selected can run here")
-            return "\n".join([f"estimate ({self.profile}): nothing to train, {nothing}",
-                              *skipped, f"  {self.extra_text()}"])
+                nothing = "estimate.others_finished" if self.runs else "estimate.none_can_run"
+            return "\n".join([t("estimate.nothing", lang, profile=self.profile,
+                                nothing=t(nothing, lang)),
+                              *skipped, f"  {self.extra_text(lang)}"])
         bar = ""
         if self.calibration is not None:
             lo, hi = self.calibration.error_bar()
-            bar = (f" (between {format_duration(self.wall_s * lo)} and "
-                   f"{format_duration(self.wall_s * hi)})")
-        lines = [f"estimate ({self.profile}, {self.device}, {self.workers} worker(s)): training "
-                 f"should take about {format_duration(self.wall_s)}{bar} on this machine"]
+            bar = " (" + t("estimate.between", lang, low=took(self.wall_s * lo),
+                           high=took(self.wall_s * hi)) + ")"
+        lines = [tn("estimate.head", self.workers, lang, profile=self.profile,
+                    device=self.device, time=took(self.wall_s), bar=bar)]
         for name, seconds in self.per_experiment.items():
             if self.runs.get(name):
                 timed = ""
                 if self.calibration is not None and name in self.raw:
-                    timed = (f" (timed {format_duration(self.raw[name])} × "
-                             f"{self.calibration.ratio(name):.2f})")
-                lines.append(f"  {name}: {self.runs[name]} runs, {format_duration(seconds)} "
-                             f"of one worker's time{timed}")
-        lines += [f"  skipped {name} (not in the estimate): {why}"
+                    timed = " (" + t("estimate.timed", lang, time=took(self.raw[name]),
+                                     ratio=f"{self.calibration.ratio(name):.2f}") + ")"
+                lines.append("  " + tn("estimate.runs", self.runs[name], lang, name=name,
+                                       time=took(seconds), timed=timed))
+        lines += ["  " + t("estimate.skipped", lang, name=name, why=why)
                   for name, why in self.skipped.items()]
-        lines.append(f"  (from {STEPS}-step timings of each model, best of {ROUNDS} rounds, "
-                     f"{self.timing_s:.0f} s; analysis comes on top)")
-        lines += (self.calibration.text() if self.calibration is not None else
-                  ["  (not checked: no finished run of these experiments in this cache to "
-                   "compare with; once a profile has run, the next estimate corrects itself "
-                   "by what it measured)"])
+        lines.append("  " + t("estimate.timings", lang, steps=STEPS, rounds=ROUNDS,
+                              seconds=f"{self.timing_s:.0f}"))
+        lines += (self.calibration.text(lang) if self.calibration is not None else
+                  ["  " + t("estimate.unchecked", lang)])
         if self.sharing > self.workers:
-            lines.append(f"  ({self.sharing} workers will share {self.workers} GPU(s); counted "
-                         "as one per GPU, so sharing's gain is left out)")
-        lines.append("  " + self.extra_text())
+            lines.append("  " + t("estimate.sharing", lang, sharing=self.sharing,
+                                  n=self.workers))
+        lines.append("  " + self.extra_text(lang))
         return "\n".join(lines)
 
-    def extra_text(self) -> str:
-        """What the estimate leaves out about the extra-seed round."""
+    def extra_text(self, lang: str = "en") -> str:
+        """What the estimate leaves out about the extra-seed round, in ``lang``."""
+        from attnlab.report.words import t, tn
+
         if not self.extra_seeds:
-            return "(no extra-seed round: --extra-seeds 0)"
+            return t("estimate.no_extra_off", lang)
         shares = sorted({f"{self.extra_seeds}/{n}" for n in self.seeds.values() if n >= 3})
         if not shares:
-            return "(no extra-seed round: it needs at least 3 seeds)"
-        return (f"(not included: the extra round of {self.extra_seeds} seed(s) for each "
-                "experiment left with a training claim inconclusive on 3 or more seeds: up "
-                f"to {' or '.join(shares)} more of its training)")
+            return t("estimate.no_extra_few", lang)
+        return tn("estimate.extra", self.extra_seeds, lang,
+                  shares=t("estimate.or", lang).join(shares))
 
 
 @dataclass
@@ -155,25 +160,23 @@ class Calibration:
             factors += [single[int(0.1 * (len(single) - 1))], single[int(0.9 * (len(single) - 1))]]
         return min(1.0, *factors), max(1.0, *factors)
 
-    def text(self) -> list[str]:
-        from attnlab.train.progress import format_duration
+    def text(self, lang: str = "en") -> list[str]:
+        """The estimate's lines about this check, in ``lang``."""
+        from attnlab.report.words import t, tn
+        from attnlab.train.progress import format_duration as took
 
-        total = sum(self.runs.values())
-        lines = [f"  checked against the {total} finished run(s) of this cache (estimated as "
-                 "above, measured by their own records):"]
+        lines = ["  " + tn("estimate.checked", sum(self.runs.values()), lang)]
         for name in self.measured:
-            lines.append(f"    {name}: {self.runs[name]} run(s), estimated "
-                         f"{format_duration(self.estimated[name])}, measured "
-                         f"{format_duration(self.measured[name])}: ×{self.ratio(name):.2f}")
+            lines.append("    " + tn("estimate.checked_row", self.runs[name], lang, name=name,
+                                     estimated=took(self.estimated[name]),
+                                     measured=took(self.measured[name]),
+                                     ratio=f"{self.ratio(name):.2f}"))
         lo, hi = self.error_bar()
         if self.profile and self.profiles and self.profile not in self.profiles:
-            lines.append(f"  (these are {' and '.join(sorted(self.profiles))} runs only: "
-                         f"{self.profile} runs are longer and may differ by more than the "
-                         "error bar says; once some have finished, they are checked too)")
-        lines.append(f"  (each experiment corrected by its own ratio, one without finished runs "
-                     f"by the median, ×{self.median():.2f}; error bar ×{lo:.2f}–×{hi:.2f}: the "
-                     "spread of the ratios about the median and of single runs about their "
-                     "experiment's)")
+            lines.append("  " + t("estimate.other_profiles", lang, profile=self.profile,
+                                  profiles=t("estimate.and", lang).join(sorted(self.profiles))))
+        lines.append("  " + t("estimate.corrected", lang, median=f"{self.median():.2f}",
+                              low=f"{lo:.2f}", high=f"{hi:.2f}"))
         return lines
 
 

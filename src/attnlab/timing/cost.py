@@ -98,6 +98,10 @@ MATERIALISES = ("naive",)  # kinds that hold the (h, n, n) scores
 DEFAULT_SIZES = tuple(128 * 2**k for k in range(8))  # 128, 256, …, 16,384
 GIB = 2**30
 _OOM_WORDS = ("can't allocate", "cannot allocate", "out of memory", "memoryerror", "bad_alloc")
+# the sweep's line per status: each its own entry of the log catalogue, so that a language
+# says the status in its words (attnlab.i18n.logs)
+SWEPT = {"ok": "%s n=%d: ok", "oom": "%s n=%d: oom", "timeout": "%s n=%d: timeout",
+         "error": "%s n=%d: error"}
 
 
 def refusal(kind: str, n: int, n_head: int, mem_limit_bytes: int) -> str | None:
@@ -320,7 +324,7 @@ def sweep(
                 record = measure_memory(kind, n, mem_limit_bytes, 0, d_model, n_head,
                                         device, threads)
                 record["repeats"] = repeats
-            log.info("%s n=%d: %s", kind, n, record["status"])
+            log.info(SWEPT[record["status"]], kind, n)
             records.append(record)
             above = record
     time_interleaved(records, repeats, d_model=d_model, n_head=n_head, device=device,

@@ -46,6 +46,7 @@ from attnlab.experiments.position.settings import (
     Settings,
 )
 from attnlab.experiments.position.view import figure, table
+from attnlab.i18n.logs import Phrase
 from attnlab.kit.registry import Experiment
 from attnlab.kit.tables import fmt_ms, settings_dict
 from attnlab.nn.model_config import POSITIONS, ModelConfig
@@ -106,7 +107,7 @@ def analyse(settings: Settings, results: Results, ctx: Context) -> dict:
                      "train_ppl": [r["train_ppl"] for r in runs],
                      "wall_s": [r["wall_s"] for r in runs],
                      "run_dirs": [r["run_dir"] for r in runs]})
-        log.info("position %s: %s", scheme,
+        log.info("position %s: %s", Phrase(scheme, NAME),
                  ", ".join(f"{n}: {fmt_ms(v)}" for n, v in ppl.items()))
     perm = [{"position": p, "causal": c,
              "max_diff": permutation_check(p, c, s.perm_tokens, s.perm_d_model)}

@@ -65,7 +65,8 @@ from attnlab.experiments.recurrence.settings import (
     PROFILES,
     Settings,
 )
-from attnlab.experiments.recurrence.view import LABELS, accuracy_line, figure, table
+from attnlab.experiments.recurrence.view import AGREEMENT, LABELS, accuracy_parts, figure, table
+from attnlab.i18n.logs import Phrase
 from attnlab.kit.per_seed import lm_summary
 from attnlab.kit.registry import Experiment
 from attnlab.kit.tables import settings_dict
@@ -170,7 +171,8 @@ def _reach(settings: Settings, results: Results, ctx: Context) -> dict[str, Any]
                       "fit": [geometric_fit(n) for n in trained],
                       "fit_init": [geometric_fit(n) for n in init]}
         log.info("recurrence: %s, gradient reach's fitted factor per step, seed by seed: %s",
-                 LABELS[model], ", ".join(f"{f['rate']:.3g}" for f in out[model]["fit"]))
+                 Phrase(LABELS[model], NAME),
+                 ", ".join(f"{f['rate']:.3g}" for f in out[model]["fit"]))
     return out
 
 
@@ -197,8 +199,15 @@ def _agreement(settings: Settings, results: Results, ctx: Context) -> dict[str, 
                       "d_model": agreement_config(settings, model, data.vocab.size).d_model,
                       "acc": [measure.forced_choice(ctx.trained(r), data, ctx.device)
                               for r in runs]}
-        log.info("recurrence: %s", accuracy_line(model, out[model]["acc"], out["distances"],
-                                                  settings.max_d))
+        inside, beyond, seeds = accuracy_parts(out[model]["acc"], out["distances"],
+                                               settings.max_d)
+        said = Phrase(AGREEMENT[model], NAME)
+        if beyond:  # the distances no training sentence has, apart
+            log.info("recurrence: %s, agreement accuracy per seed at d = %s | beyond the "
+                     "training, %s: %s", said, inside, beyond, seeds)
+        else:
+            log.info("recurrence: %s, agreement accuracy per seed at d = %s: %s", said, inside,
+                     seeds)
     return out
 
 

@@ -75,12 +75,14 @@ def _agreement_table(record: dict[str, Any]) -> str:
                              for d in ag["distances"]], rows)
 
 
-def accuracy_line(model: str, acc: list[list[float]], distances: list[int], top: int) -> str:
-    """What the analysis says of one agreement model: its accuracy per seed (three digits),
-    the trained distances apart from those beyond ``top``, the largest trained one.
+def accuracy_parts(acc: list[list[float]], distances: list[int], top: int
+                   ) -> tuple[str, str, str]:
+    """What the analysis says of one agreement model, in three parts for its log line: the
+    trained distances, those beyond ``top`` ("" when none is) and the accuracy per seed (three
+    digits, the distances beyond apart).
 
-    >>> accuracy_line("rnn", [[0.6354, 0.5], [0.5, 0.5]], [8, 40], 32)
-    'RNN, agreement accuracy per seed at d = 8 | beyond the training, 40: 0.635 | 0.5; 0.5 | 0.5'
+    >>> accuracy_parts([[0.6354, 0.5], [0.5, 0.5]], [8, 40], 32)
+    ('8', '40', '0.635 | 0.5; 0.5 | 0.5')
     """
     n = sum(d <= top for d in distances)
 
@@ -88,11 +90,8 @@ def accuracy_line(model: str, acc: list[list[float]], distances: list[int], top:
         inside, beyond = (" ".join(f"{x:.3g}" for x in part) for part in (a[:n], a[n:]))
         return f"{inside} | {beyond}" if beyond else inside
 
-    where = ", ".join(map(str, distances[:n]))
-    if n < len(distances):
-        where += " | beyond the training, " + ", ".join(map(str, distances[n:]))
-    return f"{AGREEMENT[model]}, agreement accuracy per seed at d = {where}: " + \
-        "; ".join(seed(a) for a in acc)
+    return (", ".join(map(str, distances[:n])), ", ".join(map(str, distances[n:])),
+            "; ".join(seed(a) for a in acc))
 
 
 def first_below(acc: list[float], distances: list[int], bar: float) -> int | None:

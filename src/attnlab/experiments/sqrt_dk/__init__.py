@@ -51,6 +51,7 @@ from attnlab.experiments.sqrt_dk.settings import (
     Settings,
 )
 from attnlab.experiments.sqrt_dk.view import figure, table
+from attnlab.i18n.logs import Phrase
 from attnlab.kit.registry import Experiment
 from attnlab.kit.settings import train_budget
 from attnlab.kit.tables import mean_std, settings_dict
@@ -137,7 +138,7 @@ def _one_width(s: Settings, results: Results, ctx: Context, setting: str, d_k: i
         }
     row["gaps"] = gaps(row)
     row["gap"] = mean_std(row["gaps"])[0]
-    log.info("sqrt_dk %s d_k=%d: gap %+.1f%%", setting, d_k, 100 * row["gap"])
+    log.info("sqrt_dk %s d_k=%d: gap %+.1f%%", Phrase(setting, NAME), d_k, 100 * row["gap"])
     return row
 
 

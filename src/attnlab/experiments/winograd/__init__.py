@@ -90,6 +90,7 @@ from attnlab.experiments.winograd.settings import (
     Settings,
 )
 from attnlab.experiments.winograd.view import figure, table
+from attnlab.i18n.logs import Phrase
 from attnlab.kit.registry import Experiment
 from attnlab.kit.tables import fmt_ms, settings_dict
 from attnlab.nn.model_config import ModelConfig
@@ -153,7 +154,7 @@ def analyse(settings: Settings, results: Results, ctx: Context) -> dict[str, Any
             runs = results.seeds(run_label(variant, kind))
             trained = [ctx.trained(r) for r in runs]
             scores = [accuracies(m, data) for m in trained]
-            log.info("winograd %s %s: held-out forced choice %s", variant, kind,
+            log.info("winograd %s %s: held-out forced choice %s", variant, Phrase(kind, NAME),
                      fmt_ms([sc["forced"] for sc in scores], 3))
             models[kind] = {
                 "steps": s.steps_a if variant == "A" else s.steps_b,

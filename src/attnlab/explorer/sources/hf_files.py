@@ -85,9 +85,10 @@ def quiet_transformers(what: str) -> Iterator[None]:
             hf_logging.enable_progress_bar()
     lines = gather.lines + [str(w.message).strip().splitlines()[0] for w in caught
                             if str(w.message).strip()]  # fmt: skip
-    if lines:
-        more = f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""
-        log.warning("transformers on %s: %s%s", what, lines[0], more)
+    if len(lines) > 1:  # a template each, so that a language says "and N more" its way
+        log.warning("transformers on %s: %s (and %d more)", what, lines[0], len(lines) - 1)
+    elif lines:
+        log.warning("transformers on %s: %s", what, lines[0])
 
 
 def is_encoder(config: Any) -> bool:
