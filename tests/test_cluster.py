@@ -127,7 +127,7 @@ def test_jobs_sizes_the_estimate(tmp_path, monkeypatch, capsys):
 
     def estimate_plan(planned, runner):
         seen["slots"] = runner.slots(10_000)
-        return types.SimpleNamespace(text=lambda: "estimated")
+        return types.SimpleNamespace(text=lambda lang="en": "estimated")
 
     monkeypatch.setattr(attnlab.suite, "estimate_plan", estimate_plan)
     code = main(["reproduce", "--profile", "micro", "--estimate", "--jobs", "300",
