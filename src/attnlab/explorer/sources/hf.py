@@ -56,7 +56,7 @@ from attnlab.explorer.sources.hf_files import (
     read_config,
 )
 from attnlab.explorer.sources.hf_seq import (
-    MATCH_TOLERANCE,
+    matched,
     rebuilt_weights,
     seq_compute,
     split_heads,
@@ -179,10 +179,7 @@ def hf_traces(model: torch.nn.Module, ids: list[int]) -> tuple[list[LayerTrace],
                                      value_norms=hf_value_norms(mod, x, q.shape[0])))
     except (AttributeError, KeyError, TypeError, ValueError, RuntimeError) as err:
         return library, f"the q and k of this {family} model could not be rebuilt ({err})"
-    if worst > MATCH_TOLERANCE:
-        return library, (f"q·k rebuilt for {family} differs from the library's weights by "
-                         f"{worst:.1e}, so the weights are the library's own")  # fmt: skip
-    return traces, None
+    return matched(traces, library, worst, family)
 
 
 class HFModel:

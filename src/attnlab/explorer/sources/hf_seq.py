@@ -57,6 +57,7 @@ __all__ = [
     "ATTENDS",
     "GREEDY_TOKENS",
     "MATCH_TOLERANCE",
+    "matched",
     "SeqModel",
     "load_seq",
     "rebuilt_weights",
@@ -194,6 +195,13 @@ def _traces(
                                      value_norms=norms))  # fmt: skip
     except (AttributeError, KeyError, TypeError, ValueError, RuntimeError) as err:
         return library, f"the q and k of this {family} model could not be rebuilt ({err})"
+    return matched(traces, library, worst, family)
+
+
+def matched(traces: list[LayerTrace], library: Any, worst: float,
+            family: str) -> tuple[Any, str | None]:
+    """The rebuilt ``traces`` when their weights match the library's within MATCH_TOLERANCE,
+    else the ``library``'s own and why (shared by the causal and the seq2seq readers)."""
     if worst > MATCH_TOLERANCE:
         return library, (f"q·k rebuilt for {family} differs from the library's weights by "
                          f"{worst:.1e}, so the weights are the library's own")  # fmt: skip
