@@ -14,9 +14,8 @@ NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?")
 DURATION = re.compile(r"\b\d+h\d\dm\b|\b\d+m\d\ds\b")  # format_duration's figures
 
 
-def _script():
-    spec = importlib.util.spec_from_file_location("results_doc",
-                                                  ROOT / "scripts" / "results_doc.py")
+def _script(name: str = "results_doc"):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -127,7 +126,7 @@ def _run(started: str, names: list[str]) -> dict:
 
 
 def test_a_full_run_of_some_experiments_adds_to_the_full_runs_before_it(monkeypatch):
-    script = _script()
+    script = _script("results_collect")
     runs = iter([_run("2026-12-01T00:00", ["winograd", "induction"]),
                  _run("2026-12-02T00:00", ["position", "induction"])])
     monkeypatch.setattr(script, "collect", lambda report: next(runs))
@@ -139,7 +138,7 @@ def test_a_full_run_of_some_experiments_adds_to_the_full_runs_before_it(monkeypa
                        "induction": "2026-12-02"}  # the later run replaces the earlier
     assert sorted(c["id"] for c in both["claims"]) == ["induction.c", "position.c", "winograd.c"]
     assert "position" not in both["not_run"]["experiments"]
-    text = script.render_full(both, None)
+    text = _script().render_full(both, None)
     assert text.count("`attnlab reproduce --profile full`") == 2  # each run, its experiments
     first_run, second_run = text.split("`attnlab reproduce --profile full`")[1:]
     assert "`position`" in first_run and "`winograd`" in second_run
@@ -196,7 +195,7 @@ def test_a_full_run_under_an_older_rule_is_not_kept_beside_todays(monkeypatch):
     experiment has a newer rule version today (or its verdicts recorded none)."""
     from attnlab.kit import registry
 
-    script = _script()
+    script = _script("results_collect")
     claims = {n: registry.load(n).claims for n in ("winograd", "induction")}
     old = _run("2026-12-01T00:00", ["winograd", "induction"])
     old["claims"] = [{"id": c.id, "experiment": n, "status": "held", "measured": "1",
