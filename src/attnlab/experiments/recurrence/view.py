@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from attnlab.experiments.recurrence.claims import HOLDS, trained_range
+from attnlab.experiments.recurrence.margins import HOLDS, trained_range
 from attnlab.experiments.recurrence.settings import AGREEMENT_MODELS, MODELS
 from attnlab.kit.tables import fmt_ms, markdown_table, mean_std
 
