@@ -1,4 +1,5 @@
-"""Tiny random Hugging Face configs of each model family the explorer and ``interp`` read."""
+"""Tiny random Hugging Face configs of each model family the explorer and ``interp`` read, and
+the tiny byte-level tokenizer their folders carry."""
 
 from __future__ import annotations
 
@@ -25,3 +26,20 @@ def tiny_configs(transformers: Any, vocab: int, **common: Any) -> dict[str, Any]
                                    num_attention_heads=4, num_key_value_heads=2,
                                    intermediate_size=64, sliding_window=5, **common),
     }  # fmt: skip
+
+
+def byte_bpe(texts: list[str], special: list[str]) -> Any:
+    """A byte-level BPE trained offline on ``texts`` (three times over), vocabulary 300, with
+    ``special`` tokens first (ids 0, 1, …): a ``tokenizers.Tokenizer``."""
+    from tokenizers import Tokenizer, decoders, pre_tokenizers, trainers
+    from tokenizers import models as tok_models
+
+    bpe = Tokenizer(tok_models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    bpe.train_from_iterator(
+        texts * 3,
+        trainers.BpeTrainer(vocab_size=300, special_tokens=special,
+                            initial_alphabet=pre_tokenizers.ByteLevel.alphabet()),
+    )  # fmt: skip
+    return bpe

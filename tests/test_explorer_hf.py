@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from hf_support import tiny_configs
+from hf_support import byte_bpe, tiny_configs
 
 from attnlab.cli import main as cli_main
 from attnlab.explorer.page.data import head_weights
@@ -23,17 +23,7 @@ TEXT = "the cat sat on the mat, the dog sat on the cat"
 @pytest.fixture(scope="module")
 def tokenizer():
     """A byte-level BPE trained offline, as a PreTrainedTokenizerFast."""
-    from tokenizers import Tokenizer, decoders, pre_tokenizers, trainers
-    from tokenizers import models as tok_models
-
-    bpe = Tokenizer(tok_models.BPE())
-    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    bpe.decoder = decoders.ByteLevel()
-    bpe.train_from_iterator(
-        [TEXT, "a dog and a cat"] * 3,
-        trainers.BpeTrainer(vocab_size=300, special_tokens=["<|endoftext|>"],
-                            initial_alphabet=pre_tokenizers.ByteLevel.alphabet()),
-    )  # fmt: skip
+    bpe = byte_bpe([TEXT, "a dog and a cat"], ["<|endoftext|>"])
     return transformers.PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|endoftext|>")
 
 

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import torch
 from explorer_support import browser_fixture, browser_marks, numbers, page_fixture  # noqa: F401
+from hf_support import byte_bpe
 
 from attnlab.cli import main as cli_main
 from attnlab.explorer.page.data import head_weights
@@ -28,18 +29,9 @@ SEQ = ("bart", "marian", "t5")  # the encoder–decoders tried
 @pytest.fixture(scope="module")
 def tokenizer():
     """A byte-level BPE trained offline whose every text ends in ``</s>`` (as T5's, Marian's)."""
-    from tokenizers import Tokenizer, decoders, pre_tokenizers, processors, trainers
-    from tokenizers import models as tok_models
+    from tokenizers import processors
 
-    special = ["<pad>", "</s>", "<s>", "<unk>"]  # ids 0 to 3, as the configs below say
-    bpe = Tokenizer(tok_models.BPE())
-    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    bpe.decoder = decoders.ByteLevel()
-    bpe.train_from_iterator(
-        [SOURCE, TARGET, "the dog sat on a cat"] * 3,
-        trainers.BpeTrainer(vocab_size=300, special_tokens=special,
-                            initial_alphabet=pre_tokenizers.ByteLevel.alphabet()),
-    )  # fmt: skip
+    bpe = byte_bpe([SOURCE, TARGET, "the dog sat on a cat"], ["<pad>", "</s>", "<s>", "<unk>"])
     bpe.post_processor = processors.TemplateProcessing(single="$A </s>",
                                                        special_tokens=[("</s>", 1)])  # fmt: skip
     return transformers.PreTrainedTokenizerFast(
