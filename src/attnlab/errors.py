@@ -7,6 +7,13 @@ traceback (shown in full with ``-v``), so a bug never passes for bad input.
 
 ``UsageError`` and ``DataError`` are also ``ValueError``s, so code and tests
 that expect a ``ValueError`` for bad input keep working.
+
+An error can be said in the user's language: raised as a ``%``-template and its values
+(``UsageError("no experiment named %s; choose one of: %s", name, names)``), or as one
+constant sentence, it keeps both (``template``, ``values``) beside its English message, and
+the command writes it with the template of the catalogue's ``error`` entry in its language
+(``attnlab.i18n.logs.said``), as it writes a log line. An error whose message was made
+before it was raised (an f-string) has no entry to find and stays English.
 """
 
 from __future__ import annotations
@@ -16,7 +23,34 @@ from types import ModuleType
 
 
 class AttnlabError(Exception):
-    """A failure the user can act on: reported as one line, exit code 2."""
+    """A failure the user can act on: reported as one line, exit code 2. ``AttnlabError(
+    template, *values)`` is the message ``template % values``, kept in parts to be said in
+    another language (the module docstring).
+
+    >>> err = UsageError("no run at %s", "runs/x")
+    >>> str(err), err.template, err.values
+    ('no run at runs/x', 'no run at %s', ('runs/x',))
+    """
+
+    template: str | None = None
+    values: tuple[object, ...] = ()
+
+    def __init__(self, message: object = "", *values: object) -> None:
+        super().__init__(str(message) % values if values else message)
+        if isinstance(message, str):
+            self.template, self.values = message, values
+
+    def __reduce__(self):  # noqa: ANN204 - a copy or a pickle (a worker's) keeps its parts
+        return _remade, (type(self), self.template, self.values, self.args, self.__dict__)
+
+
+def _remade(cls: type, template: str | None, values: tuple, args: tuple,
+            state: dict) -> AttnlabError:
+    err = cls.__new__(cls)
+    Exception.__init__(err, *args)
+    err.__dict__.update(state)
+    err.template, err.values = template, values
+    return err
 
 
 class UsageError(AttnlabError, ValueError):
@@ -31,7 +65,7 @@ class WriteError(AttnlabError, OSError):
     """A file that could not be written (full disk, no permission); nothing was half-written."""
 
 
-def first_line(err: BaseException) -> str:
+def first_line(err: BaseException | str) -> str:
     """The first non-empty line of ``str(err)``, or the exception's type name.
 
     >>> first_line(ValueError("\\nno such file\\nmore")), first_line(KeyError())

@@ -116,7 +116,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"attnlab: {msg}", file=sys.stderr)
         return 130
     except AttnlabError as err:
-        return _report(err, args.verbose, say("main.error"), getattr(err, "exit_code", 2))
+        from attnlab.i18n.logs import said
+
+        return _report(err, args.verbose, say("main.error"), getattr(err, "exit_code", 2),
+                       first_line(said(err, say.lang)))
     except Exception as err:  # noqa: BLE001 - a bug: said to be one, in one line
         line = f"{type(err).__name__}: {first_line(err)}"
         hint = "" if args.verbose else say("main.traceback_hint")

@@ -66,29 +66,26 @@ def _checked(path: Path) -> Path:
     try:
         actual = sha256_of(path)
     except OSError as err:
-        raise CorpusError(f"cannot read corpus file {path}: {err.strerror or err}") from err
+        raise CorpusError("cannot read corpus file %s: %s", path, err.strerror or err) from err
     if actual != EXPECTED_SHA256:
-        raise CorpusError(
-            f"{path} has sha256 {actual}, expected {EXPECTED_SHA256}: "
-            "refusing to use it (delete or replace it)"
-        )
+        raise CorpusError("%s has sha256 %s, expected %s: refusing to use it (delete or "
+                          "replace it)", path, actual, EXPECTED_SHA256)
     return path
 
 
 def _user_text(path: Path) -> Path:
     """An explicit file: must exist, be non-empty and decode as UTF-8."""
     if not path.is_file():
-        raise CorpusError(f"corpus file {path} does not exist or is not a file")
+        raise CorpusError("corpus file %s does not exist or is not a file", path)
     try:
         text = path.read_bytes().decode("utf-8")
     except OSError as err:
-        raise CorpusError(f"cannot read corpus file {path}: {err}") from err
+        raise CorpusError("cannot read corpus file %s: %s", path, err) from err
     except UnicodeDecodeError as err:
-        raise CorpusError(
-            f"corpus file {path} is not UTF-8 text: {err.reason} at byte {err.start}"
-        ) from err
+        raise CorpusError("corpus file %s is not UTF-8 text: %s at byte %d", path, err.reason,
+                          err.start) from err
     if not text:
-        raise CorpusError(f"corpus file {path} is empty")
+        raise CorpusError("corpus file %s is empty", path)
     if path.name == CORPUS_NAME and sha256_of(path) != EXPECTED_SHA256:
         log.warning("%s is not the reference Tiny Shakespeare (sha256 differs); using it", path)
     return path
@@ -100,7 +97,7 @@ def _fetch_into_cache(dest: Path) -> Path:
         fd, tmp_name = tempfile.mkstemp(prefix=f".{CORPUS_NAME}.", suffix=".part",
                                         dir=dest.parent)
     except OSError as err:
-        raise WriteError(f"could not write {dest}: {err.strerror or err}") from err
+        raise WriteError("could not write %s: %s", dest, err.strerror or err) from err
     os.close(fd)
     tmp = Path(tmp_name)
     try:
@@ -108,20 +105,17 @@ def _fetch_into_cache(dest: Path) -> Path:
             _download(CORPUS_URL, tmp)
         except Exception as err:  # urllib raises URLError, TimeoutError, OSError, HTTPError...
             reason = str(err).replace("\n", " ") or type(err).__name__
-            raise CorpusError(
-                f"{CORPUS_NAME} (sha256 {EXPECTED_SHA256}) not found and the download failed "
-                f"({reason}); put it in $ATTNLAB_DATA/ or at {dest}"
-            ) from err
+            raise CorpusError("%s (sha256 %s) not found and the download failed (%s); put it "
+                              "in $ATTNLAB_DATA/ or at %s", CORPUS_NAME, EXPECTED_SHA256, reason,
+                              dest) from err
         actual = sha256_of(tmp)
         if actual != EXPECTED_SHA256:
-            raise CorpusError(
-                f"downloaded {CORPUS_NAME} from {CORPUS_URL} has sha256 {actual}, "
-                f"expected {EXPECTED_SHA256}: deleted it"
-            )
+            raise CorpusError("downloaded %s from %s has sha256 %s, expected %s: deleted it",
+                              CORPUS_NAME, CORPUS_URL, actual, EXPECTED_SHA256)
         try:
             os.replace(tmp, dest)
         except OSError as err:
-            raise WriteError(f"could not write {dest}: {err.strerror or err}") from err
+            raise WriteError("could not write %s: %s", dest, err.strerror or err) from err
         log.info("downloaded %s into %s", CORPUS_NAME, dest)
         return dest
     finally:
@@ -138,7 +132,7 @@ def resolve_corpus(path: str | Path | None = None, *, download: bool = True) -> 
         if explicit.is_dir():
             candidate = explicit / CORPUS_NAME
             if not candidate.is_file():
-                raise CorpusError(f"directory {explicit} has no {CORPUS_NAME}")
+                raise CorpusError("directory %s has no %s", explicit, CORPUS_NAME)
             return _checked(candidate)
         return _user_text(explicit)
 
@@ -146,10 +140,8 @@ def resolve_corpus(path: str | Path | None = None, *, download: bool = True) -> 
     if data_dir:
         folder = Path(data_dir).expanduser()
         if folder.is_file():
-            raise CorpusError(
-                f"ATTNLAB_DATA={data_dir} is a file; it must name the folder that holds "
-                f"{CORPUS_NAME} (set ATTNLAB_DATA={folder.parent})"
-            )
+            raise CorpusError("ATTNLAB_DATA=%s is a file; it must name the folder that holds %s "
+                              "(set ATTNLAB_DATA=%s)", data_dir, CORPUS_NAME, folder.parent)
         candidate = folder / CORPUS_NAME
         if candidate.is_file():
             return _checked(candidate)
@@ -159,10 +151,8 @@ def resolve_corpus(path: str | Path | None = None, *, download: bool = True) -> 
     if cached.is_file():
         return _checked(cached)
     if not download:
-        raise CorpusError(
-            f"{CORPUS_NAME} (sha256 {EXPECTED_SHA256}) not found and download is off; "
-            f"put it in $ATTNLAB_DATA/ or at {cached}"
-        )
+        raise CorpusError("%s (sha256 %s) not found and download is off; put it in "
+                          "$ATTNLAB_DATA/ or at %s", CORPUS_NAME, EXPECTED_SHA256, cached)
     return _fetch_into_cache(cached)
 
 
@@ -172,6 +162,6 @@ def read_corpus(path: str | Path | None = None, *, download: bool = True) -> str
     try:
         return resolved.read_bytes().decode("utf-8")
     except UnicodeDecodeError as err:
-        raise CorpusError(f"corpus file {resolved} is not UTF-8 text: {err.reason}") from err
+        raise CorpusError("corpus file %s is not UTF-8 text: %s", resolved, err.reason) from err
     except OSError as err:
-        raise CorpusError(f"cannot read corpus file {resolved}: {err.strerror or err}") from err
+        raise CorpusError("cannot read corpus file %s: %s", resolved, err.strerror or err) from err

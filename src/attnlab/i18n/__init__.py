@@ -122,7 +122,7 @@ def check_complete() -> list[str]:
                      for lang in LANGS]
             if any(n != names[0] for n in names):
                 problems.append(f"{domain}.{key}: the languages take different fields")
-            if domain == "log":  # %-templates (attnlab.i18n.logs): the same conversions
+            if domain in ("log", "error"):  # %-templates (i18n.logs): the same conversions
                 if any(conversions(entry[lang]) != conversions(entry["en"]) for lang in LANGS):
                     problems.append(f"{domain}.{key}: the languages take different conversions")
     return problems

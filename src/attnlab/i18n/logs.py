@@ -18,8 +18,12 @@ otherwise, each an entry (``key.one`` and ``key``, as ``attnlab.report.words.tn`
 so a language that agrees otherwise can; the cost sweep logs ``"%s n=%d: ok"`` or
 ``"%s n=%d: oom"``, each an entry of its own.
 
+Errors the same way: an ``AttnlabError`` raised as a template and its values (``attnlab.errors``)
+is said by :func:`said` with the template of the catalogue's ``error`` entry in the language
+(``error.json``, or a folder's ``words.json`` domain ``error``), its labels and phrases said too.
+
 Left out: a line no entry has is written in English (its labels and phrases still said in the
-language).
+language); so is an error raised as one finished string.
 """
 
 from __future__ import annotations
@@ -32,14 +36,27 @@ from attnlab.i18n.labels import RunLabel, say
 DOMAIN = "log"
 
 
-def template(english: str, lang: str) -> str | None:
-    """The ``lang`` template of the ``log`` entry whose English is ``english``; None if none."""
+def template(english: str, lang: str, domain: str = DOMAIN) -> str | None:
+    """The ``lang`` template of the ``domain`` entry whose English is ``english``; None if
+    none."""
     if lang == "en":
         return None
-    for entry in catalogue(DOMAIN).values():
+    for entry in catalogue(domain).values():
         if entry.get("en") == english:
             return entry.get(lang)
     return None
+
+
+def said(err: BaseException, lang: str) -> str:
+    """The message of ``err`` in ``lang``: an ``AttnlabError`` raised as a template and its
+    values, by its ``error`` entry (its labels and phrases said too); else ``str(err)``."""
+    english, values = getattr(err, "template", None), getattr(err, "values", ())
+    if english is None or lang == "en":
+        return str(err)
+    other = template(english, lang, "error")
+    if other is None:
+        return str(err)
+    return other % tuple(_said(v, lang) for v in values) if values else other
 
 
 class Phrase(str):
@@ -112,4 +129,4 @@ def speak(lang: str, handlers: list[logging.Handler] | None = None) -> None:
                                          or "%(message)s"))
 
 
-__all__ = ["Phrase", "Translating", "speak", "template"]
+__all__ = ["Phrase", "Translating", "said", "speak", "template"]

@@ -107,7 +107,7 @@ class Experiment:
         settings = self.profiles[profile]
         if seeds is not None:
             if seeds < 1:
-                raise UsageError(f"seeds must be at least 1, got {seeds}")
+                raise UsageError("seeds must be at least 1, got %s", seeds)
             if seeds_of(settings) is not None:
                 settings = dataclasses.replace(settings, seeds=seeds)
         return settings
@@ -122,7 +122,7 @@ def seeds_of(settings: Any) -> int | None:
 
 def check_profile(profile: str) -> None:
     if profile not in PROFILES:
-        raise UsageError(f"unknown profile {profile!r}; choose one of: {', '.join(PROFILES)}")
+        raise UsageError("unknown profile %r; choose one of: %s", profile, ", ".join(PROFILES))
 
 
 def plugins() -> dict[str, EntryPoint]:
@@ -149,7 +149,7 @@ def load(name: str) -> Experiment:
         return _checked(name, module, lambda: importlib.import_module(module))
     point = plugins().get(name)
     if point is None:
-        raise UsageError(f"unknown experiment {name!r}; choose one of: {', '.join(names())}")
+        raise UsageError("unknown experiment %r; choose one of: %s", name, ", ".join(names()))
     return _checked(name, f"entry point {name} = {point.value}", point.load, ImportError)
 
 
@@ -253,8 +253,8 @@ def select(only: list[str] | None) -> list[str]:
     wanted = [n.strip() for n in only if n.strip()]
     unknown = [n for n in wanted if n not in every]
     if unknown or not wanted:
-        raise UsageError(
-            f"unknown experiment(s) {', '.join(map(repr, unknown)) or '(none given)'}; "
-            f"choose from: {', '.join(every)}"
-        )
+        if not wanted:
+            raise UsageError("no experiment given; choose from: %s", ", ".join(every))
+        raise UsageError("unknown experiment(s) %s; choose from: %s",
+                         ", ".join(map(repr, unknown)), ", ".join(every))
     return [n for n in every if n in wanted]

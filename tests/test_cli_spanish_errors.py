@@ -1,0 +1,89 @@
+"""Errors in the user's language. An attnlab error raised as a ``%``-template and its values
+(or as one constant sentence) keeps them, and the command writes it with its ``error`` entry's
+template in the language it chose (``attnlab.i18n.logs.said``); every templated error anywhere
+has its Spanish entry, and the modules a learner's commands go through raise no message made
+up before it was raised (an f-string, which no entry can match)."""
+
+from __future__ import annotations
+
+import ast
+import copy
+import pickle
+from pathlib import Path
+
+import pytest
+
+from attnlab.cli.main import main as cli_main
+from attnlab.errors import UsageError
+from attnlab.i18n import catalogue, check_complete
+from attnlab.i18n.logs import said
+from attnlab.kit import registry
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "attnlab"
+ERRORS = {"AttnlabError", "UsageError", "DataError", "WriteError", "CorpusError", "RunFailed",
+          "NewerRun", "TrainingDiverged"}
+# what a learner's commands (lab, run, reproduce, train, generate, explore) go through first:
+# each error they raise is said in the learner's language
+LEARNER = ["data/corpus.py", "kit/registry.py"]
+
+
+def raises(path: Path) -> list[tuple[int, list[ast.expr]]]:
+    """Each ``raise <attnlab error>(...)`` of ``path``: its line and its arguments."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and \
+                isinstance(node.exc.func, ast.Name) and node.exc.func.id in ERRORS:
+            found.append((node.lineno, node.exc.args))
+    return found
+
+
+def _constant(arg: ast.expr) -> bool:
+    return isinstance(arg, ast.Constant) and isinstance(arg.value, str)
+
+
+def test_every_templated_error_has_its_spanish():
+    registry.own_all_words()
+    english = {e["en"] for e in catalogue("error").values()}
+    templated = {f"{path.relative_to(SRC)}:{n}": args[0].value
+                 for path in sorted(SRC.rglob("*.py")) for n, args in raises(path)
+                 if args and _constant(args[0]) and (len(args) > 1 or
+                                                    str(path.relative_to(SRC)) in LEARNER)}
+    assert len(templated) >= 10
+    missing = {where: t for where, t in templated.items() if t not in english}
+    assert missing == {}, "give these errors their entry in src/attnlab/i18n/error.json"
+    assert [p for p in check_complete() if p.startswith("error.")] == []
+
+
+@pytest.mark.parametrize("module", LEARNER)
+def test_the_modules_a_learner_meets_raise_no_made_up_message(module):
+    made = [n for n, args in raises(SRC / module) if args and not _constant(args[0])]
+    assert made == [], f"{module}: raise these as a template and its values (lines {made})"
+
+
+def test_an_error_is_said_in_the_language_with_its_values():
+    err = UsageError("unknown experiment %r; choose one of: %s", "ladr", "ladder, norm")
+    assert str(err) == "unknown experiment 'ladr'; choose one of: ladder, norm"
+    assert said(err, "en") == str(err)
+    assert said(err, "es") == "experimento desconocido 'ladr'; elige uno de: ladder, norm"
+    for kept in (pickle.loads(pickle.dumps(err)), copy.copy(err)):  # a worker's, a copy
+        assert said(kept, "es") == said(err, "es") and str(kept) == str(err)
+    made_up = UsageError(f"unknown experiment {'ladr'!r}")  # no entry matches a finished line
+    assert said(made_up, "es") == str(made_up)
+    assert said(UsageError("seeds must be at least 1, got %s", 0), "es").startswith(
+        "las semillas deben")
+    assert said(ValueError("not attnlab's"), "es") == "not attnlab's"
+
+
+def test_the_command_writes_its_error_in_spanish(tmp_path, capsys, monkeypatch):
+    assert cli_main(["--lang", "es", "run", "ladr"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("attnlab: error: experimento desconocido 'ladr'; elige uno de: ")
+    monkeypatch.setenv("ATTNLAB_LANG", "es")
+    missing = tmp_path / "nada.txt"
+    assert cli_main(["run", "ladder", "--profile", "micro", "--corpus", str(missing),
+                     "--out", str(tmp_path / "o"), "--work", str(tmp_path / "w")]) == 2
+    err = capsys.readouterr().err
+    assert f"el archivo del corpus {missing} no existe o no es un archivo" in err, err
+    monkeypatch.setenv("ATTNLAB_LANG", "en")
+    assert cli_main(["run", "ladr"]) == 2
+    assert "unknown experiment 'ladr'; choose one of: " in capsys.readouterr().err
