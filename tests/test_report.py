@@ -293,6 +293,15 @@ def test_reproduce_missing_corpus_and_failures(params_run, tmp_path, monkeypatch
     md = (tmp_path / "out" / "report.md").read_text()
     assert "`corpus` **skipped**: corpus unavailable" in md
     assert "`broken` **failed**: RuntimeError: boom" in md
+    # the reasons are kept in parts, so a Spanish report says them in Spanish
+    from attnlab.i18n.logs import reason_in
+
+    missing = tmp_path / "no-such-corpus.txt"
+    assert reason_in(env["corpus"], "es") == (
+        f"el corpus no está disponible: el archivo del corpus {missing} no existe o no es un "
+        "archivo")
+    assert reason_in(env["missing"], "es").startswith("no se puede cargar: ModuleNotFoundError")
+    assert reason_in(env["corpus"], "en") == env["corpus"]["reason"]
 
 
 def test_select_and_bad_input():

@@ -65,6 +65,43 @@ class WriteError(AttnlabError, OSError):
     """A file that could not be written (full disk, no permission); nothing was half-written."""
 
 
+class Said(str):
+    """A line made from a ``%``-template and its values (each a string or another ``Said``),
+    kept in parts so that a record can store it and a report say it in another language
+    (``parts``; ``attnlab.i18n.logs.say_parts``). Otherwise an ordinary ``str``.
+
+    >>> reason = Said("cannot plan: %s", Said("seeds must be at least 1, got %s", 0))
+    >>> str(reason), reason.parts()["values"][0]["values"]
+    ('cannot plan: seeds must be at least 1, got 0', ['0'])
+    """
+
+    template: str
+    values: tuple[object, ...]
+
+    def __new__(cls, template: str, *values: object) -> Said:
+        made = super().__new__(cls, template % values if values else template)
+        made.template, made.values = template, values
+        return made
+
+    def __getnewargs__(self) -> tuple[object, ...]:  # a copy or a pickle keeps its parts
+        return (self.template, *self.values)
+
+    def parts(self) -> dict[str, object]:
+        """``{"template": ..., "values": [...]}``, JSON: each value a string or its parts."""
+        return {"template": self.template,
+                "values": [v.parts() if isinstance(v, Said) else str(v) for v in self.values]}
+
+    @classmethod
+    def of(cls, err: BaseException) -> Said:
+        """``one_line(err)`` in parts: its type and its message (its template and values
+        where it was raised as them)."""
+        template = getattr(err, "template", None)
+        message = Said(template, *err.values) if template is not None else first_line(err)
+        if not str(err).strip():
+            return cls("%s", type(err).__name__)
+        return cls("%s: %s", type(err).__name__, message)
+
+
 def first_line(err: BaseException | str) -> str:
     """The first non-empty line of ``str(err)``, or the exception's type name.
 

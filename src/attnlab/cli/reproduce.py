@@ -27,6 +27,7 @@ from attnlab.cli.common import (
 from attnlab.cli.confirm import confirm_runs
 from attnlab.cli.words import Words, lang_of, new_parser, words
 from attnlab.errors import DataError, UsageError
+from attnlab.i18n.logs import reason_in
 from attnlab.running.cluster import sized
 
 __all__ = ["register", "run"]
@@ -102,10 +103,10 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None,
                          seeds=env["seeds"]) + "\n")
     for name in result.skipped:
         stdout.write(say("reproduce.skipped", name=name,
-                         reason=result.envelopes[name]["reason"]) + "\n")
+                         reason=reason_in(result.envelopes[name], say.lang)) + "\n")
     for name in result.failed:
-        stdout.write(say("run.failed", name=name, reason=result.envelopes[name]["reason"])
-                     + "\n")
+        stdout.write(say("run.failed", name=name,
+                         reason=reason_in(result.envelopes[name], say.lang)) + "\n")
     for v in result.verdicts:
         if v["status"] == "error":
             stdout.write(say("reproduce.claim_error", id=v["id"], why=v["why"]) + "\n")

@@ -20,6 +20,7 @@ from typing import TextIO
 from attnlab.cli.common import SuiteProgress, add_common, build_runner, check_seeds, out_dir
 from attnlab.cli.words import add_lang, lang_of, new_parser, words
 from attnlab.errors import UsageError
+from attnlab.i18n.logs import reason_in
 
 
 def register(sub: argparse._SubParsersAction, lang: str | None = None) -> None:
@@ -77,7 +78,8 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None,
         suite.extra_round(suite.verdicts(others), args.extra_seeds)
     envelope = suite.envelopes[args.name]  # grown by the extra round, or with its note why not
     if suite.status(args.name) == "failed":
-        stderr.write(say("run.failed", name=args.name, reason=envelope["reason"]) + "\n")
+        stderr.write(say("run.failed", name=args.name, reason=reason_in(envelope, say.lang))
+                     + "\n")
         return 1
     verdicts = suite.verdicts(others)  # all its claims, on all its seeds
     folder = out / args.name

@@ -59,6 +59,24 @@ def said(err: BaseException, lang: str) -> str:
     return other % tuple(_said(v, lang) for v in values) if values else other
 
 
+def say_parts(parts: dict, lang: str) -> str:
+    """A stored ``Said`` (``attnlab.errors.Said.parts``) in ``lang``: its template's ``error``
+    entry in the language, else the template as it is, with each value said the same way."""
+    english = parts["template"]
+    values = tuple(say_parts(v, lang) if isinstance(v, dict) else v for v in parts["values"])
+    chosen = template(english, lang, "error") or english
+    return chosen % values if values else chosen
+
+
+def reason_in(envelope: dict, lang: str) -> str:
+    """The ``reason`` of an experiment's envelope that did not finish, in ``lang`` where it
+    was stored in parts (``reason_parts``)."""
+    parts = envelope.get("reason_parts")
+    if lang == "en" or not parts:
+        return envelope.get("reason", "")
+    return say_parts(parts, lang)
+
+
 class Phrase(str):
     """A word or phrase an experiment's code chose, given to a log line (a model's kind, a
     position scheme, a setting) with the experiment whose tables say it: the formatter says it
@@ -129,4 +147,4 @@ def speak(lang: str, handlers: list[logging.Handler] | None = None) -> None:
                                          or "%(message)s"))
 
 
-__all__ = ["Phrase", "Translating", "said", "speak", "template"]
+__all__ = ["Phrase", "Translating", "reason_in", "said", "say_parts", "speak", "template"]

@@ -74,8 +74,12 @@ def status_of(envelope: dict[str, Any]) -> str:
 
 def not_run(name: str, title: str, status: str, reason: str,
             wall_s: float | None = None) -> dict[str, Any]:
-    """The envelope of an experiment that did not finish (``status``: failed or skipped)."""
-    out: dict[str, Any] = {"name": name, "title": title, "status": status, "reason": reason}
+    """The envelope of an experiment that did not finish (``status``: failed or skipped); a
+    ``reason`` made in parts (``attnlab.errors.Said``) keeps them, to be said in a language."""
+    out: dict[str, Any] = {"name": name, "title": title, "status": status, "reason": str(reason)}
+    parts = getattr(reason, "parts", None)
+    if parts is not None:
+        out["reason_parts"] = parts()
     if wall_s is not None:
         out["wall_s"] = wall_s
     return out

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from attnlab.i18n.logs import reason_in
 from attnlab.kit import verdict_words as words
 from attnlab.kit.envelope import status_of
 from attnlab.report.claim_figures import claim_figures
@@ -88,7 +89,7 @@ def _run_shows(name: str, env: dict, own: list[dict], lang: str) -> str:
     inconclusive when few (or when their premise failed), each named by its first words."""
     status = status_of(env)
     if status != "ok":
-        return t(f"run.{status}", lang, reason=env.get("reason", ""))
+        return t(f"run.{status}", lang, reason=reason_in(env, lang))
     if not own:
         return t("run.no_claims", lang)
     c = tally(own)

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from attnlab.files import staged
+from attnlab.i18n.logs import reason_in
 from attnlab.kit.claims import MIN_SEEDS, STATUSES, Z
 from attnlab.kit.envelope import status_of
 from attnlab.kit.extra_seeds import EXTRA_SEEDS, off_rule, rule_text
@@ -109,7 +110,7 @@ def _experiment_section(
     at = envelope.get("profile", profile)
     if status != "ok":
         lines += [f"**{t(f'verdict.{status}', lang)}**: "
-                  f"{envelope.get('reason') or t('section.no_reason', lang)}", ""]
+                  f"{reason_in(envelope, lang) or t('section.no_reason', lang)}", ""]
     else:
         runs = envelope.get("runs")
         train = t("section.training", lang, runs=runs,
@@ -224,7 +225,7 @@ def compose(
     if not_run:
         lines += [f"## {t('not_run.heading', lang)}", ""]
         lines += [f"- `{n}` **{t(f'status.{status_of(envelopes[n])}', lang)}**: "
-                  f"{envelopes[n].get('reason', '')}" for n in not_run]
+                  f"{reason_in(envelopes[n], lang)}" for n in not_run]
         lines.append("")
     lines += [f"## {t('settings.heading', lang)}", ""]
     extra = "" if meta.get("extra_seeds") is None else \

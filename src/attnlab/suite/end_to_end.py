@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from attnlab.errors import Said
 from attnlab.kit import registry
 from attnlab.kit.envelope import ENVELOPE, status_of
 from attnlab.kit.extra_seeds import grown, resolve_extra_seeds
@@ -138,10 +139,10 @@ def plan_suite(runner: Runner, out: str | Path, profile: str, *, seeds: int | No
 
     def skip(exp: Experiment) -> tuple[str, str] | None:
         if report_only:
-            return "skipped", (f"report only: no finished {profile} result at "
-                               f"{out / exp.name / ENVELOPE}")
+            return "skipped", Said("report only: no finished %s result at %s", profile,
+                                   out / exp.name / ENVELOPE)
         if exp.needs_corpus and corpus_reason is not None:
-            return "skipped", f"corpus unavailable: {corpus_reason}"
+            return "skipped", Said("corpus unavailable: %s", corpus_reason)
         return None
 
     wanted = suite.wanted(None if report_only else extra_seeds, skip)  # report only: any round

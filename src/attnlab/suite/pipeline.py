@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from attnlab.errors import UsageError, WriteError, first_line, one_line
+from attnlab.errors import Said, UsageError, WriteError, first_line, one_line
 from attnlab.kit import registry
 from attnlab.kit.claims import evaluate
 from attnlab.kit.envelope import (
@@ -73,7 +73,7 @@ class Suite:
                 self.settings[name] = exp.settings(profile, seeds)
             except Exception as err:  # noqa: BLE001 - report it, run the rest
                 self._envelopes[name] = not_run(name, exp.title, "failed",
-                                                f"cannot plan: {one_line(err)}")
+                                                Said("cannot plan: %s", Said.of(err)))
 
     @classmethod
     def of(cls, runner: Runner, out: Path, profile: str, seeds: int | None,
@@ -85,7 +85,8 @@ class Suite:
             try:
                 loaded[name] = registry.load(name)
             except Exception as err:  # noqa: BLE001 - e.g. a module not written yet
-                broken[name] = not_run(name, name, "failed", f"cannot load: {one_line(err)}")
+                broken[name] = not_run(name, name, "failed",
+                                       Said("cannot load: %s", Said.of(err)))
         suite = cls(runner, out, profile, seeds, loaded, strict=strict)
         suite.names = list(names)
         suite._envelopes.update(broken)
@@ -139,7 +140,9 @@ class Suite:
             except Exception as err:  # noqa: BLE001 - report it, run the rest
                 if self.strict:
                     raise
-                reason = f"{'extra round: ' if more else ''}cannot plan: {one_line(err)}"
+                reason = Said("cannot plan: %s", Said.of(err))
+                if more:
+                    reason = Said("extra round: %s", reason)
                 self._envelopes[name] = not_run(name, exp.title, "failed", reason)
                 continue
             plans[name] = Plan(exp, settings, specs, more)
@@ -186,7 +189,7 @@ class Suite:
                 if self.strict:
                     raise
                 log.debug("%s traceback", name, exc_info=True)
-                reason = f"{'extra round: ' if plan.extra else ''}{one_line(err)}"
+                reason = Said("extra round: %s", Said.of(err)) if plan.extra else Said.of(err)
                 self._envelopes[name] = not_run(name, plan.experiment.title, "failed",
                                                 reason, None if plan.extra else
                                                 time.perf_counter() - start)
@@ -299,7 +302,7 @@ def corpus_problem(corpus: str | None) -> tuple[str | None, str]:
     try:
         return None, f"`{resolve_corpus(corpus)}`"
     except CorpusError as err:
-        reason = first_line(err)
+        reason = Said(err.template, *err.values) if err.template else first_line(err)
         return reason, f"unavailable ({reason})"
 
 
