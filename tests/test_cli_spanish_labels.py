@@ -136,3 +136,21 @@ def test_a_runs_results_keep_their_english_labels():
     assert [r["s"] for r in results.seeds("ladder row 1")] == [0, 1]
     with pytest.raises(KeyError, match="no planned run is labelled 'ladder fila 1'"):
         results.seeds(say("ladder row 1", "es"))
+
+
+def test_the_explorers_own_runs_are_said_in_spanish():
+    """The runs the explorer trains for its pages (the probes, the induction model, the
+    translation models) are named by the shared label words (i18n/label.json)."""
+    from pathlib import Path
+
+    import attnlab
+    from attnlab.explorer.sources.translation import RUNS
+
+    sources = Path(attnlab.__file__).parent / "explorer" / "sources"
+    named = {m for p in sources.glob("*.py") for m in
+             re.findall(r'(?:ctx\.train|_train_probe)\(\s*"([^"]+)"', p.read_text("utf-8"))}
+    explorer = named | {f"explorer translation {m}" for m in RUNS}
+    assert len(named) >= 4
+    left = {label: say(label, "es") for label in explorer
+            if say(label, "es") == label or "explorer" in say(label, "es")}
+    assert left == {}, "give these runs their words in src/attnlab/i18n/label.json"

@@ -47,6 +47,7 @@ from attnlab.errors import DataError, UsageError
 from attnlab.explorer.page.render import counted, say
 from attnlab.explorer.sources.build import page_data, view_from_traces
 from attnlab.explorer.sources.traces import attnlab_traces
+from attnlab.i18n.labels import RunLabel
 from attnlab.nn.model_config import ModelConfig
 from attnlab.train.progress import Progress
 from attnlab.train.run_config import TrainConfig
@@ -173,7 +174,7 @@ def _train_probe(
     cfg = probe.model.replace(vocab_size=vocab_size)
     stream = _Stream(train=train_rows.ravel(), held=held_rows.ravel())
     record = ctx.train(label, cfg, probe.train, data=stream)  # one CPU thread, as every run
-    log.info("%s: run %s, %d steps", label, record["run_dir"], record["steps"])
+    log.info("%s: run %s, %d steps", RunLabel(label), record["run_dir"], record["steps"])
     return ctx.load_model(record).to(resolve_device(probe.train.device)), record
 
 
