@@ -137,13 +137,13 @@ def test_the_english_estimate_is_the_one_the_docs_quote():
     text = estimate({"a": 1, "b": 5}, workers=1).text()
     assert text == estimate({"a": 1, "b": 5}, workers=1).text("en")
     assert text.splitlines()[:3] == [
-        "estimate (full, cpu, 1 worker(s)): training should take about 1h02m (between 47m45s "
+        "estimate (full, cpu, 1 worker): training should take about 1h02m (between 47m45s "
         "and 1h16m) on this machine",
-        "  a: 1 runs, 1m40s of one worker's time (timed 1m30s × 1.20)",
+        "  a: 1 run, 1m40s of one worker's time (timed 1m30s × 1.20)",
         "  b: 5 runs, 1h06m of one worker's time (timed 1h05m × 0.75)"]
-    assert "  checked against the 3 finished run(s) of this cache (estimated as above, " \
+    assert "  checked against the 3 finished runs of this cache (estimated as above, " \
         "measured by their own records):" in text
-    assert "(not included: the extra round of 1 seed(s) for each experiment" in text
+    assert "(not included: the extra round of 1 seed for each experiment" in text
 
 
 @pytest.mark.usefixtures("no_chosen_language")
@@ -163,4 +163,4 @@ def test_reproduce_estimate_speaks_the_commands_language(tmp_path, capsys):
     assert left == {}
     assert main(argv) == 0
     english = capsys.readouterr().out
-    assert english.startswith("estimate (micro, cpu, ") and "  agreement: 1 runs, " in english
+    assert english.startswith("estimate (micro, cpu, ") and "  agreement: 1 run, " in english

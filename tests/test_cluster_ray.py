@@ -228,7 +228,7 @@ def test_reproduce_on_the_cluster_from_the_command_line(cluster, tmp_path, capsy
     code = main(["reproduce", "--profile", "micro", "--only", "winograd",  # 6 runs
                  "--cluster", "ray", "--estimate", "--work", str(tmp_path / "w")])
     out = capsys.readouterr().out
-    assert code == 0 and "estimate (micro, cpu, 2 worker(s))" in out  # the cluster's size
+    assert code == 0 and "estimate (micro, cpu, 2 workers)" in out  # the cluster's size
 
 
 # Started in every Python process of one node: a mount namespace of its own in which an

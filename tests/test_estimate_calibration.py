@@ -23,8 +23,8 @@ def test_the_ratio_is_the_experiments_own_or_the_median():
     assert lo == pytest.approx(1.1 / 1.2 if 1.1 / 1.2 < 1.2 / 1.5 else 1.2 / 1.5)
     assert hi == pytest.approx(2.0 / 1.5)
     text = "\n".join(c.text())
-    assert "checked against the 4 finished run(s)" in text
-    assert "a: 2 run(s), estimated 10s, measured 12s: ×1.20" in text
+    assert "checked against the 4 finished runs" in text
+    assert "a: 2 runs, estimated 10s, measured 12s: ×1.20" in text
     assert "by the median, ×1.50" in text
 
 
@@ -59,6 +59,6 @@ def test_the_estimate_corrects_itself_by_the_runs_it_finds(monkeypatch, tmp_path
     assert second.per_experiment["agreement"] == pytest.approx(
         second.raw["agreement"] * cal.ratio("agreement"))
     text = second.text()
-    assert "checked against the 1 finished run(s) of this cache" in text
+    assert "checked against the 1 finished run of this cache" in text
     assert f"× {cal.ratio('agreement'):.2f})" in text  # the per-experiment line says the factor
     assert "should take about" in text and "between" in text

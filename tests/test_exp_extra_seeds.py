@@ -118,7 +118,7 @@ def test_the_estimate_says_it_leaves_the_round_out():
 
     est = Estimate("full", 2, "cpu", per_experiment={"x": 60.0}, runs={"x": 3}, wall_s=30.0,
                    extra_seeds=2, seeds={"x": 3})
-    assert "(not included: the extra round of 2 seed(s)" in est.text()
+    assert "(not included: the extra round of 2 seeds" in est.text()
     assert "up to 2/3 more of its training" in est.text()
     assert "not included" in dataclasses.replace(est, runs={}).text()  # nothing pending yet
     assert "it needs at least 3 seeds" in dataclasses.replace(est, seeds={"x": 1}).text()
