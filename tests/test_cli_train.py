@@ -149,3 +149,23 @@ def test_the_run_directory_is_named_by_the_resolved_config(capsys, corpus, tmp_p
     assert state["run_hash"] == run_dir.name
     assert f"({run_dir.name}, {resolved.train.device}, {resolved.train.precision})" in err.replace(
         "config ", "")
+
+
+def test_a_finished_runs_unreadable_checkpoint_says_its_cause_in_the_language(monkeypatch,
+                                                                             tmp_path):
+    """The inner error of ``train.unreadable``, raised as a template, is said in the command's
+    language with the sentence around it; in English it is its English line, as before."""
+    from attnlab.cli.train import check_finished
+    from attnlab.cli.words import Words
+    from attnlab.errors import DataError
+    from attnlab.train import runtime
+
+    def damaged(*_args: object) -> None:
+        raise DataError("corpus file %s is empty", "x.txt")
+
+    monkeypatch.setattr(runtime, "load_trained", damaged)
+    for lang, cause in (("es", "(el archivo del corpus x.txt está vacío)"),
+                        ("en", "(corpus file x.txt is empty)")):
+        with pytest.raises(DataError) as info:
+            check_finished(tmp_path, Words(lang))
+        assert cause in str(info.value), str(info.value)

@@ -54,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
     from attnlab import presets
     from attnlab.cli.outputs import check_folder
     from attnlab.errors import UsageError
+    from attnlab.i18n.logs import said
     from attnlab.train.memory import check_step_memory
     from attnlab.train.progress import ProgressPrinter
     from attnlab.train.run_config import load_run_config, run_hash
@@ -108,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
         with training_threads(cfg.train.device, threads):
             result = train(cfg, run_dir, progress=progress, on_start=started)
     except TrainingDiverged as err:
-        tell(say("train.stopped", error=err), file=sys.stderr)
+        tell(say("train.stopped", error=said(err, say.lang)), file=sys.stderr)
         return 1
     except (RuntimeError, MemoryError) as err:
         if made:
@@ -140,13 +141,16 @@ def summary(result: dict, say: Words | None = None) -> str:
 def check_finished(run_dir: Path, say: Words | None = None) -> None:
     """A finished run's checkpoint must still load: else one line, not "already finished"."""
     from attnlab.errors import DataError
+    from attnlab.i18n.logs import said
     from attnlab.train.runtime import load_trained
 
+    say = say or Words("en")
     try:
         load_trained(run_dir, "cpu")
     except DataError as err:
         bare = err.__cause__ if isinstance(err.__cause__, DataError) else err  # before advice
-        raise DataError((say or Words("en"))("train.unreadable", path=run_dir, error=bare)
+        # the inner error in the command's language too, when it was raised as a template
+        raise DataError(say("train.unreadable", path=run_dir, error=said(bare, say.lang))
                         ) from err
 
 
