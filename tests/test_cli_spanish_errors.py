@@ -24,7 +24,8 @@ ERRORS = {"AttnlabError", "UsageError", "DataError", "WriteError", "CorpusError"
           "NewerRun", "TrainingDiverged"}
 # what a learner's commands (lab, run, reproduce, train, generate, explore) go through first:
 # each error they raise is said in the learner's language
-LEARNER = ["data/corpus.py", "kit/registry.py"]
+LEARNER = ["data/corpus.py", "kit/registry.py", "train/run_config.py", "cli/generate.py",
+           "cli/explore.py", "explorer/sources/translation.py", "files.py"]
 
 
 def raises(path: Path) -> list[tuple[int, list[ast.expr]]]:

@@ -72,7 +72,7 @@ class Said(str):
 
     >>> reason = Said("cannot plan: %s", Said("seeds must be at least 1, got %s", 0))
     >>> str(reason), reason.parts()["values"][0]["values"]
-    ('cannot plan: seeds must be at least 1, got 0', ['0'])
+    ('cannot plan: seeds must be at least 1, got 0', [0])
     """
 
     template: str
@@ -87,9 +87,15 @@ class Said(str):
         return (self.template, *self.values)
 
     def parts(self) -> dict[str, object]:
-        """``{"template": ..., "values": [...]}``, JSON: each value a string or its parts."""
-        return {"template": self.template,
-                "values": [v.parts() if isinstance(v, Said) else str(v) for v in self.values]}
+        """``{"template": ..., "values": [...]}``, JSON: each value a number, a string or its
+        parts."""
+        def part(v: object) -> object:  # a number stays one, to be written in a language's way
+            if isinstance(v, Said):
+                return v.parts()
+            return v if type(v) in (int, float) else int(v) if isinstance(v, int) and \
+                not isinstance(v, bool) else str(v)
+
+        return {"template": self.template, "values": [part(v) for v in self.values]}
 
     @classmethod
     def of(cls, err: BaseException) -> Said:

@@ -87,13 +87,15 @@ def _probe_page(args: argparse.Namespace, say: Words) -> dict[str, Any]:
     work = args.work if args.work is not None else Path(DEFAULT_WORK)
     if args.translation:  # the one preset that takes a sentence: an English one of its language
         if args.serve:
-            raise UsageError(say("explore.translation_serve"))
+            raise UsageError("--translation writes a page for one sentence (--text): --serve "
+                             "does not go with it")
         from attnlab.explorer.sources.translation import translation_page
 
         return translation_page(work, progress=ProgressPrinter(sys.stderr, lang=say.lang),
                                 lang=args.lang, text=args.text)
     if args.text is not None or args.serve:
-        raise UsageError(say("explore.own_sentences", flag=flag))
+        raise UsageError("%s shows its own sentences: --text and --serve do not go with it",
+                         flag)
     page = winograd_page if args.winograd else agreement_page
     if args.induction:
         from attnlab.explorer.sources.roles import induction_page as page
@@ -113,11 +115,12 @@ def run(args: argparse.Namespace) -> int:
     if args.target is not None:
         check_text(args.target, "--target", "target")
     if args.target is not None and not args.hf_model:
-        raise UsageError(say("explore.target_alone"))
+        raise UsageError("--target only goes with --hf-model (an encoder–decoder's target "
+                         "text)")
     if args.serve and args.out is not None:
-        raise UsageError(say("explore.out_or_serve"))
+        raise UsageError("--out writes a page and --serve serves one: choose one")
     if args.port is not None and not args.serve:
-        raise UsageError(say("explore.port_alone"))
+        raise UsageError("--port only goes with --serve")
     if not args.serve:  # before any model is loaded or trained
         check_file("--out", args.out or DEFAULT_OUT, say)
     probe = (args.winograd or args.agreement or args.induction or args.agreement_distance
@@ -128,7 +131,8 @@ def run(args: argparse.Namespace) -> int:
         print(say("explore.wrote", path=path))
         return 0
     if args.work is not None:
-        raise UsageError(say("explore.work_alone"))
+        raise UsageError("--work only goes with --winograd, --agreement, --induction, "
+                         "--agreement-distance or --translation")
     compute = _compute(args)
     text = args.text if args.text is not None else SENTENCE
     if args.serve:
@@ -143,8 +147,9 @@ def run(args: argparse.Namespace) -> int:
             print(say("explore.stopped"))
             return 130
         except OSError as err:  # port taken (or below 1024 without the right)
-            raise UsageError(say("explore.port_taken", port=port,
-                                 reason=err.strerror or err)) from err
+            raise UsageError("cannot serve on port %s of 127.0.0.1: %s (another program may "
+                             "be listening there); choose another with --port N, or --port 0 "
+                             "for any free one", port, err.strerror or err) from err
         return 0
     path = write_page(compute(text), args.out or DEFAULT_OUT, lang=args.lang)
     print(say("explore.wrote", path=path))

@@ -53,25 +53,29 @@ def run(args: argparse.Namespace) -> int:
     run_dir = Path(args.run_dir)
     check_text(args.prompt, "--prompt", "prompt")
     if not args.prompt:
-        raise UsageError(say("generate.empty_prompt"))
+        raise UsageError("--prompt must not be empty: the model needs a first token")
     if args.tokens < 0:
-        raise UsageError(say("generate.tokens_low", value=args.tokens))
+        raise UsageError("--tokens must be >= 0, got %s", args.tokens)
     if not 0 <= args.temperature < math.inf:  # nan fails both comparisons
-        raise UsageError(say("generate.temperature_bad", value=args.temperature))
+        raise UsageError("--temperature must be a finite number >= 0 (0 is greedy), got %s",
+                         args.temperature)
     if args.top_k is not None and args.top_k < 1:
-        raise UsageError(say("generate.top_k_low", value=args.top_k))
+        raise UsageError("--top-k (top_k) must be >= 1, got %s", args.top_k)
     cfg, model, tokenizer, _ = load_trained(run_dir, args.device)
     if tokenizer is None:
-        raise DataError(say("no_tokenizer", path=run_dir))
+        raise DataError("run %s has no tokenizer.json (trained on data given in code, or the "
+                        "file was deleted), so its text cannot be encoded: resuming the run with "
+                        "`attnlab train` and its config writes it again", run_dir)
     if args.top_k is not None and args.top_k > cfg.model.vocab_size:
-        raise UsageError(say("generate.top_k_high", value=args.top_k,
-                             vocab=cfg.model.vocab_size))
+        raise UsageError("--top-k %s exceeds the model's vocabulary of %s tokens", args.top_k,
+                         cfg.model.vocab_size)
     ids = tokenizer.encode(args.prompt)
     use_cache = not args.no_cache
     total = len(ids) + args.tokens
     if use_cache and cfg.model.position == "learned" and total > cfg.model.pos_rows:
-        raise UsageError(say("generate.too_long", prompt=len(ids), tokens=args.tokens,
-                             positions=cfg.model.pos_rows))
+        raise UsageError("prompt (%s tokens) + --tokens %s exceeds the model's %s learned "
+                         "positions; ask for fewer or pass --no-cache", len(ids), args.tokens,
+                         cfg.model.pos_rows)
     device = next(model.parameters()).device
     idx = torch.tensor([ids], dtype=torch.long, device=device)  # (1, T)
     sofar = list(ids)  # what is generated, token by token: printed if Ctrl-C stops it

@@ -21,6 +21,9 @@ so a language that agrees otherwise can; the cost sweep logs ``"%s n=%d: ok"`` o
 Errors the same way: an ``AttnlabError`` raised as a template and its values (``attnlab.errors``)
 is said by :func:`said` with the template of the catalogue's ``error`` entry in the language
 (``error.json``, or a folder's ``words.json`` domain ``error``), its labels and phrases said too.
+A whole number an English message writes grouped (``[1, 10,000,000]``) is given as a
+:class:`Grouped`, said in another language as code writes it (``10000000``), with no
+thousands separator.
 
 Left out: a line no entry has is written in English (its labels and phrases still said in the
 language); so is an error raised as one finished string.
@@ -107,12 +110,30 @@ class Phrase(str):
         return entry.get(lang) or str(self)
 
 
+class Grouped(int):
+    """A whole number given to an error or a log line that English writes with its thousands
+    grouped (``10,000,000``); another language writes it as code does (``10000000``, as it
+    is typed back into ``--set``). Otherwise an ordinary ``int``.
+
+    >>> str(Grouped(10_000_000)), "got %s" % Grouped(65536), _said(Grouped(65536), "es")
+    ('10,000,000', 'got 65,536', 65536)
+    """
+
+    __slots__ = ()
+
+    def __str__(self) -> str:
+        return f"{int(self):,}"
+
+
 def _said(arg: object, lang: str) -> object:
-    """A log line's argument in ``lang``: a run's label or a phrase said, the rest as given."""
+    """A log line's argument in ``lang``: a run's label or a phrase said, a grouped number
+    ungrouped, the rest as given."""
     if isinstance(arg, RunLabel):
         return say(arg, lang)
     if isinstance(arg, Phrase):
         return arg.say(lang)
+    if isinstance(arg, Grouped):
+        return int(arg)
     return arg
 
 
@@ -130,7 +151,7 @@ class Translating(logging.Formatter):
             changes["msg"] = other
         args = record.args
         if self.lang != "en" and isinstance(args, tuple) and \
-                any(isinstance(a, RunLabel | Phrase) for a in args):
+                any(isinstance(a, RunLabel | Phrase | Grouped) for a in args):
             changes["args"] = tuple(_said(a, self.lang) for a in args)
         if changes:
             record = logging.makeLogRecord({**record.__dict__, **changes})
@@ -147,4 +168,5 @@ def speak(lang: str, handlers: list[logging.Handler] | None = None) -> None:
                                          or "%(message)s"))
 
 
-__all__ = ["Phrase", "Translating", "reason_in", "said", "say_parts", "speak", "template"]
+__all__ = ["Grouped", "Phrase", "Translating", "reason_in", "said", "say_parts", "speak",
+           "template"]

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from attnlab.errors import DataError, UsageError, first_line
+from attnlab.i18n.logs import Grouped
 from attnlab.nn.model_config import ModelConfig, Seq2SeqConfig
 
 DECAYS = ("none", "cosine")
@@ -94,21 +95,21 @@ class TrainConfig:
             _check_range(f"train.{name}", getattr(self, name), lo, hi)
         for name in ("lr", "eps"):  # inf or nan would only surface as a diverged run
             if not 0 < getattr(self, name) < math.inf:
-                raise UsageError(f"train.{name} must be a finite number > 0, "
-                                 f"got {getattr(self, name)}")
+                raise UsageError("train.%s must be a finite number > 0, got %s", name,
+                                 getattr(self, name))
         if not 0 <= self.min_lr_ratio <= 1:
-            raise UsageError(f"train.min_lr_ratio must be in [0, 1], got {self.min_lr_ratio}")
+            raise UsageError("train.min_lr_ratio must be in [0, 1], got %s", self.min_lr_ratio)
         if not 0 <= self.weight_decay < math.inf:
-            raise UsageError(f"train.weight_decay must be a finite number >= 0, "
-                             f"got {self.weight_decay}")
+            raise UsageError("train.weight_decay must be a finite number >= 0, got %s",
+                             self.weight_decay)
         if len(self.betas) != 2 or not all(0 <= b < 1 for b in self.betas):
-            raise UsageError(f"train.betas must be two numbers in [0, 1), got {self.betas}")
+            raise UsageError("train.betas must be two numbers in [0, 1), got %s", self.betas)
         if any(not 1 <= k <= self.steps for k in self.keep_steps):
-            raise UsageError(f"train.keep_steps must be steps in [1, train.steps={self.steps:,}], "
-                             f"got {list(self.keep_steps)}")
+            raise UsageError("train.keep_steps must be steps in [1, train.steps=%s], got %s",
+                             _grouped(self.steps), list(self.keep_steps))
         if self.grad_clip is not None and not 0 < self.grad_clip < math.inf:
-            raise UsageError(f"train.grad_clip must be a finite number > 0 or none, "
-                             f"got {self.grad_clip}")
+            raise UsageError("train.grad_clip must be a finite number > 0 or none, got %s",
+                             self.grad_clip)
 
 
 @dataclass(frozen=True)
@@ -214,18 +215,18 @@ def read_config_file(path: Path) -> dict[str, Any]:
     table at the top is a ``DataError`` naming it.
     """
     if path.is_dir():
-        raise UsageError(f"config {path} is a directory, not a .toml or .json file")
+        raise UsageError("config %s is a directory, not a .toml or .json file", path)
     if not path.is_file():
-        raise UsageError(f"config file not found: {path}")
+        raise UsageError("config file not found: %s", path)
     if path.suffix not in (".toml", ".json"):
-        raise UsageError(f"config must be a .toml or .json file, got {path.name}")
+        raise UsageError("config must be a .toml or .json file, got %s", path.name)
     try:
         text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as err:
-        raise DataError(f"config {path} is not UTF-8 text (byte {err.start}): is it a "
-                        "binary file?") from err
+        raise DataError("config %s is not UTF-8 text (byte %d): is it a binary file?", path,
+                        err.start) from err
     except OSError as err:
-        raise DataError(f"cannot read config {path}: {err.strerror or err}") from err
+        raise DataError("cannot read config %s: %s", path, err.strerror or err) from err
     try:
         if path.suffix == ".toml":
             import tomllib  # Python 3.11+
@@ -234,26 +235,26 @@ def read_config_file(path: Path) -> dict[str, Any]:
         else:
             data = json.loads(text)
     except ValueError as err:  # TOMLDecodeError and JSONDecodeError are ValueErrors
-        raise DataError(f"cannot read config {path}: {err}".splitlines()[0]) from err
+        raise DataError("cannot read config %s: %s", path, first_line(err)) from err
     if not isinstance(data, dict):
-        raise DataError(f"config {path} must hold a table at the top, got "
-                        f"{type(data).__name__}")
+        raise DataError("config %s must hold a table at the top, got %s", path,
+                        type(data).__name__)
     return data
 
 
 def _build(data: Any, overrides: list[str]) -> RunConfig:
     if not isinstance(data, dict):
-        raise UsageError(f"a run config must be a table of sections, got {type(data).__name__}")
+        raise UsageError("a run config must be a table of sections, got %s", type(data).__name__)
     unknown = sorted(map(str, set(data) - set(SECTIONS)))
     if unknown:
-        raise UsageError(f"unknown config section {unknown[0]!r}; allowed: {', '.join(SECTIONS)}")
+        raise UsageError("unknown config section %r; allowed: %s", unknown[0], ", ".join(SECTIONS))
     values: dict[str, dict[str, Any]] = {}
     classes = {name: section_class(name, data.get(name), overrides) for name in SECTIONS}
     for name, cls in classes.items():
         table = data.get(name, {})
         if not isinstance(table, dict):
-            raise UsageError(f"config section {name!r} must be a table, got "
-                             f"{type(table).__name__} {_short(table)}")
+            raise UsageError("config section %r must be a table, got %s %s", name,
+                             type(table).__name__, _short(table))
         hints = _hints(cls)
         values[name] = {}
         for key, raw in table.items():
@@ -271,7 +272,7 @@ def _build(data: Any, overrides: list[str]) -> RunConfig:
         except UsageError:
             raise
         except ValueError as err:  # ModelConfig's own checks (attnlab.nn knows no UsageError)
-            raise UsageError(f"{name}: {first_line(err)}") from err
+            raise UsageError("%s: %s", name, first_line(err)) from err
     return RunConfig(**parts)
 
 
@@ -285,12 +286,11 @@ def _split_override(item: str) -> tuple[str, str, str]:
     dotted, sep, text = item.partition("=")
     name, dot, key = dotted.strip().partition(".")
     if not sep or not dot or not key:
-        raise UsageError(
-            f"override {item!r} must look like section.key=value (e.g. train.steps=200)"
-        )
+        raise UsageError("override %r must look like section.key=value (e.g. train.steps=200)",
+                         item)
     if name not in SECTIONS:
-        allowed = ", ".join(SECTIONS)
-        raise UsageError(f"unknown config section {name!r} in {item!r}; allowed: {allowed}")
+        raise UsageError("unknown config section %r in %r; allowed: %s", name, item,
+                         ", ".join(SECTIONS))
     return name, key.strip(), text.strip()
 
 
@@ -319,7 +319,7 @@ def unknown_fields(data: Any) -> list[str]:
 
 def _check_key(section: str, key: Any, hints: dict[str, Any]) -> None:
     if key not in hints:
-        raise UsageError(f"unknown key {section}.{key}; allowed: {', '.join(hints)}")
+        raise UsageError("unknown key %s.%s; allowed: %s", section, key, ", ".join(hints))
 
 
 _TRUE = ("true", "yes", "on", "1")
@@ -341,11 +341,11 @@ def _coerce(key: str, raw: Any, tp: Any, *, text: bool) -> Any:
             raw = [p for p in raw.strip("[]() ").split(",") if p.strip()]
         if len(args) == 2 and args[1] is Ellipsis:  # tuple[int, ...]: any length
             if not isinstance(raw, list | tuple):
-                raise UsageError(f"{key} expects comma-separated values, got {_short(raw)}")
+                raise UsageError("%s expects comma-separated values, got %s", key, _short(raw))
             return tuple(_coerce(key, r, args[0], text=text) for r in raw)
         if not isinstance(raw, list | tuple) or len(raw) != len(args):
-            raise UsageError(f"{key} expects {len(args)} comma-separated values, "
-                             f"got {_short(raw)}")
+            raise UsageError("%s expects %d comma-separated values, got %s", key, len(args),
+                             _short(raw))
         return tuple(_coerce(key, r, a, text=text) for r, a in zip(raw, args, strict=True))
     name = getattr(tp, "__name__", str(tp))
     if text:
@@ -353,7 +353,7 @@ def _coerce(key: str, raw: Any, tp: Any, *, text: bool) -> Any:
     if tp is float and isinstance(raw, int) and not isinstance(raw, bool):
         return float(raw)
     if not isinstance(raw, tp) or (tp is int and isinstance(raw, bool)):
-        raise UsageError(f"{key} expects {name}, got {_short(raw)}")
+        raise UsageError("%s expects %s, got %s", key, name, _short(raw))
     return raw
 
 
@@ -365,18 +365,25 @@ def _parse_text(key: str, raw: str, tp: Any, name: str) -> Any:
             return True
         if raw.lower() in _FALSE:
             return False
-        raise UsageError(f"{key} expects a bool (true/false), got {raw!r}")
+        raise UsageError("%s expects a bool (true/false), got %r", key, raw)
     try:
         return tp(raw)
     except ValueError:
-        raise UsageError(f"{key} expects {name}, got {raw!r}") from None
+        raise UsageError("%s expects %s, got %r", key, name, raw) from None
 
 
 def _check_range(name: str, value: int, lo: int, hi: int) -> None:
     if not lo <= value <= hi:
-        raise UsageError(f"{name} must be in [{lo:,}, {hi:,}], got {value:,}")
+        raise UsageError("%s must be in [%s, %s], got %s", name, _grouped(lo), _grouped(hi),
+                         _grouped(value))
+
+
+def _grouped(value: Any) -> Any:
+    """A whole number as a ``Grouped`` (``10,000,000`` in English, ``10000000`` in Spanish);
+    anything else as it is."""
+    return Grouped(value) if isinstance(value, int) else value
 
 
 def _choice(name: str, value: str, choices: tuple[str, ...]) -> None:
     if value not in choices:
-        raise UsageError(f"unknown {name} {value!r}; choose one of: {', '.join(choices)}")
+        raise UsageError("unknown %s %r; choose one of: %s", name, value, ", ".join(choices))

@@ -52,11 +52,11 @@ SENTENCE = "the quiet girl that chased the mouse was very tired ."
 RUNS = {"additive": "translation bahdanau seed 0", "transformer": "translation transformer seed 0"}
 
 
-def source_pair(text: str, vocab: Any, lang: str = "en") -> Pair:
+def source_pair(text: str, vocab: Any) -> Pair:
     """The pair of an English sentence of the language: lower-cased, the final "." split from
     its word or added. A word outside ``vocab`` (the source vocabulary) or a sentence outside
-    the grammar is a one-line UsageError in ``lang`` that names it (and lists the words, or
-    shows the grammar)."""
+    the grammar is a one-line UsageError that names it (and lists the words, or shows the
+    grammar), said in the command's language by its ``error`` entry."""
     words = text.lower().split()
     if words and words[-1].endswith(".") and words[-1] != ".":
         words[-1:] = [words[-1][:-1], "."]
@@ -65,11 +65,14 @@ def source_pair(text: str, vocab: Any, lang: str = "en") -> Pair:
     known = [w for w in vocab.words if w not in SPECIALS]
     for w in words:
         if w not in known:
-            raise UsageError(say("translation.unknown_word", lang, word=w, words=" ".join(known)))
+            raise UsageError("--text: “%s” is not a word of the translation language; its "
+                             "words are: %s", w, " ".join(known))
     try:
         return translate(words)
     except ValueError as err:
-        raise UsageError(say("translation.not_sentence", lang, why=err, example=SENTENCE)) from err
+        raise UsageError("--text: not a sentence of the translation language (%s); its "
+                         "sentences read NP (that VERB NP)* was [very] ADJECTIVE ., with NP = "
+                         "the|a [[very] ADJECTIVE] NOUN, e.g. “%s”", err, SENTENCE) from err
 
 
 def _heads(records: list[Any], lang: str) -> list[dict[str, Any]]:
@@ -107,7 +110,7 @@ def translation_page(work: str | Path = "runs", progress: Progress | None = None
 
     specs = {m: planned_run("translation", "quick", label)[1] for m, label in RUNS.items()}
     data = specs["transformer"].data
-    pair = source_pair(text if text is not None else SENTENCE, data.source_vocab, lang)
+    pair = source_pair(text if text is not None else SENTENCE, data.source_vocab)
     ctx = Context.local(Path(work), progress=progress)
     models, steps = {}, 0
     for m, spec in specs.items():
