@@ -88,3 +88,14 @@ def test_the_command_writes_its_error_in_spanish(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("ATTNLAB_LANG", "en")
     assert cli_main(["run", "ladr"]) == 2
     assert "unknown experiment 'ladr'; choose one of: " in capsys.readouterr().err
+
+
+def test_a_bound_in_an_error_is_written_in_the_languages_numbers(tmp_path, capsys):
+    """English groups with commas; Spanish with narrow spaces from five digits on
+    (docs/es/README.md), as every other Spanish number."""
+    argv = ["train", "tiny", "--set", "train.steps=0", "--run-dir", str(tmp_path / "r")]
+    assert cli_main(["--lang", "es", *argv]) == 2
+    assert "train.steps debe estar en [1, 10\u202f000\u202f000]; se dio 0" in \
+        capsys.readouterr().err
+    assert cli_main(["--lang", "en", *argv]) == 2
+    assert "train.steps must be in [1, 10,000,000]" in capsys.readouterr().err

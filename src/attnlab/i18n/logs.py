@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import logging
 
-from attnlab.i18n import catalogue
+from attnlab.i18n import catalogue, group
 from attnlab.i18n.labels import RunLabel, say
 
 DOMAIN = "log"
@@ -112,11 +112,14 @@ class Phrase(str):
 
 class Grouped(int):
     """A whole number given to an error or a log line that English writes with its thousands
-    grouped (``10,000,000``); another language writes it as code does (``10000000``, as it
-    is typed back into ``--set``). Otherwise an ordinary ``int``.
+    grouped (``10,000,000``); another language writes it by its own convention
+    (``attnlab.i18n.group``: Spanish ``10 000 000`` with narrow spaces, ``1024`` alone).
+    Otherwise an ordinary ``int``.
 
-    >>> str(Grouped(10_000_000)), "got %s" % Grouped(65536), _said(Grouped(65536), "es")
-    ('10,000,000', 'got 65,536', 65536)
+    >>> str(Grouped(10_000_000)), "got %s" % Grouped(65536), _said(Grouped(1024), "es")
+    ('10,000,000', 'got 65,536', '1024')
+    >>> _said(Grouped(65536), "es") == "65\u202f536"
+    True
     """
 
     __slots__ = ()
@@ -126,14 +129,14 @@ class Grouped(int):
 
 
 def _said(arg: object, lang: str) -> object:
-    """A log line's argument in ``lang``: a run's label or a phrase said, a grouped number
-    ungrouped, the rest as given."""
+    """A log line's argument in ``lang``: a run's label or a phrase said, a grouped number in
+    the language's grouping, the rest as given."""
     if isinstance(arg, RunLabel):
         return say(arg, lang)
     if isinstance(arg, Phrase):
         return arg.say(lang)
     if isinstance(arg, Grouped):
-        return int(arg)
+        return group(str(int(arg)), lang)
     return arg
 
 
