@@ -1,6 +1,7 @@
 """In-context regression against one GD step: the layer can be GD exactly, the agreement
 measures by hand, a micro run through the registry, and every part of every claim held, not
-held and inconclusive on seeds with real spread."""
+held and inconclusive on seeds with real spread (the loss parts on both sides of GD's loss).
+No claim here has a premise, so there is no premise case to test."""
 
 from __future__ import annotations
 
@@ -70,13 +71,21 @@ KNOBS = {
     ("icl_gd.control_does_not", "loss differs"): ("ctrl", lambda m: 1 + 0.10 + m),  # > 0.10
     ("icl_gd.control_does_not", "predictions differ"): ("ctrl_cos", lambda m: 0.90 - m),
 }
+# The two rules on |loss − GD's| read both sides: the same margins from a loss below GD's
+BELOW = {
+    ("icl_gd.loss_matches", ""): ("lsa", lambda m: 1 - (0.05 - m)),
+    ("icl_gd.control_does_not", "loss differs"): ("ctrl", lambda m: 1 - 0.10 - m),
+}
 
 
-def _record(**set_margins: list[float]) -> dict:
-    """Three seeds, each part's margins ``held`` unless ``set_margins`` names it."""
+def _record(below: bool = False, **set_margins: list[float]) -> dict:
+    """Three seeds, each part's margins ``held`` unless ``set_margins`` names it; ``below``:
+    the knobs it names that BELOW has give their margins from a loss below GD's."""
     values = {}
-    for knob, value in KNOBS.values():
+    for key, (knob, value) in KNOBS.items():
         wanted = set_margins.get(knob, margins("held", U))
+        if below and knob in set_margins and key in BELOW:
+            value = BELOW[key][1]
         values[knob] = [value(m) for m in wanted]
     runs = [{"eta": 1.0, "loss": {"lsa": values["lsa"][s], "gd": 1.0,
                                   "control": values["ctrl"][s], "zero": 3.3},
@@ -91,13 +100,20 @@ def test_every_claim_holds_when_the_layer_is_gd_and_the_control_is_not():
 
 
 @pytest.mark.parametrize("case", list(CASES))
-@pytest.mark.parametrize(("cid", "name"), list(KNOBS))
-def test_each_part_is_held_not_held_and_inconclusive_as_its_spread_says(cid, name, case):
+@pytest.mark.parametrize(("cid", "name", "below"),
+                         [(*key, False) for key in KNOBS] + [(*key, True) for key in BELOW])
+def test_each_part_is_held_not_held_and_inconclusive_as_its_spread_says(cid, name, below,
+                                                                        case):
     knob, _ = KNOBS[(cid, name)]
     wanted = margins(case, U)
-    verdicts = by_id(evaluate(_record(**{knob: wanted}), icl_gd.CLAIMS))
+    rec = _record(below, **{knob: wanted})
+    model = {"lsa": "lsa", "ctrl": "control"}.get(knob)
+    losses = [r["loss"][model] for r in rec["icl_gd"]["per_seed"]] if model else []
+    assert all((x < 1.0) == below for x in losses)  # the side of GD's loss 1 built on
+    verdicts = by_id(evaluate(rec, icl_gd.CLAIMS))
     check_case(verdicts[cid], name, case, wanted)
-    assert {c for c, v in verdicts.items() if v["status"] != "held"} <= {cid}
+    assert {c for c, v in verdicts.items() if v["status"] != "held"} == \
+        (set() if case == "held" else {cid})
 
 
 def test_quick_is_the_full_settings():

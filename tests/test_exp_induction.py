@@ -146,18 +146,23 @@ def test_each_part_is_held_not_held_and_inconclusive_as_its_spread_says(cid, nam
     assert others == (PREMISED if knob == "ind" and case != "held" else set())
 
 
+@pytest.mark.parametrize("parts", ["held", "not held"])
 @pytest.mark.parametrize("case", ["not held", "inconclusive"])
-def test_with_no_induction_head_its_forming_and_ablation_cannot_be_tested(case):
-    verdicts = by_id(evaluate(_record(ind=margins(case, U)), induction.CLAIMS))
+def test_with_no_induction_head_its_forming_and_ablation_cannot_be_tested(case, parts):
+    # the premised claims' own parts held, or not held: either way no evidence, so the
+    # claim is inconclusive, never held nor not held
+    own = {knob: margins(parts, U) for (cid, _), (knob, _) in KNOBS.items() if cid in PREMISED}
+    verdicts = by_id(evaluate(_record(ind=margins(case, U), **own), induction.CLAIMS))
     for cid in PREMISED:
         v = verdicts[cid]
         assert v["status"] == "inconclusive" and v["premise"]["held"] is False
         if case == "not held":  # no seed formed one: the parts are shown over all three
-            assert all(p["status"] == "held" for p in v["parts"])  # measured, no evidence
+            assert all(p["status"] == parts and len(p["margins"]) == 3 for p in v["parts"])
             assert v["why"].startswith("no induction head formed (the best block-2 head's "
                                        "score is 0.40, not above 0.5)")
         else:  # seed 0 formed none: decided on the other two, too few
             assert v["premise"]["seeds_not_learning"] == [0]
-            assert all(len(p["margins"]) == 2 for p in v["parts"])
+            assert all(len(p["margins"]) == 2 and p["status"] == "inconclusive"
+                       for p in v["parts"])  # two seeds: too few for a verdict
             assert v["why"].startswith("2 of 3 seeds learned (seed 0 did not: the best "
                                        "block-2 head's induction score > 0.5)")

@@ -1,5 +1,6 @@
 """The ladder (docs/experiments.md, "The ladder"): row configs and parameter counts by
-hand, a micro run, every claim."""
+hand, a micro run, every claim on the textbook's shape, and every part of every claim held,
+not held and inconclusive on seeds with real spread."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
-from claim_cases import check_real_record
+from claim_cases import CASES, by_id, check_case, check_real_record, margins
 
 from attnlab.experiments import ladder
 from attnlab.kit import registry
@@ -114,14 +115,26 @@ def _seeds(x: float) -> list[float]:
 
 
 def _record(held: dict[int, float], train: dict[int, float]) -> dict:
+    return _seeds_record({r: _seeds(p) for r, p in held.items()},
+                         {r: _seeds(p) for r, p in train.items()})
+
+
+def _seeds_record(held: dict[int, list[float]], train: dict[int, list[float]]) -> dict:
+    """A ladder record from every row's held-out and train perplexity per seed."""
     rows = [{"row": r, "above": ladder.LADDER[r][0], "name": f"row {r}", "params": 1,
-             "held_ppl": _seeds(held[r]), "train_ppl": _seeds(train[r])} for r in ladder.ROWS]
-    return {"settings": settings_dict(FULL), "seeds": 3, "rows": rows, "overfit": None}
+             "held_ppl": held[r], "train_ppl": train[r]} for r in ladder.ROWS]
+    return {"settings": settings_dict(FULL), "seeds": len(held[1]), "rows": rows,
+            "overfit": None}
 
 
 def _verdicts(held: dict[int, float], train: dict[int, float] | None = None) -> dict[str, str]:
     rec = _record(held, train or held)
     return {v["id"]: v["status"] for v in evaluate({"ladder": rec}, ladder.CLAIMS)}
+
+
+# The textbook shape below scales every row of a seed alike (NOISE), so each ratio, and
+# each margin, is the same in the three seeds: zero spread. Those tests check which way
+# each claim's numbers point; the verdict rule on a spread is tested further down.
 
 
 def test_every_claim_holds_on_the_textbook_shape():
@@ -196,3 +209,87 @@ def test_plan_lists_every_row_and_seed_once():
     assert {sp.config.train.seed for sp in specs} == {0, 1, 2}
     small = [sp for sp in specs if "small data" in sp.label]
     assert {sp.config.data.train_tokens for sp in small} == {s.overfit_tokens}
+
+
+# -- every part held, not held and inconclusive on seeds with real spread (claim_cases) ---
+# Every claim reads one ratio of two rows per seed (train or held-out perplexity, rows
+# trained with the same seed), and those ratios form a tree from row 1: a record built from
+# them, row by row, sets each part's margins and no other part's. The ladder's claims have
+# no premises (nothing to fail but the parts), so there is no premise case to test here.
+
+U = 0.01  # a margin's scale, in the ratio's own unit (× ppl)
+PARENT = {2: 1, 3: 2, 4: 1, 5: 4, 6: 5, 7: 5, 8: 6, 9: 8, 10: 9}  # the row each is read over
+ROW1 = [88.0, 90.0, 93.0]  # row 1's held-out perplexity per seed: the seeds differ
+# (claim id, part name) -> (the ratio its margin reads, the per-seed ratio that gives margin
+# m), by hand from each rule
+RATIOS = {
+    ("ladder.mean_worse_than_nothing", ""): ("held 2/1", lambda m: 2 + m),  # ≥ 2
+    # |ratio − 1| ≤ 0.05: positions help a little (the side where they hurt: HURT)
+    ("ladder.positions_barely_help", ""): ("held 3/2", lambda m: 1 - (0.05 - m)),
+    ("ladder.residual_mean_no_better", ""): ("held 4/1", lambda m: 0.95 + m),  # ≥ 0.95
+    ("ladder.head_beats_mean", ""): ("held 5/4", lambda m: 0.90 - m),  # ≤ 0.90
+    ("ladder.four_heads_beat_one", ""): ("held 6/5", lambda m: 1 - m),  # < 1
+    ("ladder.replacing_worse", ""): ("held 7/5", lambda m: 1 + m),  # > 1
+    ("ladder.mlp_and_norm_help", "MLP"): ("held 8/6", lambda m: 1 - m),
+    ("ladder.mlp_and_norm_help", "LayerNorm"): ("held 9/8", lambda m: 1 - m),
+    ("ladder.two_blocks_overfit", "train"): ("train 10/9", lambda m: 1 - m),
+    ("ladder.two_blocks_overfit", "held-out"): ("held 10/9", lambda m: 1 + m),
+}
+HURT = ("held 3/2", lambda m: 1 + (0.05 - m))  # |ratio − 1| reads both sides
+
+
+def _spread_record(knob: str = "", ratio: list[float] | None = None,
+                   small: bool = False) -> dict:
+    """Three seeds, every ratio giving ``held`` margins except ``knob``, set to ``ratio``
+    per seed. ``small``: the 10/9 ratios are the small-data pair's, and the ladder's own
+    row 10 over row 9 says the opposite (``not held`` margins), which the pair overrides."""
+    ratios = {k: [f(m) for m in margins("held", U)] for k, f in RATIOS.values()}
+    if knob:
+        ratios[knob] = ratio or []
+    pair = {k: ratios[k] for k in ("train 10/9", "held 10/9")}
+    if small:
+        for part in ("train", "held-out"):
+            k, f = RATIOS[("ladder.two_blocks_overfit", part)]
+            ratios[k] = [f(m) for m in margins("not held", U)]
+    held = {1: ROW1}
+    for row, above in PARENT.items():  # parents first
+        held[row] = [p * r for p, r in zip(held[above], ratios[f"held {row}/{above}"],
+                                           strict=True)]
+    train = {row: [0.9 * p for p in ps] for row, ps in held.items()}
+    train[10] = [p * r for p, r in zip(train[9], ratios["train 10/9"], strict=True)]
+    rec = _seeds_record(held, train)
+    if small:
+        held9, train9 = [150.0, 160.0, 145.0], [40.0, 42.0, 39.0]
+        rec["overfit"] = {"train_tokens": 1000, "steps": 10, "rows": [
+            {"row": 9, "name": "row 9", "params": 1, "held_ppl": held9, "train_ppl": train9},
+            {"row": 10, "name": "row 10", "params": 1,
+             "held_ppl": [p * r for p, r in zip(held9, pair["held 10/9"], strict=True)],
+             "train_ppl": [p * r for p, r in zip(train9, pair["train 10/9"], strict=True)]}]}
+    return rec
+
+
+def _spread_cases() -> list:
+    """Every part on its ratio; positions that hurt; the overfitting parts on the pair."""
+    cases = [pytest.param(cid, name, *RATIOS[(cid, name)], False,
+                          id=cid.split(".")[1] + (f":{name}" if name else ""))
+             for cid, name in RATIOS]
+    cases.append(pytest.param("ladder.positions_barely_help", "", *HURT, False,
+                              id="positions_barely_help:hurt"))
+    cases += [pytest.param("ladder.two_blocks_overfit", name,
+                           *RATIOS[("ladder.two_blocks_overfit", name)], True,
+                           id=f"two_blocks_overfit:{name}:small data") for name in
+              ("train", "held-out")]
+    return cases
+
+
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize(("cid", "name", "knob", "ratio", "small"), _spread_cases())
+def test_each_part_is_held_not_held_and_inconclusive_as_its_spread_says(cid, name, knob, ratio,
+                                                                        small, case):
+    wanted = margins(case, U)
+    rec = _spread_record(knob, [ratio(m) for m in wanted], small)
+    verdicts = by_id(evaluate({"ladder": rec}, ladder.CLAIMS))
+    check_case(verdicts[cid], name, case, wanted)
+    assert verdicts[cid]["seeds"] == 3
+    assert {c for c, v in verdicts.items() if v["status"] != "held"} == \
+        (set() if case == "held" else {cid})
