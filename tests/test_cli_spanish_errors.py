@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import json
 import pickle
 from pathlib import Path
 
@@ -25,7 +26,9 @@ ERRORS = {"AttnlabError", "UsageError", "DataError", "WriteError", "CorpusError"
 # what a learner's commands (lab, run, reproduce, train, generate, explore) go through first:
 # each error they raise is said in the learner's language
 LEARNER = ["data/corpus.py", "kit/registry.py", "train/run_config.py", "cli/generate.py",
-           "cli/explore.py", "explorer/sources/translation.py", "files.py"]
+           "cli/explore.py", "explorer/sources/translation.py", "files.py",
+           "train/checkpoint.py", "data/tokenizer.py", "data/dataset.py",
+           "train/kept_steps.py", "train/newer_version.py"]
 
 
 def raises(path: Path) -> list[tuple[int, list[ast.expr]]]:
@@ -99,3 +102,40 @@ def test_a_bound_in_an_error_is_written_in_the_languages_numbers(tmp_path, capsy
         capsys.readouterr().err
     assert cli_main(["--lang", "en", *argv]) == 2
     assert "train.steps must be in [1, 10,000,000]" in capsys.readouterr().err
+
+
+def test_an_error_that_wraps_a_sentence_says_both_in_the_language(tmp_path):
+    """A damaged checkpoint's advice wraps the error it advises on, and a newer attnlab's run
+    names what it holds: each part is said by its own entry (a ``Said`` value), the English
+    unchanged."""
+    from attnlab.errors import DataError
+    from attnlab.train.checkpoint import advised, read_state
+    from attnlab.train.newer_version import refuse_newer_config
+
+    ckpt = tmp_path / "checkpoint"
+    err = advised(DataError("checkpoint file %s is missing", ckpt / "model.safetensors"), ckpt)
+    assert str(err) == (f"checkpoint file {ckpt / 'model.safetensors'} is missing; restore it "
+                        f"from a copy, or delete {ckpt} (and result.json, if the run had "
+                        "finished) to train the run again from the start")
+    assert said(err, "es") == (f"falta el archivo del punto de control {ckpt / 'model.safetensors'}"
+                               f"; restáuralo desde una copia, o borra {ckpt} (y result.json, "
+                               "si la ejecución había terminado) para entrenar de nuevo la "
+                               "ejecución desde el principio")
+    assert said(pickle.loads(pickle.dumps(err)), "es") == said(err, "es")
+    ckpt.mkdir()
+    (ckpt / "state.json").write_text('{"format": 99, "step": 1}', encoding="utf-8")
+    with pytest.raises(DataError) as newer:  # no meta.json: the version is not recorded
+        read_state(ckpt)
+    assert str(newer.value).startswith(f"{ckpt / 'state.json'} has format 99 (this attnlab "
+                                       "reads format 1): it was written by a newer attnlab (")
+    assert said(newer.value, "es").startswith(
+        f"{ckpt / 'state.json'} tiene el formato 99 (este attnlab lee el formato 1): lo "
+        "escribió un attnlab más nuevo (")
+    for version, spanish in (("0.0.1", "o se editó"), ("999.0", "lo escribió attnlab 999.0;")):
+        meta = {"versions": {"attnlab": version}}
+        (tmp_path / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
+        with pytest.raises(DataError) as newer:
+            refuse_newer_config(tmp_path, tmp_path / "config.json", {"no_such_field": 1})
+        line = said(newer.value, "es")
+        assert line.startswith(f"{tmp_path / 'config.json'} tiene el campo de configuración "), line
+        assert spanish in line and "la ejecución" in line and "attnlab" in str(newer.value)

@@ -67,7 +67,8 @@ def split_tokens(tokens: np.ndarray, frac: float = 0.9) -> tuple[np.ndarray, np.
         raise ValueError(f"frac must be in (0, 1), got {frac}")
     n = int(np.floor(frac * len(tokens)))
     if n == 0 or n == len(tokens):
-        raise DataError(f"the text gives {len(tokens)} tokens, too few to split at frac={frac}")
+        raise DataError("the text gives %s tokens, too few to split at frac=%s", len(tokens),
+                        frac)
     return tokens[:n], tokens[n:]
 
 
@@ -105,22 +106,23 @@ def _checked_tokens(path: Path, record: Path, made_from: dict, vocab_size: int) 
     try:
         meta = json.loads(record.read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
-        raise DataError(f"cached tokens {path} have no readable checksum record "
-                        f"({record.name}: {first_line(err)})") from err
+        raise DataError("cached tokens %s have no readable checksum record (%s: %s)", path,
+                        record.name, first_line(err)) from err
     if not isinstance(meta, dict) or any(meta.get(k) != v for k, v in made_from.items()):
-        raise DataError(f"cached tokens {path} were not made from this corpus and tokenizer")
+        raise DataError("cached tokens %s were not made from this corpus and tokenizer", path)
     if meta.get("sha256") != _file_sha256(path):
-        raise DataError(f"cached tokens {path} do not match their checksum (damaged)")
+        raise DataError("cached tokens %s do not match their checksum (damaged)", path)
     try:
         raw = np.load(path, allow_pickle=False)
     except (OSError, ValueError) as err:
-        raise DataError(f"cached tokens {path} are unreadable: {first_line(err)}") from err
+        raise DataError("cached tokens %s are unreadable: %s", path, first_line(err)) from err
     if raw.ndim != 1 or raw.dtype.name != meta.get("dtype") or len(raw) != meta.get("n_tokens"):
-        raise DataError(f"cached tokens {path} are {raw.dtype.name} of shape {raw.shape}, not "
-                        f"the recorded 1-D {meta.get('dtype')} of {meta.get('n_tokens')} tokens")
+        raise DataError("cached tokens %s are %s of shape %s, not the recorded 1-D %s of %s "
+                        "tokens", path, raw.dtype.name, raw.shape, meta.get("dtype"),
+                        meta.get("n_tokens"))
     tokens = raw.astype(TOKEN_DTYPE)
     if len(tokens) and (tokens.min() < 0 or tokens.max() >= vocab_size):
-        raise DataError(f"cached tokens {path} hold ids outside [0, {vocab_size})")
+        raise DataError("cached tokens %s hold ids outside [0, %s)", path, vocab_size)
     return tokens
 
 
@@ -141,7 +143,7 @@ def load_token_data(
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise CorpusError(f"corpus file {path} is not UTF-8 text: {err.reason}") from err
+        raise CorpusError("corpus file %s is not UTF-8 text: %s", path, err.reason) from err
     corpus_sha = hashlib.sha256(raw).hexdigest()
     tokenizer = get_tokenizer(text, vocab_size, cache_dir=root)
     key = hashlib.sha256(f"{corpus_sha}\0{tokenizer.fingerprint}".encode()).hexdigest()

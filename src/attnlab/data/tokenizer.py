@@ -73,7 +73,7 @@ class BPETokenizer:
         if not isinstance(text, str) or not text:
             raise UsageError("tokenizer training text must be a non-empty string")
         if vocab_size < 256:
-            raise UsageError(f"vocab_size must be >= 256 (the byte alphabet), got {vocab_size}")
+            raise UsageError("vocab_size must be >= 256 (the byte alphabet), got %s", vocab_size)
         tok = Tokenizer(models.BPE())
         tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
         tok.decoder = decoders.ByteLevel()
@@ -109,7 +109,7 @@ class BPETokenizer:
     def encode(self, text: str) -> list[int]:
         """Token ids of ``text``."""
         if not isinstance(text, str):
-            raise UsageError(f"encode expects a str, got {type(text).__name__}")
+            raise UsageError("encode expects a str, got %s", type(text).__name__)
         return self._tok.encode(text).ids
 
     def decode(self, ids: Iterable[int]) -> str:
@@ -117,14 +117,14 @@ class BPETokenizer:
         ids = [int(i) for i in np.asarray(list(ids), dtype=np.int64).ravel()]
         bad = [i for i in ids if not 0 <= i < self.vocab_size]
         if bad:
-            raise UsageError(f"token id {bad[0]} is outside [0, {self.vocab_size})")
+            raise UsageError("token id %s is outside [0, %s)", bad[0], self.vocab_size)
         return self._tok.decode(ids, skip_special_tokens=False)
 
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes one token stands for."""
         piece = self._tok.id_to_token(int(token_id))
         if piece is None:
-            raise UsageError(f"token id {token_id} is outside [0, {self.vocab_size})")
+            raise UsageError("token id %s is outside [0, %s)", token_id, self.vocab_size)
         return bytes(BYTE_OF_CHAR[c] for c in piece)
 
     def token_strings(self, ids: Iterable[int]) -> list[str]:
@@ -161,16 +161,15 @@ class BPETokenizer:
         missing or damaged (``tokenizers`` raises a bare ``Exception`` for those)."""
         path = Path(path)
         if not path.is_file():
-            raise DataError(f"tokenizer file {path} does not exist")
+            raise DataError("tokenizer file %s does not exist", path)
         try:
             tok = Tokenizer.from_file(str(path))
         except Exception as err:  # noqa: BLE001 - tokenizers' error for any bad file
-            reason = first_line(err)
-            raise DataError(f"{path} is not a tokenizer file (damaged?): {reason}; delete it: "
-                            "it is made again from the corpus (a run's, by resuming the run "
-                            "with `attnlab train`)") from err
+            raise DataError("%s is not a tokenizer file (damaged?): %s; delete it: it is made "
+                            "again from the corpus (a run's, by resuming the run with `attnlab "
+                            "train`)", path, first_line(err)) from err
         if not isinstance(tok.model, models.BPE) or tok.get_vocab_size() < 1:
-            raise DataError(f"{path} is not a byte-level BPE tokenizer")
+            raise DataError("%s is not a byte-level BPE tokenizer", path)
         return cls(tok)
 
     def __repr__(self) -> str:

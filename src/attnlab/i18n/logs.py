@@ -20,10 +20,10 @@ so a language that agrees otherwise can; the cost sweep logs ``"%s n=%d: ok"`` o
 
 Errors the same way: an ``AttnlabError`` raised as a template and its values (``attnlab.errors``)
 is said by :func:`said` with the template of the catalogue's ``error`` entry in the language
-(``error.json``, or a folder's ``words.json`` domain ``error``), its labels and phrases said too.
+(``error.json``, or a folder's ``words.json`` domain ``error``), its labels and phrases said too,
+and a sentence it wraps (an ``attnlab.errors.Said`` value) by that sentence's own entry.
 A whole number an English message writes grouped (``[1, 10,000,000]``) is given as a
-:class:`Grouped`, said in another language as code writes it (``10000000``), with no
-thousands separator.
+:class:`Grouped`, said in another language by its own convention (``attnlab.i18n.group``).
 
 Left out: a line no entry has is written in English (its labels and phrases still said in the
 language); so is an error raised as one finished string.
@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import logging
 
+from attnlab.errors import Said
 from attnlab.i18n import catalogue, group
 from attnlab.i18n.labels import RunLabel, say
 
@@ -52,7 +53,8 @@ def template(english: str, lang: str, domain: str = DOMAIN) -> str | None:
 
 def said(err: BaseException, lang: str) -> str:
     """The message of ``err`` in ``lang``: an ``AttnlabError`` raised as a template and its
-    values, by its ``error`` entry (its labels and phrases said too); else ``str(err)``."""
+    values, by its ``error`` entry (its labels, phrases and ``Said`` values said too); else
+    ``str(err)``."""
     english, values = getattr(err, "template", None), getattr(err, "values", ())
     if english is None or lang == "en":
         return str(err)
@@ -129,14 +131,20 @@ class Grouped(int):
 
 
 def _said(arg: object, lang: str) -> object:
-    """A log line's argument in ``lang``: a run's label or a phrase said, a grouped number in
-    the language's grouping, the rest as given."""
+    """A log line's or an error's argument in ``lang``: a run's label or a phrase said, a
+    grouped number in the language's grouping, a ``Said`` (a sentence an error holds: the
+    one a damaged checkpoint's advice wraps) by its ``error`` entry with its own values
+    said, else its English template; the rest as given."""
     if isinstance(arg, RunLabel):
         return say(arg, lang)
     if isinstance(arg, Phrase):
         return arg.say(lang)
     if isinstance(arg, Grouped):
         return group(str(int(arg)), lang)
+    if isinstance(arg, Said) and lang != "en":
+        chosen = template(arg.template, lang, "error") or arg.template
+        values = tuple(_said(v, lang) for v in arg.values)
+        return chosen % values if values else chosen
     return arg
 
 

@@ -47,7 +47,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, load_model, save_file, save_model
 from torch import Tensor, nn
 
-from attnlab.errors import DataError, WriteError, first_line
+from attnlab.errors import DataError, Said, WriteError, first_line
 from attnlab.files import current_umask, fsync_dir, write_json
 from attnlab.train.newer_version import NewerRun, newer_run
 
@@ -76,13 +76,15 @@ def save_checkpoint(
     """
     run_dir = Path(run_dir)
     final = run_dir / CHECKPOINT
-    kept = ("the previous checkpoint is kept" if (final / STATE).is_file() else
-            "the run has no checkpoint yet")  # fmt: skip
+    had = (final / STATE).is_file()  # the error says whether the previous one is kept
     try:
         tmp = Path(tempfile.mkdtemp(prefix=_TMP_PREFIX, dir=run_dir))
     except OSError as err:
-        raise WriteError(f"could not write checkpoint {final}: {err.strerror or err}; "
-                         f"{kept}") from err
+        if had:
+            raise WriteError("could not write checkpoint %s: %s; the previous checkpoint is "
+                             "kept", final, err.strerror or err) from err
+        raise WriteError("could not write checkpoint %s: %s; the run has no checkpoint yet",
+                         final, err.strerror or err) from err
     current = tmp
     try:
         os.chmod(tmp, 0o777 & ~current_umask())  # mkdtemp makes it private; a checkpoint is not
@@ -118,8 +120,11 @@ def save_checkpoint(
         if isinstance(err, WriteError):
             raise
         reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
-        raise WriteError(f"could not write checkpoint file {current.name} for {final}: "
-                         f"{reason}; {kept}") from err
+        if had:
+            raise WriteError("could not write checkpoint file %s for %s: %s; the previous "
+                             "checkpoint is kept", current.name, final, reason) from err
+        raise WriteError("could not write checkpoint file %s for %s: %s; the run has no "
+                         "checkpoint yet", current.name, final, reason) from err
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -152,8 +157,8 @@ def find_checkpoint(run_dir: Path, *, repair: bool = True) -> Path | None:
     )
     if not asides:
         if final.exists():
-            raise DataError(f"checkpoint {final} has no {STATE} (damaged or deleted): restore "
-                            f"it, or delete {final} to train from the start")
+            raise DataError("checkpoint %s has no %s (damaged or deleted): restore it, or "
+                            "delete %s to train from the start", final, STATE, final)
         if repair:
             _remove_temporaries(run_dir)
         return None
@@ -188,22 +193,23 @@ def read_state(ckpt: Path) -> dict[str, Any]:
     """The checked JSON record of ``ckpt/state.json`` (``DataError`` if damaged)."""
     path = Path(ckpt) / STATE
     if not path.is_file():
-        raise DataError(f"no checkpoint at {ckpt} ({STATE} missing)")
+        raise DataError("no checkpoint at %s (%s missing)", ckpt, STATE)
     try:
         record = json.loads(path.read_bytes().decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as err:
-        raise DataError(f"{path} is damaged: not valid JSON ({first_line(err)})") from err
+        raise DataError("%s is damaged: not valid JSON (%s)", path, first_line(err)) from err
     if not isinstance(record, dict):
-        raise DataError(f"{path} is damaged: expected an object, got {type(record).__name__}")
+        raise DataError("%s is damaged: expected an object, got %s", path,
+                        type(record).__name__)
     found = record.get("format")
     if type(found) is int and found > FORMAT:  # a newer attnlab's, or edited: never damage
-        raise newer_run(Path(ckpt).parent,
-                        f"{path} has format {found} (this attnlab reads format {FORMAT})")
+        raise newer_run(Path(ckpt).parent, Said("%s has format %s (this attnlab reads format "
+                                                "%s)", path, found, FORMAT))
     if found != FORMAT:
-        raise DataError(f"{path} has format {found!r}, expected {FORMAT}")
+        raise DataError("%s has format %r, expected %s", path, found, FORMAT)
     _expect(path, record, "step", int)
     if record["step"] < 0:
-        raise DataError(f"{path} is damaged: step {record['step']} is negative")
+        raise DataError("%s is damaged: step %s is negative", path, record["step"])
     if record.get("optimizer") is not None:
         opt = _expect(path, record, "optimizer", dict)
         _expect(path, opt, "param_groups", list)
@@ -217,8 +223,9 @@ def advised(err: DataError, ckpt: Path) -> DataError:
     if isinstance(err, NewerRun) or any(word in text for word in ("delete", "restore",
                                                                   "resume with")):
         return err
-    return DataError(f"{text}; restore it from a copy, or delete {ckpt} (and result.json, if "
-                     "the run had finished) to train the run again from the start")
+    inner = Said(err.template, *err.values) if err.template is not None else text
+    return DataError("%s; restore it from a copy, or delete %s (and result.json, if the run "
+                     "had finished) to train the run again from the start", inner, ckpt)
 
 
 def load_checkpoint(
@@ -247,25 +254,23 @@ def _load_checkpoint(
     try:
         missing, unexpected = load_model(model, str(path), strict=False, device=str(device))
     except FileNotFoundError:
-        raise DataError(f"checkpoint file {path} is missing") from None
+        raise DataError("checkpoint file %s is missing", path) from None
     except SafetensorError as err:
-        raise DataError(f"{path} is not a safetensors file ({first_line(err)})") from err
+        raise DataError("%s is not a safetensors file (%s)", path, first_line(err)) from err
     except RuntimeError as err:  # load_state_dict: a tensor of the wrong shape
-        raise DataError(f"{path} does not fit the model: {_mismatch(err)}") from err
+        raise DataError("%s does not fit the model: %s", path, _mismatch(err)) from err
     if missing or unexpected:
-        raise DataError(
-            f"{path} does not fit the model: missing {sorted(missing)[:3]}, "
-            f"unexpected {sorted(unexpected)[:3]}"
-        )
+        raise DataError("%s does not fit the model: missing %s, unexpected %s", path,
+                        sorted(missing)[:3], sorted(unexpected)[:3])
     if optimizer is not None:
         if record.get("optimizer") is None:
-            raise DataError(f"checkpoint {ckpt} holds no optimizer state")
+            raise DataError("checkpoint %s holds no optimizer state", ckpt)
         state = _optimizer_state(ckpt, optimizer, record["optimizer"])
         try:
             optimizer.load_state_dict(state)
         except (ValueError, KeyError, TypeError, RuntimeError) as err:
-            raise DataError(f"{ckpt / OPTIMIZER} does not fit the optimizer: "
-                            f"{first_line(err)}") from err
+            raise DataError("%s does not fit the optimizer: %s", ckpt / OPTIMIZER,
+                            first_line(err)) from err
     return record
 
 
@@ -286,22 +291,22 @@ def _trainer_state(
 ) -> dict[str, Any]:
     path = ckpt / STATE
     if record.get("run_hash") != run_hash:
-        raise DataError(f"{path} belongs to another config (run hash "
-                        f"{record.get('run_hash')!r}, this run {run_hash})")
+        raise DataError("%s belongs to another config (run hash %r, this run %s)", path,
+                        record.get("run_hash"), run_hash)
     rng = record.get("rng")
     if not isinstance(rng, list) or not all(isinstance(r, dict) for r in rng):
-        raise DataError(f"{path} is damaged: 'rng' should be a list of generator states")
+        raise DataError("%s is damaged: 'rng' should be a list of generator states", path)
     if len(rng) != world_size:
-        raise DataError(f"checkpoint {ckpt} was written by {len(rng)} processes, this run has "
-                        f"{world_size}; resume with the same number")
+        raise DataError("checkpoint %s was written by %s processes, this run has %s; resume "
+                        "with the same number", ckpt, len(rng), world_size)
     out: dict[str, Any] = {k: record.get(k) for k in ("last_loss", "wall_s", "tokens_per_s")}
     recent = record.get("recent_losses", [])  # absent before the divergence window existed
     out["recent_losses"] = recent
     numbers = [*(out[k] for k in ("last_loss", "wall_s", "tokens_per_s")),
                *(recent if isinstance(recent, list) else [None])]
     if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in numbers):
-        raise DataError(f"{path} is damaged: last_loss, wall_s, tokens_per_s and "
-                        "recent_losses should be numbers")
+        raise DataError("%s is damaged: last_loss, wall_s, tokens_per_s and recent_losses "
+                        "should be numbers", path)
     for key in ("last_loss", "wall_s", "tokens_per_s"):
         out[key] = float(out[key])
     try:
@@ -309,8 +314,8 @@ def _trainer_state(
         cuda = rng[rank].get("cuda")
         out["cuda"] = None if cuda is None else b64_to_tensor(cuda)
     except (KeyError, ValueError) as err:
-        raise DataError(f"{path} is damaged: bad random-generator state "
-                        f"({first_line(err)})") from err
+        raise DataError("%s is damaged: bad random-generator state (%s)", path,
+                        first_line(err)) from err
     return out
 
 
@@ -318,8 +323,8 @@ def check_finite(model: nn.Module, where: Path) -> None:
     """``DataError`` if a weight of ``model`` (as loaded from ``where``) is NaN or infinite."""
     for name, p in model.named_parameters():
         if not bool(torch.isfinite(p).all()):
-            raise DataError(f"{where / MODEL} holds non-finite weights ({name}): the run that "
-                            "wrote it diverged")
+            raise DataError("%s holds non-finite weights (%s): the run that wrote it "
+                            "diverged", where / MODEL, name)
 
 
 def tensor_to_b64(t: Tensor) -> str:
@@ -347,38 +352,38 @@ def _optimizer_state(
     try:
         tensors = load_file(str(path))
     except FileNotFoundError:
-        raise DataError(f"checkpoint file {path} is missing") from None
+        raise DataError("checkpoint file %s is missing", path) from None
     except SafetensorError as err:
-        raise DataError(f"{path} is not a safetensors file ({first_line(err)})") from err
+        raise DataError("%s is not a safetensors file (%s)", path, first_line(err)) from err
     params = [p for group in optimizer.param_groups for p in group["params"]]
     listed = record.get("tensors")  # written since this check exists
     if listed is not None and sorted(tensors) != sorted(map(str, listed)):
-        raise DataError(f"{path} does not hold the optimizer tensors {ckpt / STATE} lists "
-                        f"({len(tensors)} tensors, {len(listed)} listed)")
+        raise DataError("%s does not hold the optimizer tensors %s lists (%s tensors, %s "
+                        "listed)", path, ckpt / STATE, len(tensors), len(listed))
     for key, value in tensors.items():
         idx, _, name = key.partition(".")
         if not idx.isdigit() or int(idx) >= len(params) or not name:
-            raise DataError(f"{path} is damaged: unexpected tensor {key!r} for an optimizer of "
-                            f"{len(params)} parameters")
+            raise DataError("%s is damaged: unexpected tensor %r for an optimizer of %s "
+                            "parameters", path, key, len(params))
         shape = params[int(idx)].shape
         if value.dim() and value.shape != shape:  # moments have the parameter's shape
-            raise DataError(f"{path} does not fit the model: {key} has shape "
-                            f"{tuple(value.shape)}, the parameter {tuple(shape)}")
+            raise DataError("%s does not fit the model: %s has shape %s, the parameter %s",
+                            path, key, tuple(value.shape), tuple(shape))
     try:
         state = _unflatten_optimizer(tensors, record)
     except (ValueError, TypeError, AttributeError, KeyError) as err:
-        raise DataError(f"{ckpt / STATE} is damaged: bad optimizer record "
-                        f"({first_line(err)})") from err
+        raise DataError("%s is damaged: bad optimizer record (%s)", ckpt / STATE,
+                        first_line(err)) from err
     groups = state["param_groups"]
     if len(groups) != len(optimizer.param_groups) or any(
         not isinstance(g, dict) or len(g.get("params", ())) != len(mine["params"])
         for g, mine in zip(groups, optimizer.param_groups, strict=False)
     ):
-        raise DataError(f"{ckpt / STATE} does not fit the model: its optimizer groups differ")
+        raise DataError("%s does not fit the model: its optimizer groups differ", ckpt / STATE)
     for g in groups:
         bad = [k for k, v in g.items() if isinstance(v, float) and not math.isfinite(v)]
         if bad:
-            raise DataError(f"{ckpt / STATE} is damaged: optimizer {bad[0]} is {g[bad[0]]}")
+            raise DataError("%s is damaged: optimizer %s is %s", ckpt / STATE, bad[0], g[bad[0]])
     return state
 
 
@@ -417,8 +422,8 @@ def _unflatten_optimizer(tensors: dict[str, Tensor], record: dict[str, Any]) -> 
 def _expect(path: Path, record: dict[str, Any], key: str, kind: type) -> Any:
     value = record.get(key)
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise DataError(f"{path} is damaged: {key!r} should be {kind.__name__}, got "
-                        f"{type(value).__name__}")
+        raise DataError("%s is damaged: %r should be %s, got %s", path, key, kind.__name__,
+                        type(value).__name__)
     return value
 
 

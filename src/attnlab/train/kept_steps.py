@@ -56,17 +56,20 @@ def load_kept(run_dir: Path, step: int, model: nn.Module) -> nn.Module:
     path = kept_path(run_dir, step)
     if not path.is_file():
         have = kept_steps(run_dir)
-        raise DataError(f"run {run_dir} kept no weights at step {step} (it keeps "
-                        f"{have or 'none'}; set train.keep_steps and train it again)")
+        if not have:
+            raise DataError("run %s kept no weights at step %s (it keeps none; set "
+                            "train.keep_steps and train it again)", run_dir, step)
+        raise DataError("run %s kept no weights at step %s (it keeps %s; set train.keep_steps "
+                        "and train it again)", run_dir, step, have)
     device = next((p.device for p in model.parameters()), None)
     try:
         missing, unexpected = load_model(model, str(path), strict=False,
                                          device=str(device or "cpu"))
     except SafetensorError as err:
-        raise DataError(f"{path} is not a safetensors file ({first_line(err)})") from err
+        raise DataError("%s is not a safetensors file (%s)", path, first_line(err)) from err
     except RuntimeError as err:  # a tensor of the wrong shape
-        raise DataError(f"{path} does not fit the run's model ({first_line(err)})") from err
+        raise DataError("%s does not fit the run's model (%s)", path, first_line(err)) from err
     if missing or unexpected:
-        raise DataError(f"{path} does not fit the run's model (missing {sorted(missing)}, "
-                        f"unexpected {sorted(unexpected)})")
+        raise DataError("%s does not fit the run's model (missing %s, unexpected %s)", path,
+                        sorted(missing), sorted(unexpected))
     return model.eval()

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from attnlab import __version__
-from attnlab.errors import DataError
+from attnlab.errors import DataError, Said
 from attnlab.train.run_config import unknown_fields
 
 META = "meta.json"  # as attnlab.train.rundir.META (which imports this module)
@@ -73,18 +73,22 @@ def newer_run(run_dir: Path, what: str) -> NewerRun:
     """The error for a file of ``run_dir`` that holds ``what`` (``"path has format 2 (this
     attnlab reads format 1)"``): written by a newer attnlab, the one ``meta.json`` names,
     or an unrecorded one; or, when ``meta.json`` records only this version or older ones,
-    by a newer attnlab or by hand. Never advice to delete the run."""
+    by a newer attnlab or by hand. Never advice to delete the run. ``what`` is said in the
+    user's language too when it is a ``Said`` with its ``error`` entry."""
     writer = written_by(run_dir)
-    if writer is not None and version_key(writer) <= version_key(__version__):
-        return NewerRun(f"{what}: a newer attnlab wrote it, or it was edited ("
-                        f"{Path(run_dir) / META} records attnlab {writer}; this is "
-                        f"{__version__}). Read the run with the attnlab that wrote it, or put "
-                        "back a copy of the file; the run may not be damaged")
-    by = f"attnlab {writer}" if writer is not None else \
-        f"a newer attnlab ({Path(run_dir) / META} does not record which)"
-    later = f"attnlab {writer} or later" if writer is not None else "a newer attnlab"
-    return NewerRun(f"{what}: it was written by {by}; this is {__version__}. Read the run "
-                    f"with {later} (pip install --upgrade attnlab); the run is not damaged")
+    meta = Path(run_dir) / META
+    if writer is None:
+        return NewerRun("%s: it was written by a newer attnlab (%s does not record which); "
+                        "this is %s. Read the run with a newer attnlab (pip install --upgrade "
+                        "attnlab); the run is not damaged", what, meta, __version__)
+    if version_key(writer) <= version_key(__version__):
+        return NewerRun("%s: a newer attnlab wrote it, or it was edited (%s records attnlab "
+                        "%s; this is %s). Read the run with the attnlab that wrote it, or put "
+                        "back a copy of the file; the run may not be damaged", what, meta,
+                        writer, __version__)
+    return NewerRun("%s: it was written by attnlab %s; this is %s. Read the run with attnlab "
+                    "%s or later (pip install --upgrade attnlab); the run is not damaged", what,
+                    writer, __version__, writer)
 
 
 def refuse_newer_config(run_dir: Path, path: Path, stored: Any) -> None:
@@ -92,5 +96,5 @@ def refuse_newer_config(run_dir: Path, path: Path, stored: Any) -> None:
     not know (a newer one's field, or an edit: never called damage)."""
     unknown = unknown_fields(stored)
     if unknown:
-        raise newer_run(run_dir, f"{path} has the config field {unknown[0]}, which this "
-                        "attnlab does not know")
+        raise newer_run(run_dir, Said("%s has the config field %s, which this attnlab does "
+                                      "not know", path, unknown[0]))
