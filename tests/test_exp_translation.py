@@ -196,3 +196,13 @@ def test_the_estimate_times_translation_runs(tmp_path, capsys):
                  "--work", str(tmp_path / "work"), "--out", str(tmp_path / "out")])
     out = capsys.readouterr().out
     assert code == 0 and "translation: 3 runs" in out, out  # micro: one seed of three
+
+
+def test_a_record_with_no_band_beyond_the_training_skips_the_claim_past_it() -> None:
+    """Where the longest band lies inside the trained lengths there is nothing past them to
+    speak of: the claim is skipped with its reason, not decided on a band against itself."""
+    record = _record()
+    record["translation"]["train_band"] = [BANDS[0][0], BANDS[-1][1]]
+    verdict = _verdicts(record)["translation.attention_beyond_trained"]
+    assert verdict["status"] == "skipped"
+    assert "no length band lies beyond the trained lengths" in verdict["why"]
