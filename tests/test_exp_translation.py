@@ -206,3 +206,7 @@ def test_a_record_with_no_band_beyond_the_training_skips_the_claim_past_it() -> 
     verdict = _verdicts(record)["translation.attention_beyond_trained"]
     assert verdict["status"] == "skipped"
     assert "no length band lies beyond the trained lengths" in verdict["why"]
+    from attnlab.kit.verdict_words import why
+
+    assert why(verdict, "es") == "ninguna banda de longitudes queda más allá de las longitudes " \
+        "entrenadas"
