@@ -208,5 +208,5 @@ def test_a_record_with_no_band_beyond_the_training_skips_the_claim_past_it() -> 
     assert "no length band lies beyond the trained lengths" in verdict["why"]
     from attnlab.kit.verdict_words import why
 
-    assert why(verdict, "es") == "ninguna banda de longitudes queda más allá de las longitudes " \
-        "entrenadas"
+    skipped = "ninguna banda de longitudes queda más allá de las longitudes entrenadas"
+    assert why(verdict, "es") == f"aditivo: {skipped}; transformer: {skipped}"
