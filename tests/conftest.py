@@ -70,3 +70,23 @@ def no_chosen_language(monkeypatch: pytest.MonkeyPatch) -> None:
     for var in ("ATTNLAB_LANG", "LC_ALL", "LC_MESSAGES"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("LANG", "C.UTF-8")
+
+
+@pytest.fixture(autouse=True)
+def _signals_left_as_found():  # noqa: ANN202
+    """Every test leaves the process's SIGINT and SIGTERM handlers and its signal mask as
+    it found them: attnlab called in-process must not leave Ctrl-C blocked or ignored,
+    which every process started afterwards (a worker, a subprocess) would inherit."""
+    import signal
+
+    def state() -> tuple:  # a SIGTERM handler of Ray's own (ray.init) is Ray's to keep
+        return (signal.pthread_sigmask(signal.SIG_BLOCK, []), signal.getsignal(signal.SIGINT),
+                signal.getsignal(signal.SIGTERM) == signal.SIG_IGN)
+
+    before = state()
+    yield
+    after = state()
+    if after != before:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before[0])
+        signal.signal(signal.SIGINT, before[1])
+        pytest.fail(f"signal state changed by this test: {before} -> {after}")
