@@ -1,5 +1,6 @@
 """Pre-norm vs post-norm (docs/experiments.md, "Pre-norm or post-norm"): configs,
-gradient norms at init, a micro run, the claims."""
+gradient norms at init, a micro run, the claims (each held, not held and inconclusive on
+three seeds with real spread)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from claim_cases import check_real_record
+from claim_cases import CASES, by_id, check_case, check_real_record, margins
 
 from attnlab.data.dataset import sample_batch
 from attnlab.experiments import norm
@@ -145,3 +146,50 @@ def test_grad_summary_and_table():
     assert norm.grad_summary(rec, "pre")["ratio"] == 1.0
     text = norm.table(rec)
     assert "160.00" in text and "20" in text
+
+
+# -- claims on seeds with real spread (tests/claim_cases.py) ---------------------------------
+
+# claim id -> the knob that sets its margins, their scale, and the per-seed ratio giving margin
+# m, by hand from each rule; "matches" and "hardly matters" alternate the side of 1 by seed
+KNOBS = {
+    "norm.post_no_warmup_far_worse": ("far", 0.1, lambda m, s: 1.2 + m),
+    "norm.post_warmup_matches_pre": ("match", 0.02, lambda m, s: 1 + (-1) ** s * (0.05 - m)),
+    "norm.warmup_hardly_matters_for_pre": ("warmup", 0.02,
+                                           lambda m, s: 1 + (-1) ** s * (0.05 - m)),
+}
+PRE_WARMUP = (100.0, 104.0, 97.0)  # pre-norm with warmup, per seed
+
+
+def _seeds_record(**set_margins: list[float]) -> dict:
+    """Three seeds, each claim's margins ``held`` unless ``set_margins`` names its knob:
+    pre/no warmup = pre/warmup × r(warmup), post/warmup = pre/warmup × r(match), post/no
+    warmup = pre/no warmup × r(far)."""
+    r = {knob: [value(m, s) for s, m in enumerate(set_margins.get(knob, margins("held", u)))]
+         for knob, u, value in KNOBS.values()}
+    pre1 = list(PRE_WARMUP)
+    pre0 = [p * x for p, x in zip(pre1, r["warmup"], strict=True)]
+    post1 = [p * x for p, x in zip(pre1, r["match"], strict=True)]
+    post0 = [p * x for p, x in zip(pre0, r["far"], strict=True)]
+    rec = _record(1.0, 1.0, 1.0, 1.0)
+    for cell, ppl in (("pre/no_warmup", pre0), ("pre/warmup", pre1), ("post/no_warmup", post0),
+                      ("post/warmup", post1)):
+        for run, p in zip(rec["cells"][cell], ppl, strict=True):
+            run["held_ppl"] = run["train_ppl"] = p
+    return rec
+
+
+def test_every_claim_holds_on_seeds_with_spread():
+    verdicts = evaluate({"norm": _seeds_record()}, norm.CLAIMS)
+    assert {v["status"] for v in verdicts} == {"held"}
+    assert all(len(set(v["parts"][0]["margins"])) == 3 for v in verdicts)  # real spread
+
+
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("cid", list(KNOBS))
+def test_each_claim_is_held_not_held_and_inconclusive_as_its_spread_says(cid, case):
+    knob, unit, _ = KNOBS[cid]
+    wanted = margins(case, unit)
+    verdicts = by_id(evaluate({"norm": _seeds_record(**{knob: wanted})}, norm.CLAIMS))
+    check_case(verdicts[cid], "", case, wanted)
+    assert {c for c, v in verdicts.items() if v["status"] != "held"} - {cid} == set()

@@ -114,6 +114,23 @@ def test_mlp_share_claim_both_ways(record):
     assert _decide("params.mlp_two_thirds", edge)[0] == "held"
 
 
+# Both claims are one evaluation (trained=False: a count, no seeds): each part is held or not
+# held by its margin's sign and cannot be inconclusive. Each MLP share, either side of 2/3.
+@pytest.mark.parametrize("model", ["default", "GPT-2 small"])
+@pytest.mark.parametrize(("delta", "case"), [(0.009, "held"), (-0.009, "held"),
+                                             (0.011, "not held"), (-0.011, "not held")])
+def test_each_mlp_share_is_held_or_not_within_a_point_of_two_thirds(record, model, delta, case):
+    changed = copy.deepcopy(record)
+    (m,) = [m for m in changed["models"] if m["name"] == model]
+    m["shares"]["mlp"] = 2 / 3 + delta
+    (claim,) = [c for c in params.CLAIMS if c.id == "params.mlp_two_thirds"]
+    verdict = decide(claim, {"params": changed})
+    assert verdict["status"] == case
+    for p in verdict["parts"]:
+        assert p["status"] == (case if p["name"] == model else "held"), p
+        assert len(p["margins"]) == 1 and p["why"] == "one evaluation (no training)"
+
+
 def test_profiles_and_module_contract():
     assert params.NEEDS_CORPUS is False
     assert set(params.PROFILES) == {"full", "quick", "micro"}

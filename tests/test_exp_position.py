@@ -1,6 +1,8 @@
 """Position (docs/experiments.md, "Position"): configs, permutation equivariance,
 untrained table rows after a
-micro run, and every claim decided both ways on synthetic records."""
+micro run, and every claim decided both ways on synthetic records: each trained part held,
+not held and inconclusive on three seeds with real spread, the permutation parts held and
+not held on their one evaluation."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from claim_cases import CASES, by_id, check_case, margins
 
 from attnlab.experiments import position
 from attnlab.kit.claims import evaluate
@@ -173,3 +176,90 @@ def test_the_cliff_is_decided_on_the_seeds_spread(per_seed, case):
     assert cliff["status"] == case and verdict["status"] == case, verdict["why"]
     if case == "inconclusive":
         assert cliff["mean"] > 0 and "within 2 standard errors" in cliff["why"]
+
+
+# (claim id, part name) -> the knob that sets its margins, their scale, and the per-seed
+# value giving margin m, by hand from each rule (r(n) = a scheme's ppl at n ÷ at 64 tokens)
+KNOBS = {
+    # best other scheme's ppl at 64 ÷ learned's − 1
+    ("position.learned_cliff", "best"): ("best", 0.05, lambda m: 1 + m),
+    ("position.learned_cliff", "cliff"): ("cliff", 0.2, lambda m: 1.5 + m),  # learned r(128)
+    ("position.sinusoidal_fails", ""): ("sinusoidal", 0.2, lambda m: 1.5 + m),  # r(256)
+    ("position.rope_gentle", "degrades"): ("degrades", 0.1, lambda m: 1 + m),  # RoPE r(256)
+    ("position.rope_gentle", "gently"): ("gently", 0.1, lambda m: 1.5 - m),  # the same ratio
+    ("position.alibi_improves", "at 2×"): ("alibi_mid", 0.05, lambda m: 1 - m),  # r(128)
+    ("position.alibi_improves", "at 4×"): ("alibi_step", 0.05, lambda m: 1 - m),  # 256 ÷ 128
+}
+AT_64 = {"sinusoidal": (102.0, 99.0, 104.0), "rope": (101.0, 103.0, 98.0),
+         "alibi": (103.0, 100.0, 101.0), "none": (110.0, 108.0, 113.0)}  # per seed
+
+
+def _seeds_record(**set_margins: list[float]) -> dict:
+    """Three seeds, each part's margins ``held`` unless ``set_margins`` names its knob; the
+    schemes' perplexities at 64 tokens differ by seed, and which scheme is the best other
+    one too. RoPE's "degrades" and "gently" read one ratio: it is set by "gently" when
+    given, else by "degrades"."""
+    v = {knob: [value(m) for m in set_margins.get(knob, margins("held", u))]
+         for knob, u, value in KNOBS.values()}
+    rope_far = v["gently"] if "gently" in set_margins else v["degrades"]
+    best = [min(x) for x in zip(*(AT_64[k] for k in ("sinusoidal", "rope", "alibi")),
+                                strict=True)]
+    learned = [b / x for b, x in zip(best, v["best"], strict=True)]
+    alibi_mid = [a * x for a, x in zip(AT_64["alibi"], v["alibi_mid"], strict=True)]
+
+    def times(base, ratios):
+        return [b * x for b, x in zip(base, ratios, strict=True)]
+
+    ppl = {  # scheme -> per seed at 64, 128 and 256 tokens
+        "learned": (learned, times(learned, v["cliff"]), times(learned, [3.0] * 3)),
+        "sinusoidal": (AT_64["sinusoidal"], times(AT_64["sinusoidal"], [1.3] * 3),
+                       times(AT_64["sinusoidal"], v["sinusoidal"])),
+        "rope": (AT_64["rope"], times(AT_64["rope"], [1.05] * 3), times(AT_64["rope"], rope_far)),
+        "alibi": (AT_64["alibi"], alibi_mid, times(alibi_mid, v["alibi_step"])),
+        "none": (AT_64["none"], times(AT_64["none"], [1.02] * 3), times(AT_64["none"], [1.05] * 3)),
+    }
+    rec = _record(GOOD)
+    rec["rows"] = [{"scheme": k, "ppl": {str(n): list(p) for n, p in zip((64, 128, 256), vals,
+                                                                          strict=True)}}
+                   for k, vals in ppl.items()]
+    return rec
+
+
+def test_every_claim_holds_on_seeds_with_spread():
+    verdicts = evaluate({"position": _seeds_record()}, position.CLAIMS)
+    assert {v["status"] for v in verdicts} == {"held"}
+    assert all(len(set(p["margins"])) == 3 for v in verdicts if v["trained"]
+               for p in v["parts"])  # real spread
+
+
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize(("cid", "name"), list(KNOBS))
+def test_each_part_is_held_not_held_and_inconclusive_as_its_spread_says(cid, name, case):
+    knob, unit, _ = KNOBS[(cid, name)]
+    wanted = margins(case, unit)
+    verdicts = by_id(evaluate({"position": _seeds_record(**{knob: wanted})}, position.CLAIMS))
+    check_case(verdicts[cid], name, case, wanted)
+    # the other part of the claim still holds (RoPE's two parts read one ratio, from both
+    # sides: every value set here for one is on the holding side of the other)
+    assert all(p["status"] == "held" for p in verdicts[cid]["parts"] if p["name"] != name)
+    assert {c for c, v in verdicts.items() if v["status"] != "held"} - {cid} == set()
+
+
+# The permutation claim is one evaluation (trained=False: no seeds, no spread): each part is
+# held or not held by its margin's sign, never inconclusive.
+@pytest.mark.parametrize(("perm", "name"), [
+    ({}, None),
+    ({"perm_none": 1e-3}, "equivariant"),  # 1e-3 ≥ 1e-5: not equivariant without positions
+    ({"perm_none": 2e-5}, "equivariant"),  # just over float32's allowance
+    ({"perm_rope": 1e-7}, "broken otherwise"),  # RoPE left it equivariant
+    ({"perm_rope": 9e-4}, "broken otherwise"),  # just under the 1e-3 a break needs
+])
+def test_the_permutation_parts_are_held_or_not_on_one_evaluation(perm, name):
+    verdicts = by_id(evaluate({"position": _record(GOOD, **perm)}, position.CLAIMS))
+    v = verdicts["position.permutation_equivariance"]
+    assert v["trained"] is False and v["status"] == ("held" if name is None else "not held")
+    for p in v["parts"]:
+        assert len(p["margins"]) == 1
+        assert p["status"] == ("not held" if p["name"] == name else "held"), p
+        assert p["why"] == "one evaluation (no training)"
+    assert {c for c, x in verdicts.items() if x["status"] != "held"} - {v["id"]} == set()

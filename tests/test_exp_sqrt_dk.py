@@ -1,6 +1,7 @@
 """Why divide by √d_k (docs/experiments.md, "Why divide by √d_k"): the analytic
 numbers, attention statistics, a micro run,
-and both claims decided both ways on synthetic records."""
+both claims decided both ways on synthetic records, and every part held, not held and
+inconclusive on three seeds with real spread."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from claim_cases import CASES, by_id, check_case, margins
 
 from attnlab import reference as ref
 from attnlab.experiments import sqrt_dk
@@ -257,3 +259,65 @@ def test_a_large_difference_is_decided_on_the_seeds_spread(unscaled_256, case):
     assert part["status"] == case and verdict["status"] == case, verdict["why"]
     if case == "inconclusive":
         assert part["mean"] > 0 and "within 2 standard errors" in part["why"]
+
+
+# (claim id, part name) -> the knob that sets its margins, the margins' scale, and the per-seed
+# value that gives margin m, by hand from each rule (gaps: unscaled ppl ÷ scaled − 1; spread:
+# unscaled score std after ÷ at initialisation; collapse: the unscaled frozen fraction)
+WIDE, COLLAPSE = "sqrt_dk.matters_only_when_wide", "sqrt_dk.unscaled_collapses"
+KNOBS = {
+    # |gap| < 5 % at width 32: the gap's sign alternates by seed, so |·| is exercised
+    (WIDE, "d_k 32"): ("gap32", 0.02, lambda m, s: (-1) ** s * (0.05 - m)),
+    (WIDE, "d_k 256"): ("gap256", 0.05, lambda m, s: 0.1 + m),
+    (WIDE, "d_k 1024"): ("gap1024", 0.05, lambda m, s: 0.1 + m),
+    (COLLAPSE, "spread grows at 256"): ("std256", 0.5, lambda m, s: 1 + m),
+    (COLLAPSE, "spread grows at 1024"): ("std1024", 0.5, lambda m, s: 1 + m),
+    (COLLAPSE, "collapse"): ("frozen", 0.1, lambda m, s: 0.5 + m),
+}
+SCALED_PPL = (100.0, 104.0, 97.0)  # the scaled runs' held-out perplexity, per seed
+
+
+def _seeds_record(**set_margins: list[float]) -> dict:
+    """Three seeds at widths 32, 256 and 1,024 (short setting), each part's margins
+    ``held`` unless ``set_margins`` names its knob; the scaled runs and the raw score spread
+    at initialisation differ by seed too, so only the rule's ratio is pinned."""
+    v = {knob: [value(m, s) for s, m in enumerate(set_margins.get(knob, margins("held", u)))]
+         for knob, u, value in KNOBS.values()}
+
+    def side(ppl: list[float], std0: list[float], std1: list[float], frozen: list[float]) -> dict:
+        stats = lambda std, fr: {"score_std": std, "entropy": [1.0] * 3,  # noqa: E731
+                                 "eff_tokens": [2.0] * 3, "frozen": fr}
+        return {"held_ppl": ppl, "train_ppl": ppl, "init": stats(std0, [0.1] * 3),
+                "after": stats(std1, frozen)}
+
+    rows = []
+    for d_k in (32, 256, 1024):
+        std0 = [d_k ** 0.5 * k for k in (1.0, 0.9, 1.1)]  # raw spread at initialisation
+        ratio = v.get(f"std{d_k}", [1.5] * 3)
+        frozen = v["frozen"] if d_k == 1024 else [0.5] * 3
+        row = {"setting": "short", "d_k": d_k,
+               "scaled": side(list(SCALED_PPL), [1.0] * 3, [1.2] * 3, [0.0] * 3),
+               "unscaled": side([p * (1 + g) for p, g in zip(SCALED_PPL, v[f"gap{d_k}"],
+                                                              strict=True)],
+                                std0, [a * r for a, r in zip(std0, ratio, strict=True)], frozen)}
+        row["gaps"] = sqrt_dk.gaps(row)
+        row["gap"] = sum(row["gaps"]) / 3
+        rows.append(row)
+    return {"training": rows}
+
+
+def test_every_claim_holds_on_seeds_with_spread():
+    verdicts = evaluate({"sqrt_dk": _seeds_record()}, sqrt_dk.CLAIMS)
+    assert {v["status"] for v in verdicts} == {"held"}
+    assert all(len(set(p["margins"])) == 3 for v in verdicts for p in v["parts"])  # spread
+
+
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize(("cid", "name"), list(KNOBS))
+def test_each_part_is_held_not_held_and_inconclusive_as_its_spread_says(cid, name, case):
+    knob, unit, _ = KNOBS[(cid, name)]
+    wanted = margins(case, unit)
+    verdicts = by_id(evaluate({"sqrt_dk": _seeds_record(**{knob: wanted})}, sqrt_dk.CLAIMS))
+    check_case(verdicts[cid], name, case, wanted)
+    assert all(p["status"] == "held" for p in verdicts[cid]["parts"] if p["name"] != name)
+    assert {c for c, v in verdicts.items() if v["status"] != "held"} - {cid} == set()
