@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 import torch
-from claim_cases import CASES, by_id, check_case, margins
+from claim_cases import CASES, by_id, check_case, check_real_record, margins
 
 from attnlab.data.synthetic import winograd_dataset
 from attnlab.experiments import winograd
@@ -146,8 +146,9 @@ def test_micro_run_table_figure_and_cache(tmp_path):
     text = (folder / "table.md").read_text()
     assert "| B | two blocks |" in text and "block 2 · wet" in text
     assert (folder / "figure.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert {v["status"] for v in evaluate({"winograd": record}, winograd.CLAIMS)} == {
-        "inconclusive"}  # one seed decides nothing
+    # every predicate ran on the real record, a finite margin per seed (its verdicts are
+    # inconclusive on one seed whatever they say: that is the rule, not a check of them)
+    check_real_record(evaluate({"winograd": record}, winograd.CLAIMS), seeds=1)
     assert len(winograd.plan(winograd.PROFILES["quick"])) == 2 * 3 * 3  # variants, models, seeds
 
 
