@@ -24,7 +24,8 @@ ERRORS = {"AttnlabError", "UsageError", "DataError", "WriteError", "CorpusError"
           "NewerRun", "TrainingDiverged"}
 # what a learner's commands (lab, run, reproduce, train, generate, explore) go through first:
 # each error they raise is said in the learner's language
-LEARNER = ["data/corpus.py", "kit/registry.py"]
+LEARNER = ["data/corpus.py", "kit/registry.py", "train/rundir.py", "train/runtime.py",
+           "train/trainer.py", "train/divergence.py", "kit/envelope.py"]
 
 
 def raises(path: Path) -> list[tuple[int, list[ast.expr]]]:
@@ -37,6 +38,14 @@ def raises(path: Path) -> list[tuple[int, list[ast.expr]]]:
     return found
 
 
+def made(path: Path) -> list[tuple[int, list[ast.expr]]]:
+    """Each attnlab error or ``Said`` made in ``path``, raised or not (a reason, an error a
+    function returns to be raised): its line and its arguments."""
+    return [(node.lineno, node.args) for node in ast.walk(ast.parse(path.read_text("utf-8")))
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and
+            node.func.id in ERRORS | {"Said"}]
+
+
 def _constant(arg: ast.expr) -> bool:
     return isinstance(arg, ast.Constant) and isinstance(arg.value, str)
 
@@ -45,7 +54,7 @@ def test_every_templated_error_has_its_spanish():
     registry.own_all_words()
     english = {e["en"] for e in catalogue("error").values()}
     templated = {f"{path.relative_to(SRC)}:{n}": args[0].value
-                 for path in sorted(SRC.rglob("*.py")) for n, args in raises(path)
+                 for path in sorted(SRC.rglob("*.py")) for n, args in made(path)
                  if args and _constant(args[0]) and (len(args) > 1 or
                                                     str(path.relative_to(SRC)) in LEARNER)}
     assert len(templated) >= 10

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import logging
 
+from attnlab.errors import Said
 from attnlab.i18n import catalogue
 from attnlab.i18n.labels import RunLabel, say
 
@@ -49,14 +50,25 @@ def template(english: str, lang: str, domain: str = DOMAIN) -> str | None:
 
 def said(err: BaseException, lang: str) -> str:
     """The message of ``err`` in ``lang``: an ``AttnlabError`` raised as a template and its
-    values, by its ``error`` entry (its labels and phrases said too); else ``str(err)``."""
+    values, by its ``error`` entry (its labels and phrases said too, and an inner error or
+    ``Said`` by its own entry); else ``str(err)``."""
     english, values = getattr(err, "template", None), getattr(err, "values", ())
     if english is None or lang == "en":
         return str(err)
     other = template(english, lang, "error")
     if other is None:
         return str(err)
-    return other % tuple(_said(v, lang) for v in values) if values else other
+    return other % tuple(_inner(v, lang) for v in values) if values else other
+
+
+def _inner(value: object, lang: str) -> object:
+    """A value of an error in ``lang``: an inner attnlab error raised as a template (``"%s;
+    move it away"``) or a ``Said`` (a reason) by its own entry, the rest as a log line's."""
+    if isinstance(value, Said):
+        return say_parts(value.parts(), lang)
+    if isinstance(value, BaseException) and getattr(value, "template", None) is not None:
+        return said(value, lang)
+    return _said(value, lang)
 
 
 def say_parts(parts: dict, lang: str) -> str:
