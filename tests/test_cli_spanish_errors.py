@@ -28,7 +28,8 @@ ERRORS = {"AttnlabError", "UsageError", "DataError", "WriteError", "CorpusError"
 LEARNER = ["data/corpus.py", "kit/registry.py", "train/run_config.py", "cli/generate.py",
            "cli/explore.py", "explorer/sources/translation.py", "files.py",
            "train/checkpoint.py", "data/tokenizer.py", "data/dataset.py",
-           "train/kept_steps.py", "train/newer_version.py"]
+           "train/kept_steps.py", "train/newer_version.py", "train/rundir.py",
+           "train/runtime.py", "train/trainer.py", "train/divergence.py", "kit/envelope.py"]
 
 
 def raises(path: Path) -> list[tuple[int, list[ast.expr]]]:
@@ -41,6 +42,14 @@ def raises(path: Path) -> list[tuple[int, list[ast.expr]]]:
     return found
 
 
+def made(path: Path) -> list[tuple[int, list[ast.expr]]]:
+    """Each attnlab error or ``Said`` made in ``path``, raised or not (a reason, an error a
+    function returns to be raised): its line and its arguments."""
+    return [(node.lineno, node.args) for node in ast.walk(ast.parse(path.read_text("utf-8")))
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and
+            node.func.id in ERRORS | {"Said"}]
+
+
 def _constant(arg: ast.expr) -> bool:
     return isinstance(arg, ast.Constant) and isinstance(arg.value, str)
 
@@ -49,7 +58,7 @@ def test_every_templated_error_has_its_spanish():
     registry.own_all_words()
     english = {e["en"] for e in catalogue("error").values()}
     templated = {f"{path.relative_to(SRC)}:{n}": args[0].value
-                 for path in sorted(SRC.rglob("*.py")) for n, args in raises(path)
+                 for path in sorted(SRC.rglob("*.py")) for n, args in made(path)
                  if args and _constant(args[0]) and (len(args) > 1 or
                                                     str(path.relative_to(SRC)) in LEARNER)}
     assert len(templated) >= 10

@@ -98,6 +98,19 @@ class Said(str):
         return {"template": self.template, "values": [part(v) for v in self.values]}
 
     @classmethod
+    def from_parts(cls, parts: dict) -> Said:
+        """The ``Said`` whose ``parts()`` are ``parts`` (its values strings, as stored): a
+        ``TypeError``, ``KeyError`` or ``ValueError`` where they are not such parts.
+
+        >>> Said.from_parts(Said("cannot plan: %s", Said("got %s", 0)).parts())
+        'cannot plan: got 0'
+        """
+        values = [cls.from_parts(v) if isinstance(v, dict) else v for v in parts["values"]]
+        if not isinstance(parts["template"], str):
+            raise TypeError("a Said's template is a string")
+        return cls(parts["template"], *values)
+
+    @classmethod
     def of(cls, err: BaseException) -> Said:
         """``one_line(err)`` in parts: its type and its message (its template and values
         where it was raised as them)."""

@@ -135,17 +135,20 @@ def check_no_damaged_results(out: Path, only: list[str] | None, profile: str,
     """Refuse, in one line, to write a report while an experiment's result in ``out`` is
     damaged (truncated, say): it would be shown as not run, and the report written over
     one that had it. The line names the file and the command that makes it again."""
+    from attnlab.i18n.logs import say_parts
     from attnlab.kit import registry
     from attnlab.kit.envelope import ENVELOPE, damage
 
+    say = say or Words("en")
     for name in registry.select(only):
         path = out / name / ENVELOPE
         why = damage(path)
         if why is not None:
             flags = "" if profile == "quick" else f" --profile {profile}"
             flags += "" if seeds is None else f" --seeds {seeds}"
-            raise DataError((say or Words("en"))("reproduce.damaged", path=path, why=why,
-                                                 name=name, flags=flags, out=out))
+            why = say_parts(why.parts(), say.lang)  # the reason in the command's language
+            raise DataError(say("reproduce.damaged", path=path, why=why, name=name,
+                                flags=flags, out=out))
 
 
 def _count(say: Words, status: str, n: int) -> str:

@@ -53,8 +53,8 @@ def template(english: str, lang: str, domain: str = DOMAIN) -> str | None:
 
 def said(err: BaseException, lang: str) -> str:
     """The message of ``err`` in ``lang``: an ``AttnlabError`` raised as a template and its
-    values, by its ``error`` entry (its labels, phrases and ``Said`` values said too); else
-    ``str(err)``."""
+    values, by its ``error`` entry (its labels and phrases said too, and an inner error or
+    ``Said`` by its own entry); else ``str(err)``."""
     english, values = getattr(err, "template", None), getattr(err, "values", ())
     if english is None or lang == "en":
         return str(err)
@@ -134,7 +134,8 @@ def _said(arg: object, lang: str) -> object:
     """A log line's or an error's argument in ``lang``: a run's label or a phrase said, a
     grouped number in the language's grouping, a ``Said`` (a sentence an error holds: the
     one a damaged checkpoint's advice wraps) by its ``error`` entry with its own values
-    said, else its English template; the rest as given."""
+    said, else its English template; an inner attnlab error raised as a template by its own
+    entry; the rest as given."""
     if isinstance(arg, RunLabel):
         return say(arg, lang)
     if isinstance(arg, Phrase):
@@ -145,6 +146,8 @@ def _said(arg: object, lang: str) -> object:
         chosen = template(arg.template, lang, "error") or arg.template
         values = tuple(_said(v, lang) for v in arg.values)
         return chosen % values if values else chosen
+    if isinstance(arg, BaseException) and getattr(arg, "template", None) is not None:
+        return said(arg, lang)  # an inner attnlab error ("%s; move it away"), by its own entry
     return arg
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from attnlab.errors import Said
 from attnlab.files import staged, write_json
 from attnlab.kit.tables import settings_dict
 
@@ -109,22 +110,23 @@ def finished_envelope(out: Path, name: str, ident: dict[str, Any],
     return cached if same else None
 
 
-def damage(path: Path) -> str | None:
+def damage(path: Path) -> Said | None:
     """Why the envelope file ``path`` cannot be read as one (a truncated file: ``not valid
     JSON (...)``), or None when it reads or there is none. ``finished_envelope`` analyses
-    such an experiment again; a report, which runs nothing, names it instead."""
+    such an experiment again; a report, which runs nothing, names it instead. The reason is
+    kept in parts (``attnlab.errors.Said``), to be said in the command's language."""
     try:
         cached = json.loads(Path(path).read_bytes().decode("utf-8"))
     except (FileNotFoundError, NotADirectoryError):
         return None
     except UnicodeDecodeError as err:
-        return f"not UTF-8 text (byte {err.start})"
+        return Said("not UTF-8 text (byte %s)", err.start)
     except ValueError as err:
-        return f"not valid JSON ({err})"
+        return Said("not valid JSON (%s)", err)
     except OSError as err:
-        return f"cannot be read ({err.strerror or err})"
+        return Said("cannot be read (%s)", err.strerror or err)
     return None if isinstance(cached, dict) else \
-        f"expected a JSON object, got {type(cached).__name__}"
+        Said("expected a JSON object, got %s", type(cached).__name__)
 
 
 def write_envelope(out: Path, envelope: Envelope, table: str, figure: Any) -> dict[str, Any]:

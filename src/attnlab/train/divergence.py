@@ -31,10 +31,23 @@ import math
 from collections import deque
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from attnlab.errors import Said
+
+if TYPE_CHECKING:
+    from attnlab.train.rundir import TrainingDiverged
 
 DIVERGE_WINDOW = 50  # steps whose mean loss is compared with the bound
 DIVERGE_FACTOR = 3.0  # the bound, in units of ln V
-PERPLEXITIES = {"held_ppl": "held-out perplexity", "train_ppl": "training perplexity"}
+# each perplexity a final model is measured by: its line when NaN, and when past the bound
+# (a template each, so that each is said whole in another language)
+PERPLEXITIES = {
+    "held_ppl": ("the trained model gives NaN held-out perplexity",
+                 "held-out perplexity %s exceeds %s (a loss of %s)"),
+    "train_ppl": ("the trained model gives NaN training perplexity",
+                  "training perplexity %s exceeds %s (a loss of %s)"),
+}
 
 
 class LossGuard:
@@ -62,23 +75,28 @@ class LossGuard:
         self.factor = factor
         self.recent: deque[float] = deque((float(x) for x in recent), maxlen=window)
 
-    def check(self, loss: float) -> str | None:
-        """Record ``loss`` (one step's); the reason the run has diverged, or None."""
+    def check(self, loss: float) -> Said | None:
+        """Record ``loss`` (one step's); the reason the run has diverged, or None. A reason
+        is a ``Said``, its numbers written as strings (its parts are stored)."""
         if not math.isfinite(loss):
-            return f"non-finite loss ({loss})"
+            return Said("non-finite loss (%s)", str(loss))
         self.recent.append(loss)
         if len(self.recent) == self.recent.maxlen:
             mean = sum(self.recent) / len(self.recent)
             if mean > self.bound:
-                return (f"mean loss {mean:.4g} over the last {len(self.recent)} steps exceeds "
-                        f"{self.factor:g}·ln V = {self.bound:.3g}")
+                return Said("mean loss %s over the last %s steps exceeds %s", f"{mean:.4g}",
+                            len(self.recent), self._bound())
         return None
+
+    def _bound(self) -> str:
+        """The bound as the lines say it: ``3·ln V = 20.8``."""
+        return f"{self.factor:g}·ln V = {self.bound:.3g}"
 
     def over_bound(self) -> bool:
         """Whether the latest loss is past the bound (no checkpoint is written then)."""
         return bool(self.recent) and self.recent[-1] > self.bound
 
-    def final_reason(self, last_loss: float, ppl: dict[str, float]) -> str | None:
+    def final_reason(self, last_loss: float, ppl: dict[str, float]) -> Said | None:
         """Why a finished run has diverged, whatever the window: its last step's loss, or a
         perplexity of its final weights, not finite or past the bound; None if neither.
 
@@ -90,17 +108,16 @@ class LossGuard:
         >>> guard.final_reason(3.1, {"held_ppl": math.inf})
         'held-out perplexity inf exceeds 1.07e+09 (a loss of 3·ln V = 20.8)'
         """
-        bound = f"{self.factor:g}·ln V = {self.bound:.3g}"
         if not math.isfinite(last_loss) or last_loss > self.bound:
-            return f"final loss {last_loss:.4g} exceeds {bound}"
-        for key, name in PERPLEXITIES.items():
+            return Said("final loss %s exceeds %s", f"{last_loss:.4g}", self._bound())
+        for key, (nan, past) in PERPLEXITIES.items():
             value = ppl.get(key)
             if value is None:
                 continue
             if math.isnan(value):
-                return f"the trained model gives NaN {name}"
+                return Said(nan)
             if value > math.exp(self.bound):
-                return f"{name} {value:.4g} exceeds {math.exp(self.bound):.3g} (a loss of {bound})"
+                return Said(past, f"{value:.4g}", f"{math.exp(self.bound):.3g}", self._bound())
         return None
 
     def state(self) -> list[float]:
@@ -108,27 +125,39 @@ class LossGuard:
         return list(self.recent)
 
 
-def divergence_message(reason: str, step: int, steps: int, run_dir: Path,
-                       last_ckpt_step: int | None) -> str:
-    """The one line a diverged run stops with: what happened, the checkpoint kept, what to try."""
-    kept = (
-        f"the last good checkpoint (step {last_ckpt_step}) is kept in {run_dir / 'checkpoint'}"
-        if last_ckpt_step is not None else "no checkpoint had been written yet"
-    )
-    return (f"{reason} at step {step} of {steps}; {kept}. "
-            "Try a lower train.lr, train.warmup_steps or train.grad_clip.")
+def diverged(reason: str, step: int, steps: int, run_dir: Path,
+             last_ckpt_step: int | None) -> TrainingDiverged:
+    """The error a diverged run stops with, its one line a template and its values (said in
+    the command's language): what happened, the checkpoint kept, what to try.
+
+    >>> err = diverged(Said("non-finite loss (%s)", "nan"), 7, 100, Path("runs/x"), None)
+    >>> str(err).split(";")[0], err.values[0].template
+    ('non-finite loss (nan) at step 7 of 100', 'non-finite loss (%s)')
+    """
+    from attnlab.train.rundir import TrainingDiverged
+
+    if last_ckpt_step is None:
+        return TrainingDiverged("%s at step %s of %s; no checkpoint had been written yet. Try a "
+                                "lower train.lr, train.warmup_steps or train.grad_clip.",
+                                reason, step, steps)
+    return TrainingDiverged("%s at step %s of %s; the last good checkpoint (step %s) is kept in "
+                            "%s. Try a lower train.lr, train.warmup_steps or train.grad_clip.",
+                            reason, step, steps, last_ckpt_step, run_dir / "checkpoint")
 
 
 def record_divergence(run_dir: Path, step: int, steps: int, value: float, reason: str,
-                      last_ckpt_step: int | None, message: str) -> None:
+                      last_ckpt_step: int | None, message: str | BaseException) -> None:
     """A ``diverged`` metrics line and ``diverged.json``, which make ``train`` refuse the run
-    again at once (delete the file to try again)."""
+    again at once (delete the file to try again). A ``message`` raised as a template keeps
+    its parts (``message_parts``), so that the refusal is said in a language."""
     from attnlab.files import write_json
     from attnlab.train.rundir import DIVERGED, append_metrics
 
     loss: float | str = value if math.isfinite(value) else str(value)
     append_metrics(run_dir, {"kind": "diverged", "step": step, "loss": loss})
-    write_json(run_dir / DIVERGED, {
-        "step": step, "steps": steps, "loss": loss, "reason": reason,
-        "last_checkpoint": last_ckpt_step, "message": message,
-    })
+    record = {"step": step, "steps": steps, "loss": loss, "reason": str(reason),
+              "last_checkpoint": last_ckpt_step, "message": str(message)}
+    template = getattr(message, "template", None)
+    if template is not None:
+        record["message_parts"] = Said(template, *message.values).parts()
+    write_json(run_dir / DIVERGED, record)

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from attnlab.errors import AttnlabError, DataError, UsageError, WriteError
+from attnlab.errors import AttnlabError, DataError, Said, UsageError, WriteError
 from attnlab.files import write_json, write_text
 from attnlab.train.newer_version import NewerRun, refuse_newer_config
 from attnlab.train.run_config import RunConfig, run_hash
@@ -41,8 +41,6 @@ RESULT = "result.json"
 TOKENIZER = "tokenizer.json"
 DIVERGED = "diverged.json"
 LOCK = ".lock"
-CONFIG_ADVICE = ("restore it from a copy, or delete it and resume the run with `attnlab train` "
-                 "and its config (the file is written again, checked against the checkpoint)")
 
 
 class TrainingDiverged(AttnlabError, RuntimeError):
@@ -62,26 +60,26 @@ def read_json(path: Path) -> Any:
     try:
         return json.loads(path.read_bytes().decode("utf-8"))
     except FileNotFoundError:
-        raise DataError(f"missing {path}") from None
+        raise DataError("missing %s", path) from None
     except IsADirectoryError:
-        raise DataError(f"{path} is a directory, not a JSON file") from None
+        raise DataError("%s is a directory, not a JSON file", path) from None
     except UnicodeDecodeError as err:
-        raise DataError(f"{path} is damaged: not UTF-8 text (byte {err.start})") from None
+        raise DataError("%s is damaged: not UTF-8 text (byte %s)", path, err.start) from None
     except json.JSONDecodeError as err:
-        raise DataError(f"{path} is damaged: not valid JSON ({err})") from None
+        raise DataError("%s is damaged: not valid JSON (%s)", path, err) from None
     except OSError as err:
-        raise DataError(f"cannot read {path}: {err.strerror or err}") from None
+        raise DataError("cannot read %s: %s", path, err.strerror or err) from None
 
 
 def read_json_object(path: Path, *keys: str) -> dict[str, Any]:
     """``read_json`` of a file that must hold an object with ``keys``."""
     record = read_json(path)
     if not isinstance(record, dict):
-        raise DataError(f"{path} is damaged: expected a JSON object, got "
-                        f"{type(record).__name__}")
+        raise DataError("%s is damaged: expected a JSON object, got %s", path,
+                        type(record).__name__)
     missing = [k for k in keys if k not in record]
     if missing:
-        raise DataError(f"{path} is damaged: no {missing[0]!r} field")
+        raise DataError("%s is damaged: no %r field", path, missing[0])
     return record
 
 
@@ -89,14 +87,14 @@ def read_run_config(run_dir: Path) -> RunConfig:
     """The ``RunConfig`` stored in ``run_dir/config.json`` (``DataError`` if damaged)."""
     run_dir = Path(run_dir)
     if run_dir.exists() and not run_dir.is_dir():
-        raise UsageError(f"{run_dir} is a file, not a run directory")
+        raise UsageError("%s is a file, not a run directory", run_dir)
     if not run_dir.is_dir():
-        raise UsageError(f"run directory not found: {run_dir}")
+        raise UsageError("run directory not found: %s", run_dir)
     path = run_dir / CONFIG
     if not path.exists():
-        raise DataError(f"{run_dir} is not a run directory: missing {CONFIG} (name a folder "
-                        "made by `attnlab train`; resuming a run with its config writes the "
-                        "file again)")  # fmt: skip
+        raise DataError("%s is not a run directory: missing %s (name a folder made by "
+                        "`attnlab train`; resuming a run with its config writes the file "
+                        "again)", run_dir, CONFIG)
     try:
         record = read_json_object(path, "config")
         refuse_newer_config(run_dir, path, record["config"])
@@ -104,9 +102,13 @@ def read_run_config(run_dir: Path) -> RunConfig:
     except NewerRun:
         raise
     except UsageError as err:
-        raise DataError(f"{path} is damaged: {err}; {CONFIG_ADVICE}") from err
+        raise DataError("%s is damaged: %s; restore it from a copy, or delete it and resume the "
+                        "run with `attnlab train` and its config (the file is written again, "
+                        "checked against the checkpoint)", path, err) from err
     except DataError as err:
-        raise DataError(f"{err}; {CONFIG_ADVICE}") from err
+        raise DataError("%s; restore it from a copy, or delete it and resume the run with "
+                        "`attnlab train` and its config (the file is written again, checked "
+                        "against the checkpoint)", err) from err
 
 
 def write_run_config(run_dir: Path, cfg: RunConfig) -> None:
@@ -135,14 +137,16 @@ def check_same_config(run_dir: Path, cfg: RunConfig) -> None:
     """
     run_dir = Path(run_dir)
     if run_dir.exists() and not run_dir.is_dir():
-        raise UsageError(f"run directory {run_dir} is a file; choose another --run-dir")
+        raise UsageError("run directory %s is a file; choose another --run-dir", run_dir)
     path = run_dir / CONFIG
     if not path.exists():
         return
     try:
         record = read_json_object(path, "hash", "config")
     except DataError as err:
-        raise DataError(f"{err}; {CONFIG_ADVICE}") from err
+        raise DataError("%s; restore it from a copy, or delete it and resume the run with "
+                        "`attnlab train` and its config (the file is written again, checked "
+                        "against the checkpoint)", err) from err
     if record["hash"] == run_hash(cfg):
         return
     stored = record["config"]
@@ -153,25 +157,22 @@ def check_same_config(run_dir: Path, cfg: RunConfig) -> None:
         where = (theirs.get("device"), theirs.get("precision"))
         if "auto" in where:
             raise UsageError(
-                f"run directory {run_dir} was started before attnlab recorded the resolved "
-                f"device and precision (train.device={where[0]}, train.precision={where[1]}), "
-                "so it cannot tell whether resuming here would change them; delete it or "
-                "choose another --run-dir"
-            )
+                "run directory %s was started before attnlab recorded the resolved device and "
+                "precision (train.device=%s, train.precision=%s), so it cannot tell whether "
+                "resuming here would change them; delete it or choose another --run-dir",
+                run_dir, where[0], where[1])
         # the attention kernel follows from the device and precision (KERNEL_TABLE): left
         # out here, so that a change of precision is said as such
         same_rest = _without_where(stored) == _without_where(mine)
         if same_rest and where != (cfg.train.device, cfg.train.precision):
             raise UsageError(
-                f"run directory {run_dir} was trained on {where[0]} in {where[1]}; here it "
-                f"would go on on {cfg.train.device} in {cfg.train.precision}, mixing "
-                f"precisions. Resume it with --set train.device={where[0]} --set "
-                f"train.precision={where[1]}, or choose another --run-dir"
-            )
-    raise UsageError(
-        f"run directory {run_dir} holds a different config (hash {record['hash']}, this one "
-        f"{run_hash(cfg)}); choose another --run-dir or delete it"
-    )
+                "run directory %s was trained on %s in %s; here it would go on on %s in %s, "
+                "mixing precisions. Resume it with --set train.device=%s --set "
+                "train.precision=%s, or choose another --run-dir", run_dir, where[0], where[1],
+                cfg.train.device, cfg.train.precision, where[0], where[1])
+    raise UsageError("run directory %s holds a different config (hash %s, this one %s); "
+                     "choose another --run-dir or delete it", run_dir, record["hash"],
+                     run_hash(cfg))
 
 
 def read_result(run_dir: Path) -> dict[str, Any]:
@@ -180,12 +181,13 @@ def read_result(run_dir: Path) -> dict[str, Any]:
     try:
         return read_json_object(path, "steps", "held_ppl", "train_ppl")
     except DataError as err:
-        raise DataError(f"{err}; delete it and run again to evaluate the final checkpoint "
-                        "anew") from err
+        raise DataError("%s; delete it and run again to evaluate the final checkpoint anew",
+                        err) from err
 
 
 def read_diverged(run_dir: Path) -> dict[str, Any] | None:
-    """The record a run that diverged left (``diverged.json``), or None.
+    """The record a run that diverged left (``diverged.json``), or None. Its ``message`` is
+    a ``Said`` where the record keeps its parts (``message_parts``), to be said in a language.
 
     A damaged record still says the run diverged: its presence is the fact.
     """
@@ -195,8 +197,12 @@ def read_diverged(run_dir: Path) -> dict[str, Any] | None:
     try:
         record = read_json_object(path, "message")
     except DataError:
-        return {"message": f"{path} says so (the record itself is damaged)"}
-    return record
+        return {"message": Said("%s says so (the record itself is damaged)", path)}
+    try:
+        message = Said.from_parts(record["message_parts"])
+    except (KeyError, TypeError, ValueError):  # written before, or by hand: the line as it is
+        return record
+    return {**record, "message": message} if message == record["message"] else record
 
 
 def append_metrics(run_dir: Path, record: dict[str, Any]) -> None:
@@ -207,7 +213,7 @@ def append_metrics(run_dir: Path, record: dict[str, Any]) -> None:
             fh.write(json.dumps(record, sort_keys=True) + "\n")
             fh.flush()
     except OSError as err:
-        raise WriteError(f"could not write {path}: {err.strerror or err}") from err
+        raise WriteError("could not write %s: %s", path, err.strerror or err) from err
 
 
 def read_metrics(run_dir: Path) -> list[dict[str, Any]]:
@@ -323,9 +329,9 @@ def read_meta(run_dir: Path) -> dict[str, Any] | None:
     try:
         meta = read_json_object(path, "sessions")
         if not isinstance(meta["sessions"], list):
-            raise DataError(f"{path} is damaged: 'sessions' is not a list")
+            raise DataError("%s is damaged: 'sessions' is not a list", path)
     except DataError as err:
-        raise DataError(f"{err}; move it away to go on (a new one is written)") from err
+        raise DataError("%s; move it away to go on (a new one is written)", err) from err
     return meta
 
 
@@ -367,13 +373,13 @@ def run_lock(run_dir: Path) -> Iterator[None]:
     try:
         fh = open(path, "a")  # noqa: SIM115 - held for the whole block
     except OSError as err:
-        raise WriteError(f"could not write {path}: {err.strerror or err}") from err
+        raise WriteError("could not write %s: %s", path, err.strerror or err) from err
     try:
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise UsageError(f"run directory {run_dir} is in use by another process "
-                             "(a training run or an eval holds its lock); wait for it") from None
+            raise UsageError("run directory %s is in use by another process (a training run "
+                             "or an eval holds its lock); wait for it", run_dir) from None
         yield
     finally:
         fh.close()
@@ -406,8 +412,8 @@ def reader_lock(run_dir: Path) -> Iterator[None]:
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise UsageError(f"run directory {run_dir} is being trained by another process; "
-                             "wait for it to stop, or read a copy of the run") from None
+            raise UsageError("run directory %s is being trained by another process; wait for it "
+                             "to stop, or read a copy of the run", run_dir) from None
         yield
     finally:
         os.close(fd)

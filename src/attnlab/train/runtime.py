@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from attnlab.data.perplexity import perplexity, train_eval_slice
-from attnlab.errors import DataError, UsageError
+from attnlab.errors import DataError, Said, UsageError
 from attnlab.nn.attention import resolve_backend
 from attnlab.nn.model import LanguageModel
 from attnlab.nn.model_config import ModelConfig, Seq2SeqConfig
@@ -121,16 +121,17 @@ def resolve_on(cfg: RunConfig, device: str) -> RunConfig:
     return cfg.replace(model=model, train=train)
 
 
-# What bf16 autocast costs on a CPU without bf16 units (docs/benchmarks.md).
-BF16_SLOWDOWN = "about 0.06x fp32's speed at width 128, measured on an AVX2-only AMD EPYC"
+# What bf16 autocast costs on a CPU without bf16 units (docs/benchmarks.md); a Said, so an
+# error that gives it is said whole in the command's language.
+BF16_SLOWDOWN = Said("about 0.06x fp32's speed at width 128, measured on an AVX2-only AMD EPYC")
 
 
 def check_precision(precision: str, device: str) -> None:
     """A bf16 run asked for on a CPU without bf16 units is one ``UsageError`` line: there
     autocast converts around fp32 arithmetic and trains many times slower."""
     if precision == "bf16" and device == "cpu" and cpu_has_bf16() is False:
-        raise UsageError(f"--precision bf16: this CPU has no bf16 units (AVX512-BF16, AMX), "
-                         f"where bf16 trains at {BF16_SLOWDOWN}; use --precision fp32")
+        raise UsageError("--precision bf16: this CPU has no bf16 units (AVX512-BF16, AMX), "
+                         "where bf16 trains at %s; use --precision fp32", BF16_SLOWDOWN)
 
 
 def cpu_has_bf16(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool | None:
@@ -206,22 +207,19 @@ def prepare_splits(cfg: RunConfig, data: Any | None = None) -> Splits:
     n = cfg.data.train_tokens
     if n is not None:
         if n > len(train):
-            raise UsageError(f"data.train_tokens={n} exceeds the {len(train)} training tokens")
+            raise UsageError("data.train_tokens=%s exceeds the %s training tokens", n,
+                             len(train))
         train = train[:n]
     if len(train) < cfg.model.n_ctx + 1:
-        raise UsageError(
-            f"{len(train)} training tokens are too few for windows of model.n_ctx="
-            f"{cfg.model.n_ctx} + 1"
-        )
+        raise UsageError("%s training tokens are too few for windows of model.n_ctx=%s + 1",
+                         len(train), cfg.model.n_ctx)
     if len(held) < 2:
-        raise UsageError(f"the held-out split has {len(held)} tokens; need at least 2")
+        raise UsageError("the held-out split has %s tokens; need at least 2", len(held))
     tokenizer = getattr(data, "tokenizer", None)
     top = max(int(train.max()), int(held.max()), getattr(tokenizer, "vocab_size", 0) - 1)
     if top >= cfg.model.vocab_size:
-        raise UsageError(
-            f"the data uses token ids up to {top} but model.vocab_size={cfg.model.vocab_size}; "
-            f"set model.vocab_size={top + 1}"
-        )
+        raise UsageError("the data uses token ids up to %s but model.vocab_size=%s; set "
+                         "model.vocab_size=%s", top, cfg.model.vocab_size, top + 1)
     return Splits(train, held, tokenizer, getattr(data, "corpus_sha256", None))
 
 
@@ -273,10 +271,10 @@ def load_trained(
     with reader_lock(run_dir):
         diverged = read_diverged(run_dir)
         if diverged is not None:
-            raise TrainingDiverged(f"run {run_dir} diverged: {diverged['message']}")
+            raise TrainingDiverged("run %s diverged: %s", run_dir, diverged["message"])
         ckpt = find_checkpoint(run_dir, repair=False)
         if ckpt is None:
-            raise DataError(f"run {run_dir} has no checkpoint yet (train it first)")
+            raise DataError("run %s has no checkpoint yet (train it first)", run_dir)
         with target:  # parameters are created on the device, not copied there
             model = model_of(cfg.model)
         record = load_checkpoint(ckpt, model)

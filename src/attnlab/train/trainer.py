@@ -73,7 +73,7 @@ import torch
 from torch.nn.parallel import DistributedDataParallel
 
 from attnlab.data.dataset import sample_batch
-from attnlab.errors import DataError
+from attnlab.errors import DataError, Said
 from attnlab.files import write_json
 from attnlab.nn.model import next_token_loss
 from attnlab.train import distributed as dist_utils
@@ -87,7 +87,7 @@ from attnlab.train.checkpoint import (
     trainer_state,
 )
 from attnlab.train.distributed import DistInfo
-from attnlab.train.divergence import LossGuard, divergence_message, record_divergence
+from attnlab.train.divergence import LossGuard, diverged, record_divergence
 from attnlab.train.kept_steps import save_kept
 from attnlab.train.progress import Progress
 from attnlab.train.run_config import RunConfig, run_hash
@@ -173,10 +173,10 @@ def train(
             if (run_dir / RESULT).exists():
                 log.info("run %s has already finished", run_dir)
                 return read_result(run_dir)
-            diverged = read_diverged(run_dir)
-            if diverged is not None:
-                raise TrainingDiverged(f"{diverged['message']} (recorded in "
-                                       f"{run_dir / DIVERGED}; delete it to try again)")
+            stored = read_diverged(run_dir)
+            if stored is not None:
+                raise TrainingDiverged("%s (recorded in %s; delete it to try again)",
+                                       stored["message"], run_dir / DIVERGED)
             with denormal_mode(device, cfg.train.denormals):
                 return (session or _Run)(cfg, run_dir, data, progress, device,
                                          info).run(on_start)
@@ -284,8 +284,8 @@ class _Run:
             from attnlab.data.tokenizer import BPETokenizer
 
             if BPETokenizer.load(path).fingerprint != fingerprint:
-                raise DataError(f"{path} is not the tokenizer of this run's corpus (replaced?); "
-                                "delete it and it is written again")
+                raise DataError("%s is not the tokenizer of this run's corpus (replaced?); "
+                                "delete it and it is written again", path)
 
     def _write_run_files(self) -> None:
         write_run_config(self.run_dir, self.cfg)
@@ -421,22 +421,21 @@ class _Run:
         started = time.perf_counter()
         if not all(bool(torch.isfinite(p).all()) for p in self.model.parameters()):
             # The last update made a weight NaN or infinite: never save that.
-            self._diverged(f"a weight became non-finite in the update of step {self.step}",
-                           self.last_loss, step=self.step)
+            self._diverged(Said("a weight became non-finite in the update of step %s",
+                                self.step), self.last_loss, step=self.step)
         if self.info.is_main:
             save_checkpoint(self.run_dir, self.model, self.optimizer, snapshot)
         self.last_ckpt_step = snapshot["step"]
         now = time.perf_counter()
         self.next_timed_ckpt = now + max(CKPT_SECONDS, 20 * (now - started))
 
-    def _diverged(self, reason: str, value: float, step: int | None = None) -> None:
+    def _diverged(self, reason: Said | str, value: float, step: int | None = None) -> None:
         step = self.step + 1 if step is None else step
-        message = divergence_message(reason, step, self.tc.steps, self.run_dir,
-                                     self.last_ckpt_step)
+        err = diverged(reason, step, self.tc.steps, self.run_dir, self.last_ckpt_step)
         if self.info.is_main:
             record_divergence(self.run_dir, step, self.tc.steps, value, reason,
-                              self.last_ckpt_step, message)
-        raise TrainingDiverged(message)
+                              self.last_ckpt_step, err)
+        raise err
 
     def _finish(self, wall: float) -> dict[str, Any]:
         ppl = self._evaluate()
