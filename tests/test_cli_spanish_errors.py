@@ -29,7 +29,10 @@ LEARNER = ["data/corpus.py", "kit/registry.py", "train/run_config.py", "cli/gene
            "cli/explore.py", "explorer/sources/translation.py", "files.py",
            "train/checkpoint.py", "data/tokenizer.py", "data/dataset.py",
            "train/kept_steps.py", "train/newer_version.py", "train/rundir.py",
-           "train/runtime.py", "train/trainer.py", "train/divergence.py", "kit/envelope.py"]
+           "train/runtime.py", "train/trainer.py", "train/divergence.py", "kit/envelope.py",
+           "explorer/page/data.py", "explorer/sources/tensors.py", "explorer/sources/hf_files.py",
+           "explorer/sources/hf.py", "explorer/sources/hf_seq.py", "explorer/sources/models.py",
+           "explorer/notebook.py", "explorer/server/httpd.py"]
 
 
 def raises(path: Path) -> list[tuple[int, list[ast.expr]]]:
@@ -148,3 +151,43 @@ def test_an_error_that_wraps_a_sentence_says_both_in_the_language(tmp_path):
         line = said(newer.value, "es")
         assert line.startswith(f"{tmp_path / 'config.json'} tiene el campo de configuración "), line
         assert spanish in line and "la ejecución" in line and "attnlab" in str(newer.value)
+
+
+def test_the_explorer_says_its_errors_in_the_language(tmp_path, capsys):
+    """The explorer's sources, its page data and its server say their errors in Spanish: an
+    error chosen by what was found (a causal or a bidirectional view, a 5-D tensor) is its own
+    template, and what a tokenizer is needed for is a sentence of its own (a ``Said``); the
+    English unchanged."""
+    from attnlab.errors import DataError, Said
+    from attnlab.explorer.page.data import validate_data
+    from attnlab.explorer.server.httpd import make_server
+    from attnlab.explorer.sources.hf_files import check_tokenizer_files
+    from attnlab.explorer.sources.tensors import weights_page
+
+    view = {"name": "v", "tokens": ["a"], "sources": ["x"], "attends": "bidirectional",
+            "layers": []}
+    with pytest.raises(DataError) as err:
+        validate_data({"title": "t", "description": "d", "views": [view]})
+    assert str(err.value) == ("views[0].sources: a bidirectional self-attention has no sources "
+                              "(its keys are its own tokens)")
+    assert said(err.value, "es").startswith("views[0].sources: una autoatención bidireccional")
+    with pytest.raises(UsageError) as err:
+        weights_page([[[[[1.0]]]]], ["a"])
+    assert str(err.value).endswith("got (1, 1, 1, 1, 1) (one sentence at a time: index the "
+                                   "batch first)")
+    assert said(err.value, "es").endswith("se dio (1, 1, 1, 1, 1) (una frase cada vez: indexa "
+                                          "primero el lote)")
+    with pytest.raises(DataError) as err:
+        check_tokenizer_files(tmp_path, Said("an encoder–decoder reads its source and writes "
+                                             "its target with it"))
+    assert ", …): an encoder–decoder reads its source and writes its target with it: save " \
+        in str(err.value)
+    assert ", …): un codificador–decodificador lee su origen y escribe su destino con él: " \
+        "guarda el tokenizador" in said(err.value, "es")
+    with pytest.raises(UsageError) as err:
+        make_server(lambda text: {}, port=70000)
+    assert said(err.value, "es") == "port debe estar en 0..65535; se dio 70000"
+    assert cli_main(["--lang", "es", "explore", "--hf-model", str(tmp_path),
+                     "--out", str(tmp_path / "p.html")]) == 2
+    assert f"{tmp_path} no contiene config.json: no es la carpeta de un modelo de Hugging " \
+        "Face" in capsys.readouterr().err

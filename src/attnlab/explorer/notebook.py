@@ -32,7 +32,7 @@ from attnlab.errors import DataError, UsageError
 from attnlab.explorer.page.render import ExplorerView
 from attnlab.explorer.sources.hand import hand_compute
 from attnlab.explorer.sources.heads import SENTENCE
-from attnlab.i18n import resolve_lang
+from attnlab.i18n import LANGS, resolve_lang
 
 __all__ = ["show"]
 
@@ -40,26 +40,27 @@ __all__ = ["show"]
 def _lang(lang: str | None) -> str:
     try:
         return resolve_lang(lang)
-    except ValueError as err:
-        raise UsageError(str(err)) from err
+    except ValueError as err:  # the one it raises: a language attnlab does not speak
+        raise UsageError("unknown language %r; choose one of: %s", lang,
+                         ", ".join(LANGS)) from err
 
 
 def _folder_kind(folder: Path) -> str:
     """``hf`` for a Hugging Face model folder, ``run`` for a run of ``attnlab train``."""
     config = folder / "config.json"
     if not config.is_file():
-        raise DataError(f"{folder} holds no config.json: neither a run of `attnlab train` nor a "
-                        "Hugging Face model folder")  # fmt: skip
+        raise DataError("%s holds no config.json: neither a run of `attnlab train` nor a "
+                        "Hugging Face model folder", folder)  # fmt: skip
     try:
         fields = json.loads(config.read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
-        raise DataError(f"{config} is not readable JSON: {err}") from err
+        raise DataError("%s is not readable JSON: %s", config, err) from err
     if isinstance(fields, dict) and "model_type" in fields:
         return "hf"
     run = fields.get("config", fields) if isinstance(fields, dict) else None
     if isinstance(run, dict) and "model" in run and "train" in run:  # {"hash", "config": {…}}
         return "run"
-    raise DataError(f"{config} is neither an attnlab run config nor a Hugging Face one")
+    raise DataError("%s is neither an attnlab run config nor a Hugging Face one", config)
 
 
 def show(
@@ -110,7 +111,7 @@ def show(
     if isinstance(source, (str, Path)):
         folder = Path(source)
         if not folder.is_dir():
-            raise DataError(f"no folder at {folder}")
+            raise DataError("no folder at %s", folder)
         if hf:
             from attnlab.explorer.sources.hf import hf_compute
 
@@ -132,7 +133,5 @@ def show(
         description = f"Every head of an attnlab model ({describe(source.cfg)}) on this sentence."
         data = model_page(source, [view], title, description)
         return ExplorerView(data, height=height, lang=lang)
-    raise UsageError(
-        f"show() takes a folder, an attnlab LanguageModel, None or weights=, not a "
-        f"{type(source).__name__} (for a Hugging Face model, pass its folder)"
-    )
+    raise UsageError("show() takes a folder, an attnlab LanguageModel, None or weights=, not a "
+                     "%s (for a Hugging Face model, pass its folder)", type(source).__name__)

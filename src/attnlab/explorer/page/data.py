@@ -102,14 +102,16 @@ def _check_encoded(values: Mapping, n_rows: int, n_cols: int | None, where: str)
     """An encoded matrix (``attnlab.explorer.page.encoding``): its format, shape and byte count."""
     shape = values.get("shape")
     if values.get("enc") not in ("f16", "u8") or not isinstance(values.get("b64"), str):
-        raise DataError(f"{where}: an encoded matrix needs enc 'f16' or 'u8' and b64 text")
+        raise DataError("%s: an encoded matrix needs enc 'f16' or 'u8' and b64 text", where)
     if (not isinstance(shape, Sequence) or len(shape) != 2 or shape[0] != n_rows
             or not _positive_int(shape[1]) or (n_cols is not None and shape[1] != n_cols)):
-        raise DataError(f"{where}.shape: expected [{n_rows}, {n_cols or 'width'}], got {shape!r}")
+        if n_cols:
+            raise DataError("%s.shape: expected [%s, %s], got %r", where, n_rows, n_cols, shape)
+        raise DataError("%s.shape: expected [%s, width], got %r", where, n_rows, shape)
     try:
         decode(values)
     except (ValueError, TypeError, KeyError) as err:
-        raise DataError(f"{where}: the encoded matrix does not decode ({err})") from err
+        raise DataError("%s: the encoded matrix does not decode (%s)", where, err) from err
 
 
 def _check_grid(values: Any, n_rows: int, n_cols: int | None, where: str) -> None:
@@ -123,7 +125,7 @@ def _check_grid(values: Any, n_rows: int, n_cols: int | None, where: str) -> Non
         _check_encoded(values, n_rows, n_cols, where)
         return
     if not isinstance(values, Sequence) or isinstance(values, str) or len(values) != n_rows:
-        raise DataError(f"{where}: expected {n_rows} rows of numbers")
+        raise DataError("%s: expected %s rows of numbers", where, n_rows)
     try:
         a = np.asarray(values)
     except ValueError:  # rows of different lengths
@@ -133,27 +135,30 @@ def _check_grid(values: Any, n_rows: int, n_cols: int | None, where: str) -> Non
     if a is None or a.ndim != 2 or a.shape[1] != width or width == 0 or a.dtype.kind not in "iuf":
         for i, row in enumerate(values):  # find the row to name
             if not isinstance(row, Sequence) or len(row) != width or width == 0:
-                raise DataError(f"{where}[{i}]: expected {width or 'the same number of'} numbers")
+                if width:
+                    raise DataError("%s[%s]: expected %s numbers", where, i, width)
+                raise DataError("%s[%s]: expected the same number of numbers", where, i)
             if not all(_is_number(x) for x in row):
-                raise DataError(f"{where}[{i}]: every entry must be a finite number")
-        raise DataError(f"{where}: expected rows of numbers")
+                raise DataError("%s[%s]: every entry must be a finite number", where, i)
+        raise DataError("%s: expected rows of numbers", where)
     bad = ~np.isfinite(a).all(axis=1) if a.dtype.kind == "f" else np.zeros(n_rows, bool)
     if bad.any():
-        raise DataError(f"{where}[{int(np.argmax(bad))}]: every entry must be a finite number")
+        raise DataError("%s[%s]: every entry must be a finite number", where,
+                        int(np.argmax(bad)))
 
 
 def _check_strings(items: Any, where: str) -> None:
     if not isinstance(items, Sequence) or isinstance(items, str):
-        raise DataError(f"{where}: expected a list of strings")
+        raise DataError("%s: expected a list of strings", where)
     if not items:
-        raise DataError(f"{where}: must not be empty")
+        raise DataError("%s: must not be empty", where)
     if not all(isinstance(t, str) for t in items):
-        raise DataError(f"{where}: every entry must be a string")
+        raise DataError("%s: every entry must be a string", where)
 
 
 def _check_labelled(m: Any, where: str) -> None:
     if not isinstance(m, Mapping):
-        raise DataError(f"{where}: expected {{'rows', 'cols', 'values'}}")
+        raise DataError("%s: expected {'rows', 'cols', 'values'}", where)
     _check_strings(m.get("rows"), f"{where}.rows")
     _check_strings(m.get("cols"), f"{where}.cols")
     _check_grid(m.get("values"), len(m["rows"]), len(m["cols"]), f"{where}.values")
@@ -186,29 +191,29 @@ def view_attends(view: Mapping[str, Any]) -> str | None:
 
 def _check_head(h: Any, n: int, m: int, where: str) -> None:
     if not isinstance(h, Mapping):
-        raise DataError(f"{where}: expected a dict")
+        raise DataError("%s: expected a dict", where)
     if not isinstance(h.get("name"), str):
-        raise DataError(f"{where}.name: expected a string")
+        raise DataError("%s.name: expected a string", where)
     if not _positive_int(h.get("d_k")):
-        raise DataError(f"{where}.d_k: expected a positive integer, got {h.get('d_k')!r}")
+        raise DataError("%s.d_k: expected a positive integer, got %r", where, h.get("d_k"))
     if ("q" in h) != ("k" in h):
-        raise DataError(f"{where}: q and k go together")
+        raise DataError("%s: q and k go together", where)
     if "q" in h:
         _check_grid(h["q"], n, None, f"{where}.q")
         _check_grid(h["k"], m, _width(h["q"]), f"{where}.k")
         if "dims" in h:
             _check_strings(h["dims"], f"{where}.dims")
             if len(h["dims"]) != _width(h["q"]):
-                raise DataError(f"{where}.dims: expected one name per q dimension")
+                raise DataError("%s: expected one name per q dimension", f"{where}.dims")
     for key in ("scores", "bias", "weights"):
         if key in h:
             _check_grid(h[key], n, m, f"{where}.{key}")
     if "window" in h and not _positive_int(h["window"]):
-        raise DataError(f"{where}.window: expected a positive integer")
+        raise DataError("%s.window: expected a positive integer", where)
     if is_fixed(h) and "weights" not in h:
-        raise DataError(f"{where}: expected q and k, scores, or weights")
+        raise DataError("%s: expected q and k, scores, or weights", where)
     if "note" in h and not isinstance(h["note"], str):
-        raise DataError(f"{where}.note: expected a string")
+        raise DataError("%s.note: expected a string", where)
     for key in ("w_q", "w_k", "features"):
         if key in h:
             _check_labelled(h[key], f"{where}.{key}")
@@ -216,13 +221,13 @@ def _check_head(h: Any, n: int, m: int, where: str) -> None:
 
 def _check_composed(c: Any, n: int, n_layers: int, where: str) -> None:
     if not isinstance(c, Mapping) or not isinstance(c.get("note"), str):
-        raise DataError(f"{where}: expected {{'rollout', 'note'}} (and 'value_weighted')")
+        raise DataError("%s: expected {'rollout', 'note'} (and 'value_weighted')", where)
     for key in ("rollout", "value_weighted"):
         if key not in c and key == "value_weighted":
             continue
         layers = c.get(key)
         if not isinstance(layers, Sequence) or len(layers) != n_layers:
-            raise DataError(f"{where}.{key}: expected one n×n matrix per layer ({n_layers})")
+            raise DataError("%s.%s: expected one n×n matrix per layer (%s)", where, key, n_layers)
         for li, m in enumerate(layers):
             _check_grid(m, n, n, f"{where}.{key}[{li}]")
 
@@ -231,30 +236,34 @@ def _check_sources(view: Mapping[str, Any], where: str) -> int:
     """A view's ``sources`` and ``attends`` agree; returns m, the number of its keys."""
     attends = view.get("attends")
     if "attends" in view and attends not in ATTENDS:
-        raise DataError(f"{where}.attends: expected one of {', '.join(ATTENDS)}, got {attends!r}")
+        raise DataError("%s.attends: expected one of %s, got %r", where, ", ".join(ATTENDS),
+                        attends)  # fmt: skip
     if "sources" not in view:
         if attends == "cross":
-            raise DataError(f"{where}.sources: a cross view needs its source tokens")
+            raise DataError("%s.sources: a cross view needs its source tokens", where)
         return len(view["tokens"])
     _check_strings(view["sources"], f"{where}.sources")
-    if attends in ("causal", "bidirectional"):
-        raise DataError(f"{where}.sources: a {attends} self-attention has no sources (its keys "
-                        "are its own tokens)")  # fmt: skip
+    if attends == "causal":
+        raise DataError("%s.sources: a causal self-attention has no sources (its keys are its "
+                        "own tokens)", where)  # fmt: skip
+    if attends == "bidirectional":
+        raise DataError("%s.sources: a bidirectional self-attention has no sources (its keys "
+                        "are its own tokens)", where)  # fmt: skip
     if "composed" in view:
-        raise DataError(f"{where}.composed: a view with sources has no composed attention")
+        raise DataError("%s.composed: a view with sources has no composed attention", where)
     return len(view["sources"])
 
 
 def validate_data(data: Any) -> None:
     """Raise DataError (a ValueError) naming the first part of ``data`` the page cannot read."""
     if not isinstance(data, Mapping):
-        raise DataError(f"explorer data must be a dict, got {type(data).__name__}")
+        raise DataError("explorer data must be a dict, got %s", type(data).__name__)
     for key in ("title", "description"):
         if not isinstance(data.get(key), str):
-            raise DataError(f"data.{key}: expected a string")
+            raise DataError("data.%s: expected a string", key)
     for key in ("causal", "scale"):
         if key in data and not isinstance(data[key], bool):
-            raise DataError(f"data.{key}: expected true or false")
+            raise DataError("data.%s: expected true or false", key)
     encoding = data.get("encoding", {"precision": ""})
     if not isinstance(encoding, Mapping) or not isinstance(encoding.get("precision"), str):
         raise DataError("data.encoding: expected {'precision': str}")
@@ -264,24 +273,24 @@ def validate_data(data: Any) -> None:
     for v, view in enumerate(views):
         where = f"views[{v}]"
         if not isinstance(view, Mapping) or not isinstance(view.get("name"), str):
-            raise DataError(f"{where}: expected a dict with a string 'name'")
+            raise DataError("%s: expected a dict with a string 'name'", where)
         _check_strings(view.get("tokens"), f"{where}.tokens")
         if "given" in view and not isinstance(view["given"], bool):
-            raise DataError(f"{where}.given: expected true or false")
+            raise DataError("%s.given: expected true or false", where)
         if "fixed" in view and not isinstance(view["fixed"], str):
-            raise DataError(f"{where}.fixed: expected a string (the reason)")
+            raise DataError("%s.fixed: expected a string (the reason)", where)
         m = _check_sources(view, where)
         layers = view.get("layers")
         if not isinstance(layers, Sequence) or not layers:
-            raise DataError(f"{where}.layers: expected a non-empty list")
+            raise DataError("%s.layers: expected a non-empty list", where)
         for li, layer in enumerate(layers):
             heads = layer.get("heads") if isinstance(layer, Mapping) else None
             if not isinstance(heads, Sequence) or not heads:
-                raise DataError(f"{where}.layers[{li}].heads: expected a non-empty list")
+                raise DataError("%s.layers[%s].heads: expected a non-empty list", where, li)
             for hi, h in enumerate(heads):
                 _check_head(h, len(view["tokens"]), m, f"{where}.layers[{li}].heads[{hi}]")
                 if is_fixed(h) and "fixed" not in view:
-                    raise DataError(f"{where}.fixed: a head has only weights; say why")
+                    raise DataError("%s.fixed: a head has only weights; say why", where)
         if "composed" in view:
             _check_composed(view["composed"], len(view["tokens"]), len(layers),
                             f"{where}.composed")  # fmt: skip

@@ -336,14 +336,14 @@ def make_server(
     interface language.
     """
     if host not in LOOPBACK:
-        raise UsageError(f"the explorer server binds to 127.0.0.1 only, not {host!r}")
+        raise UsageError("the explorer server binds to 127.0.0.1 only, not %r", host)
     if max_chars < 1 or max_tokens < 1:
-        raise UsageError(f"max_chars and max_tokens must be >= 1, got {max_chars}, {max_tokens}")
+        raise UsageError("max_chars and max_tokens must be >= 1, got %s, %s", max_chars, max_tokens)
     if not 0 <= port <= 65535:
-        raise UsageError(f"port must be in 0..65535, got {port}")
+        raise UsageError("port must be in 0..65535, got %s", port)
     if not (idle_timeout > 0 and read_deadline > 0 and stall_timeout > 0):
         raise UsageError("idle_timeout, read_deadline and stall_timeout must be > 0 seconds, "
-                         f"got {idle_timeout}, {read_deadline} and {stall_timeout}")
+                         "got %s, %s and %s", idle_timeout, read_deadline, stall_timeout)
     app = App(compute, max_chars, max_tokens, default_text, threading.Lock(), lang)
     return _Server(("127.0.0.1", port), app, idle_timeout, read_deadline, stall_timeout)
 

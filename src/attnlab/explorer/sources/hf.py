@@ -201,9 +201,8 @@ class HFModel:
         if not ids:
             raise UsageError("the sentence is empty")
         if self.context and len(ids) > self.context:
-            raise UsageError(
-                f"the input is {len(ids)} tokens; the model's context is {self.context}"
-            )
+            raise UsageError("the input is %s tokens; the model's context is %s", len(ids),
+                             self.context)  # fmt: skip
         if self.converted:
             traces, fixed = attnlab_traces(self.model, ids), None
         else:
@@ -218,13 +217,18 @@ def _check_folder(folder: Path) -> Any:
     from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING
 
     if type(config) not in MODEL_FOR_CAUSAL_LM_MAPPING or config.is_encoder_decoder:
-        raise DataError(f"{folder} holds a {config.model_type} model, which is not a causal "
-                        "language model (AutoModelForCausalLM does not load it)")  # fmt: skip
+        raise DataError("%s holds a %s model, which is not a causal language model "
+                        "(AutoModelForCausalLM does not load it)", folder,
+                        config.model_type)  # fmt: skip
     if is_encoder(config):
-        saved_as = f" saved as {config.architectures[0]}" if config.architectures else ""
-        raise DataError(f"{folder} holds a {config.model_type} encoder{saved_as} (is_decoder is "
-                        "false): its tokens look at later tokens too, so it is not a causal "
-                        "language model")  # fmt: skip
+        if config.architectures:
+            raise DataError("%s holds a %s encoder saved as %s (is_decoder is false): its "
+                            "tokens look at later tokens too, so it is not a causal language "
+                            "model", folder, config.model_type,
+                            config.architectures[0])  # fmt: skip
+        raise DataError("%s holds a %s encoder (is_decoder is false): its tokens look at later "
+                        "tokens too, so it is not a causal language model", folder,
+                        config.model_type)  # fmt: skip
     check_tokenizer_files(folder)
     return config
 
@@ -257,12 +261,13 @@ def _load_hf(folder: Path, device: torch.device | None) -> HFModel:
     with torch.no_grad():
         probe = model(torch.tensor([[0, 1, 2]], device=device), output_attentions=True)
     if not getattr(probe, "attentions", None) or probe.attentions[0] is None:
-        raise DataError(f"{folder} holds a {config.model_type} model, which returns no attention "
-                        "weights (output_attentions): there is no attention to show")  # fmt: skip
+        raise DataError("%s holds a %s model, which returns no attention weights "
+                        "(output_attentions): there is no attention to show", folder,
+                        config.model_type)  # fmt: skip
     later = max(float(torch.triu(a[0].float(), diagonal=1).abs().max()) for a in probe.attentions)
     if later > 0:  # an encoder the config checks did not catch
-        raise DataError(f"{folder} holds a {config.model_type} model whose tokens give weight to "
-                        f"later tokens (up to {later:.2g}): not a causal language model")
+        raise DataError("%s holds a %s model whose tokens give weight to later tokens (up to "
+                        "%.2g): not a causal language model", folder, config.model_type, later)
     return HFModel(folder, model, tokenizer, converted=False)
 
 
@@ -279,15 +284,19 @@ def hf_compute(folder: str | Path, *, target: str | None = None, lang: str = "en
         config = read_config(folder)
     kind = model_kind(config)
     if kind is None:
-        raise DataError(f"{folder} holds a {config.model_type} model, which is none of the "
-                        "kinds the explorer shows: a causal language model (GPT-2, OPT, "
-                        "Llama…), a text encoder (BERT, RoBERTa…) or a text encoder–decoder "
-                        "(T5, BART, Marian…)")  # fmt: skip
+        raise DataError("%s holds a %s model, which is none of the kinds the explorer shows: "
+                        "a causal language model (GPT-2, OPT, Llama…), a text encoder (BERT, "
+                        "RoBERTa…) or a text encoder–decoder (T5, BART, Marian…)", folder,
+                        config.model_type)  # fmt: skip
     if target is not None and kind != "encoder-decoder":
-        what = "an encoder" if kind == "encoder" else "a causal language model"
-        raise UsageError(f"{folder} holds {what} ({family_name(config.model_type)}), which has "
-                         "no decoder to read a target: --target is for encoder–decoders (T5, "
-                         "BART, Marian…); leave it out")  # fmt: skip
+        family = family_name(config.model_type)
+        if kind == "encoder":
+            raise UsageError("%s holds an encoder (%s), which has no decoder to read a target: "
+                             "--target is for encoder–decoders (T5, BART, Marian…); leave it "
+                             "out", folder, family)  # fmt: skip
+        raise UsageError("%s holds a causal language model (%s), which has no decoder to read "
+                         "a target: --target is for encoder–decoders (T5, BART, Marian…); "
+                         "leave it out", folder, family)  # fmt: skip
     if kind != "causal":
         return seq_compute(folder, config, kind, target=target, lang=lang)
     loaded = load_hf(folder)

@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from attnlab.errors import DataError, first_line, require
+from attnlab.errors import DataError, Said, first_line, require
 
 __all__ = [
     "KINDS",
@@ -127,26 +127,30 @@ def model_kind(config: Any) -> str | None:
 def read_config(folder: Path) -> Any:
     """The folder's config as transformers reads it; a DataError if there is none to read."""
     if not folder.is_dir():
-        raise DataError(f"no model folder at {folder}")
+        raise DataError("no model folder at %s", folder)
     if not (folder / "config.json").is_file():
-        raise DataError(f"{folder} holds no config.json: not a Hugging Face model folder "
-                        "(write one with save_pretrained)")  # fmt: skip
+        raise DataError("%s holds no config.json: not a Hugging Face model folder (write one "
+                        "with save_pretrained)", folder)  # fmt: skip
     transformers = require("transformers", "hf", "reading a Hugging Face folder")
     try:
         return transformers.AutoConfig.from_pretrained(folder, local_files_only=True)
     except (OSError, ValueError, KeyError) as err:
-        first = first_line(err)
-        raise DataError(f"{folder}/config.json cannot be read by transformers: {first}") from err
+        raise DataError("%s/config.json cannot be read by transformers: %s", folder,
+                        first_line(err)) from err
 
 
-def check_tokenizer_files(folder: Path, needs: str = "") -> None:
-    """A DataError unless ``folder`` holds a tokenizer; ``needs`` says what for (``: an
-    encoder–decoder reads its source and writes its target with it``)."""
-    if not any((folder / name).is_file() for name in TOKENIZER_FILES):
-        raise DataError(
-            f"{folder} has no tokenizer files ({', '.join(TOKENIZER_FILES[:4])}, …){needs}: "
-            "save the tokenizer beside the model with tokenizer.save_pretrained"
-        )
+def check_tokenizer_files(folder: Path, needs: Said | None = None) -> None:
+    """A DataError unless ``folder`` holds a tokenizer; ``needs`` says what for (``an
+    encoder–decoder reads its source and writes its target with it``), a ``Said`` with its
+    own ``error`` entry, so that the error is said in the user's language."""
+    if any((folder / name).is_file() for name in TOKENIZER_FILES):
+        return
+    files = ", ".join(TOKENIZER_FILES[:4])
+    if needs:
+        raise DataError("%s has no tokenizer files (%s, …): %s: save the tokenizer beside the "
+                        "model with tokenizer.save_pretrained", folder, files, needs)
+    raise DataError("%s has no tokenizer files (%s, …): save the tokenizer beside the model "
+                    "with tokenizer.save_pretrained", folder, files)
 
 
 def load_tokenizer(folder: Path) -> Any:
@@ -155,8 +159,9 @@ def load_tokenizer(folder: Path) -> Any:
 
     tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
     if not tokenizer("a b")["input_ids"]:
-        raise DataError(f"the tokenizer in {folder} turns text into no tokens: its files are "
-                        "incomplete (save it again with tokenizer.save_pretrained)")  # fmt: skip
+        raise DataError("the tokenizer in %s turns text into no tokens: its files are "
+                        "incomplete (save it again with tokenizer.save_pretrained)",
+                        folder)  # fmt: skip
     return tokenizer
 
 
@@ -182,16 +187,16 @@ def check_weight_files(folder: Path, kind: str = "causal") -> None:
     others = sorted(p.name for p in folder.iterdir() if p.suffix in NOT_LOADED)
     if any(name.endswith((".bin", ".pt", ".pth", ".ckpt", ".pkl")) for name in others):
         raise DataError(
-            f"{folder} holds its weights only as {others[0]}, a pickle, which attnlab never "
-            "loads (unpickling can run any code): where you trust the file, convert it with "
-            f"{KINDS[kind]}.from_pretrained(DIR).save_pretrained(DIR), which writes "
-            "model.safetensors"
+            "%s holds its weights only as %s, a pickle, which attnlab never loads (unpickling "
+            "can run any code): where you trust the file, convert it with "
+            "%s.from_pretrained(DIR).save_pretrained(DIR), which writes model.safetensors",
+            folder, others[0], KINDS[kind],
         )
     if others:
-        raise DataError(f"{folder} holds its weights only as {others[0]}, which attnlab does "
-                        "not read: save the model with save_pretrained (model.safetensors)")
-    raise DataError(f"{folder} holds no weights (no model.safetensors): save the model there "
-                    "with model.save_pretrained")  # fmt: skip
+        raise DataError("%s holds its weights only as %s, which attnlab does not read: save "
+                        "the model with save_pretrained (model.safetensors)", folder, others[0])
+    raise DataError("%s holds no weights (no model.safetensors): save the model there with "
+                    "model.save_pretrained", folder)  # fmt: skip
 
 
 def load_weights(folder: Path, config: Any, kind: str = "causal") -> Any:
@@ -211,24 +216,29 @@ def load_weights(folder: Path, config: Any, kind: str = "causal") -> Any:
             ignore_mismatched_sizes=True,  # mis-shaped tensors reported below, not raised
         )  # fmt: skip
     except (OSError, ValueError, RuntimeError, SafetensorError) as err:
-        raise DataError(f"the weights in {folder} cannot be loaded: {first_line(err)}") from err
+        raise DataError("the weights in %s cannot be loaded: %s", folder, first_line(err)) from err
     mismatched = sorted(info.get("mismatched_keys", []), key=str)
     if mismatched:
         name, *shapes = (mismatched[0] if isinstance(mismatched[0], tuple | list) else
                          (mismatched[0],))  # fmt: skip
-        detail = f" ({' in the file, '.join(str(tuple(s)) for s in shapes)} in the model)" \
-            if len(shapes) == 2 else ""  # fmt: skip
+        if len(shapes) == 2:
+            raise DataError(
+                "the weights in %s do not fit its config.json: %s tensors have another shape, "
+                "e.g. %s (%s in the file, %s in the model); save the model and its config "
+                "together with save_pretrained", folder, len(mismatched), name,
+                str(tuple(shapes[0])), str(tuple(shapes[1])),
+            )
         raise DataError(
-            f"the weights in {folder} do not fit its config.json: {len(mismatched)} tensors "
-            f"have another shape, e.g. {name}{detail}; save the model and its config together "
-            "with save_pretrained"
+            "the weights in %s do not fit its config.json: %s tensors have another shape, e.g. "
+            "%s; save the model and its config together with save_pretrained", folder,
+            len(mismatched), name,
         )
     missing = sorted(k for k in info.get("missing_keys", [])
                      if not (kind == "encoder" and k.startswith("pooler.")))  # fmt: skip
     if missing:
         raise DataError(
-            f"the weights in {folder} do not fit its config.json: {len(missing)} of the model's "
-            f"tensors are missing (e.g. {missing[0]}) and would be random; save the model and "
-            "its config together with save_pretrained"
+            "the weights in %s do not fit its config.json: %s of the model's tensors are "
+            "missing (e.g. %s) and would be random; save the model and its config together "
+            "with save_pretrained", folder, len(missing), missing[0],
         )
     return model

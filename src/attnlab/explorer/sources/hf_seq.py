@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from attnlab.errors import DataError, UsageError
+from attnlab.errors import DataError, Said, UsageError
 from attnlab.explorer.sources.build import family_name, own_scale, page_data, view_from_traces
 from attnlab.explorer.sources.hf_files import (
     check_tokenizer_files,
@@ -228,8 +228,8 @@ def seq_traces(
                    "cross": out.cross_attentions}  # fmt: skip
         encoder = model.get_encoder()
     if any(not w or w[0] is None for w in library.values()):
-        raise DataError(f"a {family} model returns no attention weights (output_attentions): "
-                        "there is no attention to show")  # fmt: skip
+        raise DataError("a %s model returns no attention weights (output_attentions): there "
+                        "is no attention to show", family)  # fmt: skip
     inside = {id(m) for m in encoder.modules()}
     parents = {id(child): parent for parent in model.modules() for child in parent.children()}
     result = {}
@@ -257,19 +257,27 @@ class SeqModel:
         self.eos = set(eos) if isinstance(eos, (list, tuple)) else {eos}
 
     def _fits(self, ids: list[int], side: str) -> list[int]:
+        """``ids`` of the ``side`` (``input`` or ``target``), or a UsageError if there are none
+        or more than the model's context (each side's error its own template, to be said in
+        the user's language)."""
         if not ids:
-            raise UsageError(f"the {side} is empty")
+            if side == "target":
+                raise UsageError("the target is empty")
+            raise UsageError("the input is empty")
         if self.context and len(ids) > self.context:
-            raise UsageError(f"the {side} is {len(ids)} tokens; the model's context is "
-                             f"{self.context}")  # fmt: skip
+            if side == "target":
+                raise UsageError("the target is %s tokens; the model's context is %s", len(ids),
+                                 self.context)  # fmt: skip
+            raise UsageError("the input is %s tokens; the model's context is %s", len(ids),
+                             self.context)  # fmt: skip
         return ids
 
     def decoder_inputs(self, ids: list[int], target: str | None) -> list[int]:
         """The decoder's inputs for source ``ids``: the start token and ``target``'s tokens,
         or the model's own greedy output; the closing end-of-sequence token left out."""
         if self.start is None:
-            raise DataError(f"{self.folder}/config.json names no decoder_start_token_id: the "
-                            "decoder has no first token to read")  # fmt: skip
+            raise DataError("%s/config.json names no decoder_start_token_id: the decoder has "
+                            "no first token to read", self.folder)  # fmt: skip
         if target is not None:
             out = [self.start, *self.tokenizer(text_target=target)["input_ids"]]
         else:
@@ -316,8 +324,8 @@ def _view(
 
 def load_seq(folder: Path, config: Any, kind: str, device: torch.device) -> SeqModel:
     """Load an encoder or encoder–decoder (``kind``) and its tokenizer from a checked folder."""
-    needs = ": an encoder–decoder reads its source and writes its target with it" \
-        if kind == "encoder-decoder" else ""  # fmt: skip
+    needs = Said("an encoder–decoder reads its source and writes its target with it") \
+        if kind == "encoder-decoder" else None  # fmt: skip
     check_tokenizer_files(folder, needs)
     check_weight_files(folder, kind)
     tokenizer = load_tokenizer(folder)

@@ -88,7 +88,7 @@ def checkpoint_view(
         raise UsageError("the sentence is empty")
     limit = context_limit(model.cfg)
     if len(ids) > limit:
-        raise UsageError(f"the input is {len(ids)} tokens; the model's context is {limit}")
+        raise UsageError("the input is %s tokens; the model's context is %s", len(ids), limit)
     return view_from_traces(name or text, token_strings(tokenizer, ids),
                             attnlab_traces(model, ids), lang=lang)
 
@@ -113,10 +113,8 @@ def checkpoint_compute(run: str | Path) -> Compute:
     run_dir = Path(run)
     cfg, model, tokenizer, record = load_trained(run_dir, "auto")
     if tokenizer is None:
-        raise DataError(
-            f"run {run_dir} has no tokenizer.json (it was trained on token ids given directly), "
-            "so typed text cannot be tokenised"
-        )
+        raise DataError("run %s has no tokenizer.json (it was trained on token ids given "
+                        "directly), so typed text cannot be tokenised", run_dir)
     title = f"Attention of run {run_dir.name} (step {record.get('step', '?')})"
     description = (
         f"Every head of a trained attnlab model ({describe(cfg.model)}): "

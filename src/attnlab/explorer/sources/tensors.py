@@ -43,11 +43,11 @@ def _numpy(x: Any) -> np.ndarray:
         import torch
 
         if x.is_complex():
-            raise UsageError(f"weights must be real numbers, not {x.dtype}")
+            raise UsageError("weights must be real numbers, not %s", x.dtype)
         return x.detach().to("cpu", torch.float64).numpy()
     a = np.asarray(x)
     if np.iscomplexobj(a):  # float64 of it would drop the imaginary part with a warning
-        raise UsageError(f"weights must be real numbers, not {a.dtype}")
+        raise UsageError("weights must be real numbers, not %s", a.dtype)
     return np.asarray(a, dtype=np.float64)
 
 
@@ -64,28 +64,28 @@ def as_weights(weights: Any) -> np.ndarray:
     except UsageError:
         raise
     except (TypeError, ValueError) as err:
-        raise UsageError(f"weights must be one array of numbers (NumPy or torch): {err}") from err
+        raise UsageError("weights must be one array of numbers (NumPy or torch): %s", err) from err
     if a.ndim not in (2, 3, 4):
-        batch = " (one sentence at a time: index the batch first)" if a.ndim == 5 else ""
-        raise UsageError(
-            f"weights must be shaped (L, H, n, n), (H, n, n) or (n, n), got {a.shape}{batch}"
-        )
+        if a.ndim == 5:
+            raise UsageError("weights must be shaped (L, H, n, n), (H, n, n) or (n, n), got %s "
+                             "(one sentence at a time: index the batch first)", a.shape)
+        raise UsageError("weights must be shaped (L, H, n, n), (H, n, n) or (n, n), got %s",
+                         a.shape)
     if a.shape[-1] != a.shape[-2] or 0 in a.shape:  # the shape as given, not as padded
-        raise UsageError(f"weights must end in a square (n, n) of positions, got {a.shape}")
+        raise UsageError("weights must end in a square (n, n) of positions, got %s", a.shape)
     a = a.reshape((1,) * (4 - a.ndim) + a.shape)  # (L, H, n, n)
     if not np.isfinite(a).all():
         raise DataError("weights must be finite: pass the softmax weights, masks applied")
     if a.min() < 0 or a.max() > 1 + ROW_SUM_TOLERANCE:
-        raise DataError(f"weights must lie in [0, 1] (softmax weights), found {a.min():.3g} to "
-                        f"{a.max():.3g}: pass the weights, not scores")  # fmt: skip
+        raise DataError("weights must lie in [0, 1] (softmax weights), found %.3g to %.3g: "
+                        "pass the weights, not scores", a.min(), a.max())  # fmt: skip
     sums = a.sum(axis=-1)  # (L, H, n)
     off = np.abs(sums - 1)
     if off.max() > ROW_SUM_TOLERANCE:
         layer, head, row = np.unravel_index(int(np.argmax(off)), off.shape)
-        raise DataError(
-            f"weights of layer {layer + 1} head {head + 1} row {row + 1} sum to "
-            f"{sums[layer, head, row]:.4g}, not 1: pass each row's softmax weights"
-        )
+        raise DataError("weights of layer %s head %s row %s sum to %.4g, not 1: pass each "
+                        "row's softmax weights", layer + 1, head + 1, row + 1,
+                        sums[layer, head, row])  # fmt: skip
     return a
 
 
@@ -99,12 +99,12 @@ def weights_page(
         raise UsageError("tokens must be a list of strings, one per position")
     odd = next((i for i, t in enumerate(tokens) if not isinstance(t, str)), None)
     if odd is not None:
-        raise UsageError(f"tokens must be strings, one per position: token {odd + 1} is "
-                         f"{tokens[odd]!r} ({type(tokens[odd]).__name__})")  # fmt: skip
+        raise UsageError("tokens must be strings, one per position: token %s is %r (%s)",
+                         odd + 1, tokens[odd], type(tokens[odd]).__name__)  # fmt: skip
     a = as_weights(weights)  # (L, H, n, n)
     n_layer, n_head, n, _ = a.shape
     if len(tokens) != n:
-        raise UsageError(f"{len(tokens)} tokens given for weights over {n} positions")
+        raise UsageError("%s tokens given for weights over %s positions", len(tokens), n)
     causal = not np.triu(a, 1).any()
     layers = [
         {"heads": [{"name": _say("tensors.head", lang, n=h + 1), "d_k": 1,
