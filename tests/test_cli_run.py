@@ -114,7 +114,7 @@ def test_estimate_prints_and_runs_nothing(dirs, tmp_path):
     work = ["--out", str(tmp_path / "out"), "--work", str(tmp_path / "work")]
     code, out, _ = call(["reproduce", "--profile", "micro", "--only", "agreement", "--estimate",
                          *work])
-    assert code == 0 and "estimate (micro" in out and "agreement: 1 runs" in out
+    assert code == 0 and "estimate (micro" in out and "agreement: 1 run, " in out
     assert not (tmp_path / "work").exists() and not (tmp_path / "out").exists()
 
 

@@ -22,7 +22,7 @@ from attnlab.kit import registry
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "attnlab"
 ERRORS = {"AttnlabError", "UsageError", "DataError", "WriteError", "CorpusError", "RunFailed",
-          "NewerRun", "TrainingDiverged"}
+          "NewerRun", "TrainingDiverged", "RecordError"}
 # what a learner's commands (lab, run, reproduce, train, generate, explore) go through first:
 # each error they raise is said in the learner's language
 LEARNER = ["data/corpus.py", "kit/registry.py", "train/run_config.py", "cli/generate.py",
@@ -32,7 +32,9 @@ LEARNER = ["data/corpus.py", "kit/registry.py", "train/run_config.py", "cli/gene
            "train/runtime.py", "train/trainer.py", "train/divergence.py", "kit/envelope.py",
            "explorer/page/data.py", "explorer/sources/tensors.py", "explorer/sources/hf_files.py",
            "explorer/sources/hf.py", "explorer/sources/hf_seq.py", "explorer/sources/models.py",
-           "explorer/notebook.py", "explorer/server/httpd.py"]
+           "explorer/notebook.py", "explorer/server/httpd.py",
+           "running/cluster.py", "running/ray_preflight.py", "running/executors.py",
+           "nn/model_config.py", "interp/scores.py"]
 
 
 def raises(path: Path) -> list[tuple[int, list[ast.expr]]]:
@@ -68,6 +70,9 @@ def test_every_templated_error_has_its_spanish():
     missing = {where: t for where, t in templated.items() if t not in english}
     assert missing == {}, "give these errors their entry in src/attnlab/i18n/error.json"
     assert [p for p in check_complete() if p.startswith("error.")] == []
+    english_of = [e["en"] for e in catalogue("error").values()]
+    twice = sorted({t for t in english_of if english_of.count(t) > 1})
+    assert twice == [], "one entry per English template (the first found would win)"
 
 
 @pytest.mark.parametrize("module", LEARNER)
@@ -191,3 +196,80 @@ def test_the_explorer_says_its_errors_in_the_language(tmp_path, capsys):
                      "--out", str(tmp_path / "p.html")]) == 2
     assert f"{tmp_path} no contiene config.json: no es la carpeta de un modelo de Hugging " \
         "Face" in capsys.readouterr().err
+
+
+def test_a_model_check_is_said_in_the_language_after_its_section(capsys):
+    """``ModelConfig``'s own checks raise templates: after ``model: `` the check is said in the
+    language too, its bounds in the language's numbers; the English is as it was."""
+    assert cli_main(["--lang", "es", "params", "--set", "d_model=1000000000"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "attnlab: error: model: d_model debe estar en [1, 65\u202f536]; se dio "
+        "1\u202f000\u202f000\u202f000")
+    assert cli_main(["--lang", "es", "params", "--set", "n_head=3"]) == 2
+    assert "model: n_head=3 no divide a d_model=128: cada cabeza" in capsys.readouterr().err
+    assert cli_main(["--lang", "en", "params", "--set", "d_model=1000000000"]) == 2
+    assert "model: d_model must be in [1, 65,536], got 1,000,000,000" in capsys.readouterr().err
+
+
+def test_a_clusters_errors_are_said_in_the_language():
+    from attnlab.running.cluster import cluster_kind, probe
+
+    with pytest.raises(UsageError) as wrong:
+        cluster_kind(None, {"ATTNLAB_CLUSTER": "slurm"})
+    assert said(wrong.value, "es") == "ATTNLAB_CLUSTER debe ser uno de local, ray; se dio 'slurm'"
+    with pytest.raises(UsageError) as nobody:  # port 1: nobody listens there
+        probe("127.0.0.1", 1, "127.0.0.1:1", "start one (...)", connect_s=1.0)
+    assert said(nobody.value, "es").startswith("ningún clúster de Ray responde en 127.0.0.1:1 (")
+
+
+def test_a_nodes_preflight_problems_are_said_in_the_language(tmp_path, monkeypatch):
+    """A node's problems come back from it as sentences in parts (``Said``, pickled as Ray
+    does), so the driver says them, and the line that joins them, in its language."""
+    from attnlab.running.ray_preflight import PROBE_DIR, check_node, joined, node_facts
+    from attnlab.train import runtime
+
+    (tmp_path / PROBE_DIR).mkdir()
+    monkeypatch.setattr(runtime, "cpu_has_bf16", lambda *a: False)
+    facts = node_facts()
+    problems = pickle.loads(pickle.dumps(  # no probe file; another torch; no bf16 units
+        check_node(str(tmp_path), "t", {**facts, "torch": "0.0.1"}, bf16=True)))
+    err = UsageError("preflight: node %s %s (and %s more node(s))", "10.0.0.3 (1a2b3c)",
+                     joined(problems, "; "), 1)
+    assert str(err).startswith("preflight: node 10.0.0.3 (1a2b3c) has no bf16 units")
+    assert str(err).endswith(f"runs differently here: torch {facts['torch']} (driver: 0.0.1) "
+                             "(and 1 more node(s))")
+    line = said(pickle.loads(pickle.dumps(err)), "es")
+    assert line.startswith("comprobación previa: nodo 10.0.0.3 (1a2b3c): no tiene unidades "
+                           "bf16 (AVX512-BF16, AMX), y sin ellas bf16 entrena a unas 0.06x")
+    assert f"; no ve {tmp_path / PROBE_DIR / 't.txt'}, que escribió el proceso principal" in line
+    assert line.endswith(f"; aquí se ejecuta de otra manera: torch {facts['torch']} (proceso "
+                         "principal: 0.0.1) (y 1 nodo(s) más)"), line
+
+
+def test_a_broken_experiment_record_is_said_in_the_language():
+    from attnlab.errors import Said
+    from attnlab.kit.registry import RecordError, _checked
+
+    def broken() -> None:
+        raise RecordError("experiment record lacks %s", "plan, table")
+
+    with pytest.raises(RecordError) as err:
+        _checked("mine", Said("entry point %s = %s", "mine", "pkg.mine"), broken)
+    assert str(err.value) == "entry point mine = pkg.mine: experiment record lacks plan, table"
+    assert said(pickle.loads(pickle.dumps(err.value)), "es") == (
+        "punto de entrada mine = pkg.mine: al registro del experimento le falta: plan, table")
+
+
+def test_the_heads_probe_past_the_context_is_said_in_the_language():
+    from attnlab.interp import head_scores
+    from attnlab.nn.model import LanguageModel
+    from attnlab.nn.model_config import ModelConfig
+
+    model = LanguageModel(ModelConfig(vocab_size=32, n_ctx=16, d_model=8, n_head=2))
+    with pytest.raises(ValueError) as err:  # a UsageError, still a ValueError to its callers
+        head_scores(model, half=20_000)
+    assert str(err.value) == ("the probe of 20,000 tokens repeated once (40,000) exceeds the "
+                              "model's context of 16; use at most 8")
+    assert said(err.value, "es") == ("la sonda de 20\u202f000 tokens repetidos una vez "
+                                     "(40\u202f000) supera el contexto del modelo, de 16; usa "
+                                     "como mucho 8")

@@ -20,7 +20,7 @@ from typing import Any
 
 from attnlab.bounds import whole
 from attnlab.cli.words import Words, add_lang, lang_of, new_parser, words
-from attnlab.errors import UsageError
+from attnlab.errors import Said, UsageError
 
 MARK = 0.5  # a score above this is named as the head's role in the table
 
@@ -87,8 +87,10 @@ def run(args: argparse.Namespace) -> int:
     model, what = load(path, args.device, None if args.json else say)  # JSON: English
     try:  # the context is checked before the probe is drawn
         scores = head_scores(model, half=args.half, rows=args.rows, seed=args.seed)
-    except ValueError as err:
-        raise UsageError(f"--half: {err}") from None
+    except ValueError as err:  # the probe's own check, said in the language where it can be
+        template = getattr(err, "template", None)
+        raise UsageError("--half: %s", str(err) if template is None else
+                         Said(template, *err.values)) from None
     if args.json:
         print(json.dumps({"path": str(path), "model": what, **scores.to_dict()}))
     else:

@@ -20,7 +20,7 @@ from typing import TextIO
 from attnlab.cli.common import SuiteProgress, add_common, build_runner, check_seeds, out_dir
 from attnlab.cli.words import add_lang, lang_of, new_parser, words
 from attnlab.errors import UsageError
-from attnlab.i18n.logs import reason_in
+from attnlab.i18n.logs import reason_in, said
 
 
 def register(sub: argparse._SubParsersAction, lang: str | None = None) -> None:
@@ -52,7 +52,8 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None,
     try:
         exp = load(args.name)  # a UsageError for an unknown name
     except (ImportError, RecordError) as err:
-        raise UsageError(say("run.cannot_load", name=repr(args.name), error=err)) from err
+        raise UsageError(say("run.cannot_load", name=repr(args.name),  # the record's error too
+                             error=said(err, say.lang))) from err
     out = out_dir(args)
     if exp.needs_corpus:
         from attnlab.data.corpus import resolve_corpus

@@ -29,6 +29,8 @@ import numpy as np
 import torch
 
 from attnlab.data.repeated import repeated_probe
+from attnlab.errors import UsageError
+from attnlab.i18n.logs import Grouped
 
 SCORES = ("previous", "induction", "duplicate", "sink")
 PROBE_HALF = 25  # tokens before the repeat (capped by the context): TransformerLens's seq_len
@@ -105,10 +107,11 @@ def head_scores(model: Any, *, vocab_size: int | None = None, half: int | None =
     vocab, context = _facts(model)
     m = half or (PROBE_HALF if context is None else min(PROBE_HALF, context // 2))
     if m < 2:
-        raise ValueError(f"the probe needs at least 2 tokens before the repeat, got {m}")
+        raise UsageError("the probe needs at least 2 tokens before the repeat, got %s", m)
     if context is not None and 2 * m > context:  # before drawing rows of that length
-        raise ValueError(f"the probe of {m:,} tokens repeated once ({2 * m:,}) exceeds the "
-                         f"model's context of {context:,}; use at most {context // 2:,}")
+        raise UsageError("the probe of %s tokens repeated once (%s) exceeds the model's context "
+                         "of %s; use at most %s", Grouped(m), Grouped(2 * m), Grouped(context),
+                         Grouped(context // 2))
     probe = repeated_probe(vocab_size or vocab, m, n=rows, seed=seed)  # (n, 2·m)
     device = next(model.parameters()).device
     was_training = model.training

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from attnlab import i18n
-from attnlab.errors import UsageError
+from attnlab.errors import Said, UsageError
 from attnlab.kit.chapter import Chapter
 
 # Order = report order.
@@ -56,7 +56,22 @@ _MISSING: Any = object()  # a field the module did not give (see Experiment.__po
 
 
 class RecordError(TypeError):
-    """An experiment module whose record is missing or incomplete (a bug, not bad input)."""
+    """An experiment module whose record is missing or incomplete (a bug, not bad input).
+    Raised as a ``%``-template and its values, as an attnlab error is (``attnlab.errors``),
+    so that a command that names it says it in its language (``attnlab.i18n.logs.said``).
+
+    >>> err = RecordError("experiment record lacks %s", "plan")
+    >>> str(err), err.template, err.values
+    ('experiment record lacks plan', 'experiment record lacks %s', ('plan',))
+    """
+
+    template: str | None = None
+    values: tuple[object, ...] = ()
+
+    def __init__(self, message: object = "", *values: object) -> None:
+        super().__init__(str(message) % values if values else message)
+        if isinstance(message, str):  # a pickle's copy gets them back from its __dict__
+            self.template, self.values = message, values
 
 
 @dataclass(frozen=True)
@@ -83,22 +98,22 @@ class Experiment:
     def __post_init__(self) -> None:
         missing = [f.name for f in dataclasses.fields(self) if getattr(self, f.name) is _MISSING]
         if missing:
-            raise RecordError(f"experiment record lacks {', '.join(missing)}")
+            raise RecordError("experiment record lacks %s", ", ".join(missing))
         object.__setattr__(self, "claims", tuple(self.claims))
         wrong = [p for p in PROFILES if p not in self.profiles]
         if wrong:
-            raise RecordError(f"experiment record's profiles lack {', '.join(wrong)}")
+            raise RecordError("experiment record's profiles lack %s", ", ".join(wrong))
         for name in ("plan", "analyse", "table", "figure"):
             if not callable(getattr(self, name)):
-                raise RecordError(f"experiment record's {name} is not callable")
+                raise RecordError("experiment record's %s is not callable", name)
         if self.chapter is not None:
             if not isinstance(self.chapter, Chapter):
                 raise RecordError("experiment record's chapter is not a Chapter")
             other = sorted({f.key for f in self.chapter.figures
                             if f.experiment != self.name})
             if other:
-                raise RecordError(f"experiment record's chapter figures {', '.join(other)} "
-                                  f"are not keyed by its name {self.name!r}")
+                raise RecordError("experiment record's chapter figures %s are not keyed by "
+                                  "its name %r", ", ".join(other), self.name)
 
     def settings(self, profile: str, seeds: int | None = None) -> Any:
         """The profile's settings, with ``seeds`` training seeds where it trains (None: the
@@ -150,7 +165,8 @@ def load(name: str) -> Experiment:
     point = plugins().get(name)
     if point is None:
         raise UsageError("unknown experiment %r; choose one of: %s", name, ", ".join(names()))
-    return _checked(name, f"entry point {name} = {point.value}", point.load, ImportError)
+    return _checked(name, Said("entry point %s = %s", name, point.value), point.load,
+                    ImportError)
 
 
 def _checked(name: str, where: str, load_it: Callable[[], Any],
@@ -160,23 +176,30 @@ def _checked(name: str, where: str, load_it: Callable[[], Any],
     try:
         loaded = load_it()
     except (RecordError, broken) as err:
-        raise RecordError(f"{where}: {err}") from None
+        raise RecordError("%s: %s", where, _inner(err)) from None
     record = loaded if isinstance(loaded, Experiment) else getattr(loaded, "EXPERIMENT", None)
     if not isinstance(record, Experiment):
-        raise RecordError(f"{where}: defines no EXPERIMENT = Experiment(...) record")
+        raise RecordError("%s: defines no EXPERIMENT = Experiment(...) record", where)
     if record.name != name:
-        raise RecordError(f"{where}: its record is named {record.name!r}, not {name!r}")
+        raise RecordError("%s: its record is named %r, not %r", where, record.name, name)
     words = own_words(name)
     said = {"title": words.get("report", {}).get(f"title.{name}", {}).get("en"),
             "quick_changes": words.get("quick_changes", {}).get(name, {}).get("en")}
     for field, text in said.items():
         given = getattr(record, field)
         if given is None and text is None:
-            raise RecordError(f"{where}: experiment record lacks {field}, and its words.json "
-                              f"gives none")
+            raise RecordError("%s: experiment record lacks %s, and its words.json gives none",
+                              where, field)
         if given is not None and text is not None and given != text:
-            raise RecordError(f"{where}: the record's {field} is not its words.json's")
+            raise RecordError("%s: the record's %s is not its words.json's", where, field)
     return dataclasses.replace(record, **{f: t for f, t in said.items() if t is not None})
+
+
+def _inner(err: BaseException) -> object:
+    """``err``'s message as a value of another error's: in parts (a ``Said``) where it was
+    raised as a template, else as it is."""
+    template = getattr(err, "template", None)
+    return str(err) if template is None else Said(template, *err.values)
 
 
 def words_file(name: str) -> Path | None:
@@ -203,11 +226,11 @@ def _read_words(path: Path, mtime_ns: int) -> dict[str, i18n.Entries]:
     try:
         words = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
-        raise RecordError(f"{path}: not a words file: {err}") from None
+        raise RecordError("%s: not a words file: %s", path, err) from None
     if not isinstance(words, dict) or not all(
             isinstance(entries, dict) and all(isinstance(e, dict) for e in entries.values())
             for entries in words.values()):
-        raise RecordError(f"{path}: not {{domain: {{key: {{language: text}}}}}}")
+        raise RecordError("%s: not {domain: {key: {language: text}}}", path)
     return words
 
 
@@ -225,7 +248,7 @@ def own_words(name: str) -> dict[str, i18n.Entries]:
         try:
             i18n.own(owner, words)
         except ValueError as err:
-            raise RecordError(f"{path}: {err}") from None
+            raise RecordError("%s: %s", path, err) from None
     return words
 
 

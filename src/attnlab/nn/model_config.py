@@ -3,7 +3,8 @@
 Every experiment (the ladder rows, the √d_k runs, pre/post-norm, the position
 schemes, the Winograd probe, GPT-2 parity) is a ``ModelConfig`` value, never a
 model class of its own. Choices are fields with a fixed set of values, checked
-on construction so that a typo fails at once with a clear ``ValueError``.
+on construction so that a typo fails at once with a clear ``UsageError`` (a ``ValueError``,
+raised as a template and its values: ``attnlab.errors``, said in the command's language).
 Models of two sequences (a source and a target: translation) are a
 ``Seq2SeqConfig`` value, whose ``arch`` field picks one of three encoder–decoders
 (``attnlab.nn.seq2seq``); their transformer blocks are built from the
@@ -15,6 +16,9 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from typing import Any
+
+from attnlab.errors import UsageError
+from attnlab.i18n.logs import Grouped
 
 MIXERS = ("none", "mean", "head", "mha", "rnn", "lstm")
 POSITIONS = ("none", "learned", "sinusoidal", "rope", "alibi")
@@ -76,18 +80,16 @@ class ModelConfig:
         if self.n_pos is not None:
             _check_range("n_pos", self.n_pos, 1, RANGES["n_ctx"][1])
         if not 0 < self.norm_eps <= 1:  # nan fails it; <= 0 divides by zero, > 1 is no norm
-            raise ValueError(f"norm_eps must be a number in (0, 1], got {self.norm_eps}")
+            raise UsageError("norm_eps must be a number in (0, 1], got %s", self.norm_eps)
         if self.mixer == "mha" and self.d_model % self.n_head:
-            raise ValueError(
-                f"n_head={self.n_head} does not divide d_model={self.d_model}: "
-                "each head must have width d_model / n_head"
-            )
+            raise UsageError("n_head=%s does not divide d_model=%s: each head must have width "
+                             "d_model / n_head", self.n_head, self.d_model)
         if self.position == "rope" and self.mixer in ("head", "mha") and self.qk_dim % 2:
-            raise ValueError(f"RoPE rotates pairs of dims: head width {self.qk_dim} must be even")
+            raise UsageError("RoPE rotates pairs of dims: head width %s must be even", self.qk_dim)
         if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+            raise UsageError("dropout must be in [0, 1), got %s", self.dropout)
         if self.n_pos is not None and self.n_pos < self.n_ctx:
-            raise ValueError(f"n_pos={self.n_pos} must be >= n_ctx={self.n_ctx}")
+            raise UsageError("n_pos=%s must be >= n_ctx=%s", self.n_pos, self.n_ctx)
 
     @property
     def heads(self) -> int:
@@ -118,7 +120,7 @@ class ModelConfig:
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
-            raise ValueError(f"unknown ModelConfig field(s): {', '.join(unknown)}")
+            raise UsageError("unknown ModelConfig field(s): %s", ", ".join(unknown))
         return cls(**data)
 
 
@@ -168,12 +170,12 @@ class Seq2SeqConfig:
         _check_range("mlp_ratio", self.mlp_ratio, *RANGES["mlp_ratio"])
         _check_range("n_pos", self.n_pos, 1, RANGES["n_ctx"][1])
         if self.arch == "transformer" and self.d_model % self.n_head:
-            raise ValueError(f"n_head={self.n_head} does not divide d_model={self.d_model}: "
-                             "each head must have width d_model / n_head")
+            raise UsageError("n_head=%s does not divide d_model=%s: each head must have width "
+                             "d_model / n_head", self.n_head, self.d_model)
         if not 0 < self.norm_eps <= 1:
-            raise ValueError(f"norm_eps must be a number in (0, 1], got {self.norm_eps}")
+            raise UsageError("norm_eps must be a number in (0, 1], got %s", self.norm_eps)
         if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+            raise UsageError("dropout must be in [0, 1), got %s", self.dropout)
 
     @property
     def embed_width(self) -> int:
@@ -203,18 +205,25 @@ class Seq2SeqConfig:
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
-            raise ValueError(f"unknown Seq2SeqConfig field(s): {', '.join(unknown)}")
+            raise UsageError("unknown Seq2SeqConfig field(s): %s", ", ".join(unknown))
         return cls(**data)
 
 
 def _check_range(name: str, value: int, lo: int, hi: int) -> None:
     if not lo <= value <= hi:
-        raise ValueError(f"{name} must be in [{lo:,}, {hi:,}], got {value:,}")
+        raise UsageError("%s must be in [%s, %s], got %s", name, Grouped(lo), Grouped(hi),
+                         _grouped(value))
+
+
+def _grouped(value: Any) -> Any:
+    """A whole number as a ``Grouped`` (``1,000,000`` in English, ``1 000 000`` in Spanish);
+    any other number written grouped as English writes it (a float given in code)."""
+    return Grouped(value) if isinstance(value, int) else format(value, ",")
 
 
 def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:
     if value not in choices:
-        raise ValueError(f"unknown {name} {value!r}; choose one of: {', '.join(choices)}")
+        raise UsageError("unknown %s %r; choose one of: %s", name, value, ", ".join(choices))
 
 
 def gpt2_config(

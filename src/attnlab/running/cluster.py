@@ -32,7 +32,7 @@ from collections.abc import Iterator, Mapping
 from types import ModuleType
 from typing import Any
 
-from attnlab.errors import AttnlabError, UsageError, first_line
+from attnlab.errors import AttnlabError, Said, UsageError, first_line
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +43,9 @@ ANSWER_S = 5.0  # and then to answer a gRPC (HTTP/2) greeting, as every Ray serv
 # HTTP/2's client preface and an empty SETTINGS frame (RFC 9113 §3.4): a gRPC server (Ray's
 # GCS, its client server) answers with a SETTINGS frame of its own; anything else does not.
 _H2_HELLO = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+# what to do when no cluster answers: a sentence of its own, said in the command's language
+START_HINT = Said("start one (`ray start --head` on one machine, `ray start --address=HEAD:6379` "
+                  "on the others) or point --address / RAY_ADDRESS at it")
 _HOST = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.?)+|\[[0-9A-Fa-f:.]+\]")
 
 
@@ -64,7 +67,7 @@ def cluster_kind(flag: str | None, environ: Mapping[str, str] = os.environ) -> s
     kind = flag or environ.get("ATTNLAB_CLUSTER") or "local"
     if kind not in CLUSTERS:
         where = "--cluster" if flag else "ATTNLAB_CLUSTER"
-        raise UsageError(f"{where} must be one of {', '.join(CLUSTERS)}, got {kind!r}")
+        raise UsageError("%s must be one of %s, got %r", where, ", ".join(CLUSTERS), kind)
     return kind
 
 
@@ -93,8 +96,8 @@ def parse_address(address: str, where: str = "--address") -> tuple[str, int] | N
     bare = address.removeprefix("ray://")
     host, sep, port = bare.rpartition(":")
     if not sep or not port.isdigit() or not 0 < int(port) < 65536 or not _HOST.fullmatch(host):
-        raise UsageError(f"{where} {address!r} is not host:port (e.g. 10.0.0.1:6379, "
-                         "ray://head:10001, or auto)")
+        raise UsageError("%s %r is not host:port (e.g. 10.0.0.1:6379, ray://head:10001, or auto)",
+                         where, address)
     return host.strip("[]"), int(port)
 
 
@@ -111,7 +114,7 @@ def task_resources(device_type: str, runs_per_gpu: int = 1) -> dict[str, float]:
     ({'num_cpus': 1}, {'num_cpus': 1, 'num_gpus': 0.25})
     """
     if runs_per_gpu < 1:
-        raise UsageError(f"--runs-per-gpu must be at least 1, got {runs_per_gpu}")
+        raise UsageError("--runs-per-gpu must be at least 1, got %s", runs_per_gpu)
     if device_type == "cuda":
         return {"num_cpus": 1, "num_gpus": 1 / runs_per_gpu}
     return {"num_cpus": 1}
@@ -160,7 +163,7 @@ def import_ray() -> ModuleType:
     try:
         import ray
     except ImportError:
-        raise UsageError(f"--cluster ray needs Ray, which is not installed: {INSTALL}") \
+        raise UsageError("--cluster ray needs Ray, which is not installed: %s", INSTALL) \
             from None
     return ray
 
@@ -175,8 +178,7 @@ def connect(address: str) -> ModuleType:
     terminal unless ``-v`` (debug logging) asks for them: its Python logging at ERROR, its
     core's at fatal, and what that core writes while it starts (``quiet_stderr``).
     """
-    hint = ("start one (`ray start --head` on one machine, `ray start --address=HEAD:6379` on "
-            "the others) or point --address / RAY_ADDRESS at it")
+    hint = START_HINT
     given = parse_address(address)
     if given is not None:  # before Ray's import, which alone takes seconds on a busy node
         probe(*given, address, hint)
@@ -193,7 +195,7 @@ def connect(address: str) -> ModuleType:
         try:
             target = canonicalize_bootstrap_address_or_die("auto")
         except ConnectionError:
-            raise UsageError(f"no Ray cluster is running on this machine: {hint}") from None
+            raise UsageError("no Ray cluster is running on this machine: %s", hint) from None
         host, port = _host_port(target)
         if port is not None:
             probe(host, port, target, hint)
@@ -202,7 +204,7 @@ def connect(address: str) -> ModuleType:
             ray.init(address=target, log_to_driver=False,
                      logging_level=logging.DEBUG if verbose else logging.ERROR)
     except (ConnectionError, TimeoutError, RuntimeError) as err:
-        raise UsageError(f"could not join the Ray cluster at {target}: {first_line(err)}") \
+        raise UsageError("could not join the Ray cluster at %s: %s", target, first_line(err)) \
             from None
     return ray
 
@@ -243,8 +245,8 @@ def probe(host: str, port: int, target: str, hint: str = "",
     try:
         conn = socket.create_connection((host, port), timeout=connect_s)
     except OSError as err:
-        raise UsageError(f"no Ray cluster answers at {target} ({err.strerror or err}): "
-                         f"{hint}") from None
+        raise UsageError("no Ray cluster answers at %s (%s): %s", target, err.strerror or err,
+                         hint) from None
     with conn:
         if os.environ.get("RAY_USE_TLS", "0").lower() in ("1", "true"):
             return
@@ -253,15 +255,15 @@ def probe(host: str, port: int, target: str, hint: str = "",
             conn.sendall(_H2_HELLO)
             head = conn.recv(64)
         except TimeoutError:
-            raise UsageError(f"{target} accepts connections but does not answer within "
-                             f"{answer_s:g} s: not a Ray cluster (or a stalled one)") from None
+            raise UsageError("%s accepts connections but does not answer within %g s: not a "
+                             "Ray cluster (or a stalled one)", target, answer_s) from None
         except OSError as err:
-            raise UsageError(f"{target} closed the connection ({err.strerror or err}): not a "
-                             "Ray cluster") from None
+            raise UsageError("%s closed the connection (%s): not a Ray cluster", target,
+                             err.strerror or err) from None
     if len(head) < 9 or head[3] != 0x04 or any(head[5:9]):  # a SETTINGS frame on stream 0
         said = head.decode("latin-1").splitlines()[0][:60].strip() if head else "nothing"
-        raise UsageError(f"something other than Ray listens at {target} (it answered "
-                         f"{said!r}): point --address at the cluster's head (port 6379)")
+        raise UsageError("something other than Ray listens at %s (it answered %r): point "
+                         "--address at the cluster's head (port 6379)", target, said)
 
 
 def _host_port(address: str) -> tuple[str, int | None]:
@@ -311,7 +313,7 @@ class Planned:
 
     def __init__(self, workers: int) -> None:
         if workers < 1:
-            raise UsageError(f"--jobs must be at least 1, got {workers}")
+            raise UsageError("--jobs must be at least 1, got %s", workers)
         self.workers = workers
 
     def slots(self, n_pending: int) -> int:

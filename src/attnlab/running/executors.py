@@ -156,7 +156,7 @@ class LocalPool:
 
     def __post_init__(self) -> None:
         if self.workers < 1:
-            raise UsageError(f"workers must be at least 1, got {self.workers}")
+            raise UsageError("workers must be at least 1, got %s", self.workers)
 
     def slots(self, n_pending: int) -> int:
         if n_pending < 2:

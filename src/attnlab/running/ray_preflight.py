@@ -37,7 +37,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from attnlab.errors import UsageError
+from attnlab.errors import Said, UsageError
 
 log = logging.getLogger(__name__)
 
@@ -67,27 +67,29 @@ def node_facts() -> dict[str, str]:
             "commit": str(code_revision()["commit"]), "source": source_hash()}
 
 
-def lock_problem(lock: Path, work: str) -> str | None:
-    """Whether ``lock``, which the driver holds exclusively, is refused here (as it must be)."""
+def lock_problem(lock: Path, work: str) -> Said | None:
+    """Whether ``lock``, which the driver holds exclusively, is refused here (as it must be):
+    None, or the problem as a sentence in parts (said in the driver's language)."""
     import fcntl
 
     try:
         fd = os.open(lock, os.O_RDWR)
     except OSError as err:
-        return f"cannot open {lock} ({err.strerror})"
+        return Said("cannot open %s (%s)", lock, err.strerror)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         return None  # the driver's lock is seen here: locks are shared
     except OSError as err:
         if err.errno in NO_LOCKS:
-            return (f"file locking (flock) does not work in {work} ({err.strerror}): put --work "
-                    "on a file system with flock")
-        return f"cannot lock {lock} ({err.strerror})"
+            return Said("file locking (flock) does not work in %s (%s): put --work on a file "
+                        "system with flock", work, err.strerror)
+        return Said("cannot lock %s (%s)", lock, err.strerror)
     else:
         fcntl.flock(fd, fcntl.LOCK_UN)
-        return (f"a lock the driver holds in {work} is not seen here (NFS mounted with "
-                "local_lock=flock or all?): mount --work with locks shared between nodes")
+        return Said("a lock the driver holds in %s is not seen here (NFS mounted with "
+                    "local_lock=flock or all?): mount --work with locks shared between nodes",
+                    work)
     finally:
         os.close(fd)
     return None
@@ -95,32 +97,45 @@ def lock_problem(lock: Path, work: str) -> str | None:
 
 def check_node(work: str, token: str, driver: dict[str, str], bf16: bool = False) -> list[str]:
     """On a node: what stops it from training into ``work`` for the driver (empty: nothing);
-    with ``bf16`` (bf16 runs on the CPU), a CPU without bf16 units too."""
+    with ``bf16`` (bf16 runs on the CPU), a CPU without bf16 units too. Each problem is a
+    ``Said``: the driver says it in its command's language."""
     from attnlab.train import runtime
 
     problems = []
     if bf16 and runtime.cpu_has_bf16() is False:
-        problems.append(f"has no bf16 units (AVX512-BF16, AMX), where bf16 trains at "
-                        f"{runtime.BF16_SLOWDOWN}: use --precision fp32")
+        problems.append(Said("has no bf16 units (AVX512-BF16, AMX), where bf16 trains at %s: "
+                             "use --precision fp32", Said(runtime.BF16_SLOWDOWN)))
     probe = Path(work) / PROBE_DIR / f"{token}.txt"
     try:
         seen = probe.read_text(encoding="utf-8").strip()
     except OSError as err:
         seen = None
-        problems.append(f"cannot see {probe}, which the driver wrote ({err.strerror}): --work "
-                        "must be shared storage mounted at the same path on every node")
+        problems.append(Said("cannot see %s, which the driver wrote (%s): --work must be "
+                             "shared storage mounted at the same path on every node", probe,
+                             err.strerror))
     if seen is not None and seen != token:
-        problems.append(f"{probe} holds another content than the driver wrote: --work is not "
-                        "the same storage there")
+        problems.append(Said("%s holds another content than the driver wrote: --work is not "
+                             "the same storage there", probe))
     if seen == token:
         lock = lock_problem(probe.with_suffix(".lock"), work)
         if lock:
             problems.append(lock)
     mine = node_facts()
-    differ = [f"{k} {mine[k]} (driver: {driver[k]})" for k in FACTS if mine[k] != driver[k]]
+    differ = [Said("%s %s (driver: %s)", k, mine[k], driver[k]) for k in FACTS
+              if mine[k] != driver[k]]
     if differ:
-        problems.append("runs differently here: " + ", ".join(differ))
+        problems.append(Said("runs differently here: %s", joined(differ, ", ")))
     return problems
+
+
+def joined(parts: list[str], sep: str) -> Said:
+    """``sep.join(parts)`` kept in parts, so that each part (a ``Said``) is said in the
+    language too.
+
+    >>> joined([Said("cannot lock %s (%s)", "x", "ENOLCK"), "other"], "; ")
+    'cannot lock x (ENOLCK); other'
+    """
+    return Said(sep.join(["%s"] * len(parts)), *parts)
 
 
 def node_name(node: dict[str, Any]) -> str:
@@ -141,7 +156,7 @@ def preflight(ray: Any, work: Path, resource: str = "CPU", bf16: bool = False) -
 
     nodes = [n for n in ray.nodes() if n.get("Alive") and n["Resources"].get(resource, 0) > 0]
     if not nodes:
-        raise UsageError(f"the Ray cluster has no live node with a {resource} to train on")
+        raise UsageError("the Ray cluster has no live node with a %s to train on", resource)
     work = Path(work).resolve()
     token = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:12]}"
     probe = work / PROBE_DIR / f"{token}.txt"
@@ -152,15 +167,16 @@ def preflight(ray: Any, work: Path, resource: str = "CPU", bf16: bool = False) -
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as err:
-            raise UsageError(f"file locking (flock) does not work in {work} on this machine "
-                             f"({err.strerror}): put --work on a file system with flock") from None
+            raise UsageError("file locking (flock) does not work in %s on this machine (%s): "
+                             "put --work on a file system with flock", work, err.strerror) \
+                from None
         check = ray.remote(num_cpus=0, max_retries=0)(check_node)
         facts = node_facts()
         refs = {check.options(scheduling_strategy=NodeAffinitySchedulingStrategy(
             n["NodeID"], soft=False)).remote(str(work), token, facts, bf16): n for n in nodes}
         ready, late = ray.wait(list(refs), num_returns=len(refs), timeout=ANSWER_S)
-        failed = [(refs[r], [f"did not answer the preflight check within {ANSWER_S:.0f} s"])
-                  for r in late]
+        failed = [(refs[r], [Said("did not answer the preflight check within %.0f s",
+                                  ANSWER_S)]) for r in late]
         gone = 0
         for ref in ready:
             try:
@@ -170,7 +186,7 @@ def preflight(ray: Any, work: Path, resource: str = "CPU", bf16: bool = False) -
                 gone += 1
                 continue
             except Exception as err:  # noqa: BLE001 - any failure there is that node's problem
-                problems = [f"the preflight check failed: {type(err).__name__}"]
+                problems = [Said("the preflight check failed: %s", type(err).__name__)]
             if problems:
                 failed.append((refs[ref], problems))
     finally:
@@ -181,8 +197,10 @@ def preflight(ray: Any, work: Path, resource: str = "CPU", bf16: bool = False) -
             probe.parent.rmdir()
     if failed:
         node, problems = failed[0]
-        more = f" (and {len(failed) - 1} more node(s))" if len(failed) > 1 else ""
-        raise UsageError(f"preflight: node {node_name(node)} {'; '.join(problems)}{more}")
+        if len(failed) > 1:
+            raise UsageError("preflight: node %s %s (and %s more node(s))", node_name(node),
+                             joined(problems, "; "), len(failed) - 1)
+        raise UsageError("preflight: node %s %s", node_name(node), joined(problems, "; "))
     if gone == len(nodes):
-        raise UsageError(f"the Ray cluster has no live node with a {resource} to train on")
+        raise UsageError("the Ray cluster has no live node with a %s to train on", resource)
     return len(nodes) - gone

@@ -15,8 +15,8 @@ and command-line overrides ``section.key=value`` (``train.steps=200``,
 ``model.position=rope``, ``train.grad_clip=none``). Every value is checked
 against the field's type; unknown sections or keys, wrong types and values
 out of range are a one-line ``UsageError`` naming the key and the allowed
-ones (``ModelConfig``'s own checks raise ``ValueError``: this module, the
-boundary between user input and the model, converts them). A config file that
+ones (``ModelConfig``'s own checks raise theirs, which this module, the boundary
+between user input and the model, names with their section). A config file that
 cannot be read is a ``DataError`` naming the file.
 
 ``run_hash`` names a run by the sha256 of its canonical JSON: the same config
@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attnlab.errors import DataError, UsageError, first_line
+from attnlab.errors import DataError, Said, UsageError, first_line
 from attnlab.i18n.logs import Grouped
 from attnlab.nn.model_config import ModelConfig, Seq2SeqConfig
 
@@ -269,10 +269,12 @@ def _build(data: Any, overrides: list[str]) -> RunConfig:
     for name, cls in classes.items():
         try:
             parts[name] = cls(**values[name])
-        except UsageError:
-            raise
-        except ValueError as err:  # ModelConfig's own checks (attnlab.nn knows no UsageError)
-            raise UsageError("%s: %s", name, first_line(err)) from err
+        except ValueError as err:  # ModelConfig's own checks, named with their section
+            if isinstance(err, UsageError) and cls not in (ModelConfig, Seq2SeqConfig):
+                raise  # train's and data's checks name their key themselves (train.steps)
+            template = getattr(err, "template", None)  # a UsageError's, said in the language
+            raise UsageError("%s: %s", name, first_line(err) if template is None else
+                             Said(template, *err.values)) from err
     return RunConfig(**parts)
 
 
