@@ -375,3 +375,30 @@ def test_rounded_keeps_seven_significant_digits() -> None:
     x = np.array([[1234.56789, -0.000123456789, 0.0, 1e-30]])
     np.testing.assert_allclose(rounded(x), x, rtol=5e-7)
     assert rounded(x)[0][:3] == [1234.568, -0.0001234568, 0.0]
+
+
+def test_a_spanish_page_is_refused_in_spanish() -> None:
+    """The server's refusals follow the page's language, a model's own refusal included
+    (raised as a template); the English is the test above's."""
+    import threading
+
+    from attnlab.errors import UsageError
+    from attnlab.explorer.server.app import App, Refused
+
+    def refusing(text: str) -> dict:
+        if "boom" in text:
+            raise UsageError("the input is %s tokens; the model's context is %s", 2000, 128)
+        return hand_compute(text)
+
+    app = App(refusing, max_chars=50, max_tokens=12, default_text="la gata",
+              lock=threading.Lock(), lang="es")
+    cases = {"a" * 51: "la entrada tiene 51 caracteres; el límite es 50",
+             "a " * 13: "la entrada tiene 13 tokens; el límite es 12",
+             "boom": "la entrada tiene 2000 tokens; el contexto del modelo es de 128",
+             "  ": "escribe primero una frase",
+             "\ud800": "el texto contiene un sustituto suelto (U+D800), que no es un carácter: "
+                       "envía texto UTF-8"}
+    for text, message in cases.items():
+        with pytest.raises(Refused) as refused:
+            app.attention(text)
+        assert str(refused.value) == message

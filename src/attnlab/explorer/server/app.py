@@ -11,8 +11,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from attnlab.errors import first_line
+from attnlab.errors import AttnlabError, first_line
 from attnlab.explorer.page.render import validate_data
+from attnlab.i18n.logs import Grouped, said
 
 Compute = Callable[[str], Mapping[str, Any]]
 
@@ -39,20 +40,28 @@ class App:
     def attention(self, text: str) -> Mapping[str, Any]:
         text = text.strip()
         if not text:
-            raise Refused("type a sentence first")
+            raise self.refused("type a sentence first")
         if len(text) > self.max_chars:
-            raise Refused(f"the input is {len(text)} characters; the limit is {self.max_chars}")
+            raise self.refused("the input is %s characters; the limit is %s",
+                               Grouped(len(text)), Grouped(self.max_chars))
         lone = next((c for c in text if "\ud800" <= c <= "\udfff"), None)
         if lone is not None:  # JSON may carry "\ud800": a code point, not a character
-            raise Refused(f"the text holds a lone surrogate (U+{ord(lone):04X}), which is not "
-                          "a character: send UTF-8 text")  # fmt: skip
+            raise self.refused("the text holds a lone surrogate (U+%04X), which is not a "
+                               "character: send UTF-8 text", ord(lone))
         with self.lock:
             try:
                 data = self.compute(text)
             except ValueError as err:  # the model's own refusal, e.g. longer than its context
-                raise Refused(first_line(err) if str(err).strip() else "input refused") from err
+                if not str(err).strip():
+                    raise self.refused("input refused") from err
+                raise Refused(first_line(said(err, self.lang))) from err
         validate_data(data)
         longest = max(len(view["tokens"]) for view in data["views"])
         if longest > self.max_tokens:
-            raise Refused(f"the input is {longest} tokens; the limit is {self.max_tokens}")
+            raise self.refused("the input is %s tokens; the limit is %s", Grouped(longest),
+                               Grouped(self.max_tokens))
         return data
+
+    def refused(self, template: str, *values: object) -> Refused:
+        """A refusal in the page's language (its ``error`` entry; English as given)."""
+        return Refused(said(AttnlabError(template, *values), self.lang))
