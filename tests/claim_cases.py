@@ -48,6 +48,21 @@ def check_case(verdict: dict[str, Any], name: str, case: str, expected: list[flo
         assert got["mean"] > 0 and "within 2 standard errors" in got["why"]
 
 
+def check_part(decide: Any, knobs: dict[tuple[str, str], tuple], cid: str, name: str,
+               case: str) -> dict[str, dict[str, Any]]:
+    """Part ``name`` of claim ``cid`` set to ``case`` through its knob (``knobs[(cid, name)]``:
+    the record builder's keyword and the part's unit first) on the record ``decide(**{knob:
+    margins})`` decides: it measured exactly those margins and is ``case``, and every other
+    part and claim stays held. The verdicts, by claim id."""
+    knob, unit = knobs[(cid, name)][:2]
+    wanted = margins(case, unit)
+    verdicts = by_id(decide(**{knob: wanted}))
+    check_case(verdicts[cid], name, case, wanted)
+    assert all(p["status"] == "held" for p in verdicts[cid]["parts"] if p["name"] != name)
+    assert {c for c, v in verdicts.items() if v["status"] != "held"} - {cid} == set()
+    return verdicts
+
+
 def check_real_record(verdicts: list[dict[str, Any]], seeds: int) -> None:
     """Every predicate ran on a real record: no claim is an error or skipped, and every part
     and premise measured one finite margin per seed (one in all where the claim is decided

@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from claim_cases import CASES, by_id, check_case, margins
+from claim_cases import CASES, check_part, margins
 
 from attnlab import reference as ref
 from attnlab.experiments import sqrt_dk
@@ -315,9 +315,5 @@ def test_every_claim_holds_on_seeds_with_spread():
 @pytest.mark.parametrize("case", list(CASES))
 @pytest.mark.parametrize(("cid", "name"), list(KNOBS))
 def test_each_part_is_held_not_held_and_inconclusive_as_its_spread_says(cid, name, case):
-    knob, unit, _ = KNOBS[(cid, name)]
-    wanted = margins(case, unit)
-    verdicts = by_id(evaluate({"sqrt_dk": _seeds_record(**{knob: wanted})}, sqrt_dk.CLAIMS))
-    check_case(verdicts[cid], name, case, wanted)
-    assert all(p["status"] == "held" for p in verdicts[cid]["parts"] if p["name"] != name)
-    assert {c for c, v in verdicts.items() if v["status"] != "held"} - {cid} == set()
+    check_part(lambda **knob: evaluate({"sqrt_dk": _seeds_record(**knob)}, sqrt_dk.CLAIMS),
+               KNOBS, cid, name, case)

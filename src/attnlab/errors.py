@@ -22,10 +22,10 @@ import importlib
 from types import ModuleType
 
 
-class AttnlabError(Exception):
-    """A failure the user can act on: reported as one line, exit code 2. ``AttnlabError(
-    template, *values)`` is the message ``template % values``, kept in parts to be said in
-    another language (the module docstring).
+class Templated:
+    """An exception kept as a ``%``-template and its values beside its message: ``X(template,
+    *values)`` is the message ``template % values`` (the module docstring). Mixed into
+    attnlab's errors, and into any other exception attnlab raises for a command to say.
 
     >>> err = UsageError("no run at %s", "runs/x")
     >>> str(err), err.template, err.values
@@ -45,12 +45,16 @@ class AttnlabError(Exception):
 
 
 def _remade(cls: type, template: str | None, values: tuple, args: tuple,
-            state: dict) -> AttnlabError:
+            state: dict) -> BaseException:
     err = cls.__new__(cls)
-    Exception.__init__(err, *args)
+    BaseException.__init__(err, *args)
     err.__dict__.update(state)
     err.template, err.values = template, values
     return err
+
+
+class AttnlabError(Templated, Exception):
+    """A failure the user can act on: reported as one line, exit code 2 (a ``Templated``)."""
 
 
 class UsageError(AttnlabError, ValueError):

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from attnlab import i18n
-from attnlab.errors import Said, UsageError
+from attnlab.errors import Said, Templated, UsageError
 from attnlab.kit.chapter import Chapter
 
 # Order = report order.
@@ -55,23 +55,15 @@ ENTRY_POINTS = "attnlab.experiments"  # the group through which other packages a
 _MISSING: Any = object()  # a field the module did not give (see Experiment.__post_init__)
 
 
-class RecordError(TypeError):
+class RecordError(Templated, TypeError):
     """An experiment module whose record is missing or incomplete (a bug, not bad input).
-    Raised as a ``%``-template and its values, as an attnlab error is (``attnlab.errors``),
-    so that a command that names it says it in its language (``attnlab.i18n.logs.said``).
+    Raised as a ``%``-template and its values (``attnlab.errors.Templated``), so that a
+    command that names it says it in its language (``attnlab.i18n.logs.said``).
 
     >>> err = RecordError("experiment record lacks %s", "plan")
     >>> str(err), err.template, err.values
     ('experiment record lacks plan', 'experiment record lacks %s', ('plan',))
     """
-
-    template: str | None = None
-    values: tuple[object, ...] = ()
-
-    def __init__(self, message: object = "", *values: object) -> None:
-        super().__init__(str(message) % values if values else message)
-        if isinstance(message, str):  # a pickle's copy gets them back from its __dict__
-            self.template, self.values = message, values
 
 
 @dataclass(frozen=True)
