@@ -51,6 +51,7 @@ from typing import Any
 
 from attnlab.errors import UsageError
 from attnlab.i18n import text
+from attnlab.i18n.logs import Grouped
 from attnlab.kit.claims import MIN_SEEDS
 
 EXTRA_SEEDS = 2  # seeds added by the one extra round (3 seeds -> 5)
@@ -106,8 +107,8 @@ def check_extra_seeds(extra_seeds: int) -> None:
     """A UsageError unless ``extra_seeds`` is a whole number in [0, 1000]."""
     if not isinstance(extra_seeds, int) or isinstance(extra_seeds, bool) \
             or not 0 <= extra_seeds <= 1000:
-        raise UsageError(f"--extra-seeds must be a whole number in [0, 1,000] (0 turns the "
-                         f"extra round off), got {extra_seeds!r}")
+        raise UsageError("--extra-seeds must be a whole number in [0, %s] (0 turns the extra "
+                         "round off), got %r", Grouped(1000), extra_seeds)
 
 
 def rule_text(extra_seeds: int, profile: str | None = None) -> str:

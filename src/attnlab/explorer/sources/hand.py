@@ -46,7 +46,7 @@ def hand_view(
     if not tokens:
         raise UsageError("the sentence is empty")
     if len(tokens) > max_words:
-        raise UsageError(f"the sentence has {len(tokens)} words; the limit is {max_words}")
+        raise UsageError("the sentence has %s words; the limit is %s", len(tokens), max_words)
     x = feature_matrix(tokens)  # (n, f)
     cols = feature_names()
     heads = []

@@ -138,8 +138,8 @@ def attnlab_traces(model: torch.nn.Module, ids: Sequence[int]) -> list[LayerTrac
     if not out:
         mixer = getattr(getattr(model, "cfg", None), "mixer", None)
         if mixer in ("rnn", "lstm"):
-            raise UsageError(f"this model's mixer is a recurrence ({mixer}): it carries the "
-                             "context in a state, with no weights over positions to show; "
-                             "explore an attention run instead")
+            raise UsageError("this model's mixer is a recurrence (%s): it carries the context "
+                             "in a state, with no weights over positions to show; explore an "
+                             "attention run instead", mixer)
         raise UsageError("this model has no context mixer: no word looks at any other")
     return out
