@@ -302,6 +302,12 @@ def test_reproduce_missing_corpus_and_failures(params_run, tmp_path, monkeypatch
         "archivo")
     assert reason_in(env["missing"], "es").startswith("no se puede cargar: ModuleNotFoundError")
     assert reason_in(env["corpus"], "en") == env["corpus"]["reason"]
+    from attnlab.i18n.logs import stored
+
+    meta = json.loads((tmp_path / "out" / "results.json").read_text())["meta"]
+    assert meta["corpus_status"].startswith("unavailable (corpus file ")
+    assert stored(meta, "corpus_status", "es") == (
+        f"no disponible (el archivo del corpus {missing} no existe o no es un archivo)")
 
 
 def test_select_and_bad_input():

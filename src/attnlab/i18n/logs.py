@@ -73,13 +73,19 @@ def say_parts(parts: dict, lang: str) -> str:
     return chosen % values if values else chosen
 
 
+def stored(record: dict, key: str, lang: str) -> str:
+    """``record[key]`` in ``lang``, said from ``record[key + "_parts"]`` where it was stored in
+    parts (an ``attnlab.errors.Said``); "" when the record has none."""
+    parts = record.get(f"{key}_parts")
+    if lang == "en" or not parts:
+        return record.get(key, "")
+    return say_parts(parts, lang)
+
+
 def reason_in(envelope: dict, lang: str) -> str:
     """The ``reason`` of an experiment's envelope that did not finish, in ``lang`` where it
     was stored in parts (``reason_parts``)."""
-    parts = envelope.get("reason_parts")
-    if lang == "en" or not parts:
-        return envelope.get("reason", "")
-    return say_parts(parts, lang)
+    return stored(envelope, "reason", lang)
 
 
 class Phrase(str):
@@ -182,5 +188,5 @@ def speak(lang: str, handlers: list[logging.Handler] | None = None) -> None:
                                          or "%(message)s"))
 
 
-__all__ = ["Grouped", "Phrase", "Translating", "reason_in", "said", "say_parts", "speak",
+__all__ = ["Grouped", "Phrase", "Translating", "reason_in", "said", "say_parts", "speak", "stored",
            "template"]

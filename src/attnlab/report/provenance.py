@@ -48,7 +48,10 @@ def collect_meta(
         "extra_round": extra_round or {},  # experiment -> the claims that called for it
         "only": only,
         "corpus": corpus,
-        "corpus_status": corpus_status,
+        "corpus_status": str(corpus_status),
+        # in parts where it was made so (``attnlab.errors.Said``): said in the report's language
+        **({"corpus_status_parts": corpus_status.parts()} if hasattr(corpus_status, "parts")
+           else {}),
         "started_at": started_at,
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "wall_s": wall_s,

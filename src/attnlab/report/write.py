@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from attnlab.files import staged
-from attnlab.i18n.logs import reason_in
+from attnlab.i18n.logs import reason_in, stored
 from attnlab.kit.claims import MIN_SEEDS, STATUSES, Z
 from attnlab.kit.envelope import status_of
 from attnlab.kit.extra_seeds import EXTRA_SEEDS, off_rule, rule_text
@@ -230,7 +230,8 @@ def compose(
     lines += [f"## {t('settings.heading', lang)}", ""]
     extra = "" if meta.get("extra_seeds") is None else \
         t("settings.extra", lang, n=meta["extra_seeds"])
-    corpus = meta.get("corpus_status", meta.get("corpus") or t("settings.corpus_default", lang))
+    corpus = stored(meta, "corpus_status", lang) or meta.get("corpus") or \
+        t("settings.corpus_default", lang)
     seeds = meta.get("seeds", "–")
     if seeds == "the profile's":  # what collect_meta records when --seeds is not given
         seeds = t("settings.profile_seeds", lang)

@@ -131,9 +131,9 @@ def plan_suite(runner: Runner, out: str | Path, profile: str, *, seeds: int | No
     suite = Suite.of(runner, out, profile, seeds, names)
     if not report_only:
         suite.ctx  # noqa: B018 - a device that does not resolve is one line, up front
-    corpus_reason, corpus_status = None, "not needed"
+    corpus_reason, corpus_status = None, Said("not needed")
     if report_only:
-        corpus_status = "not used (report only)"
+        corpus_status = Said("not used (report only)")
     elif any(e.needs_corpus for e in suite.experiments.values()):
         corpus_reason, corpus_status = corpus_problem(runner.corpus)
 

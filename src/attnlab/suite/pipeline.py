@@ -303,7 +303,7 @@ def corpus_problem(corpus: str | None) -> tuple[str | None, str]:
         return None, f"`{resolve_corpus(corpus)}`"
     except CorpusError as err:
         reason = Said(err.template, *err.values) if err.template else first_line(err)
-        return reason, f"unavailable ({reason})"
+        return reason, Said("unavailable (%s)", reason)
 
 
 def check_args(profile: str, seeds: int | None) -> None:
