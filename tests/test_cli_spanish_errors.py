@@ -34,7 +34,7 @@ LEARNER = ["data/corpus.py", "kit/registry.py", "train/run_config.py", "cli/gene
            "explorer/sources/hf.py", "explorer/sources/hf_seq.py", "explorer/sources/models.py",
            "explorer/notebook.py", "explorer/server/httpd.py",
            "running/cluster.py", "running/ray_preflight.py", "running/executors.py",
-           "nn/model_config.py", "interp/scores.py"]
+           "nn/model_config.py", "interp/scores.py", "bounds.py", "errors.py"]
 
 
 def raises(path: Path) -> list[tuple[int, list[ast.expr]]]:
@@ -273,3 +273,22 @@ def test_the_heads_probe_past_the_context_is_said_in_the_language():
     assert said(err.value, "es") == ("la sonda de 20\u202f000 tokens repetidos una vez "
                                      "(40\u202f000) supera el contexto del modelo, de 16; usa "
                                      "como mucho 8")
+
+
+def test_what_a_message_names_for_its_caller_is_said_too():
+    """A phrase a caller gives an error (what the text is, what a package is needed for) is a
+    ``Said`` with its own entry, so the Spanish line has no English left."""
+    from attnlab.bounds import check_text
+    from attnlab.errors import require
+
+    with pytest.raises(UsageError) as err:
+        check_text("a\udcff", "--prompt", "prompt")
+    assert str(err.value) == ("--prompt is not valid UTF-8 (byte 0xff) at character 2: pass the "
+                              "prompt as UTF-8 text")
+    assert said(err.value, "es") == ("--prompt no es UTF-8 válido (byte 0xff) en el carácter 2: "
+                                     "pasa el texto de --prompt como texto UTF-8")
+    with pytest.raises(UsageError) as err:
+        require("no_such_package_here", "hf", "reading a Hugging Face folder")
+    assert said(err.value, "es") == ("para leer una carpeta de Hugging Face hace falta "
+                                     "no_such_package_here, que no está instalado aquí: pip "
+                                     "install 'attnlab[hf]'")

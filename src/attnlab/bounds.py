@@ -24,7 +24,7 @@ import argparse
 import math
 from collections.abc import Callable
 
-from attnlab.errors import UsageError
+from attnlab.errors import Said, UsageError
 
 SEED_MAX = 2**32 - 1  # as train.seed: NumPy's legacy seeding and every C int take it
 
@@ -84,11 +84,12 @@ def check_text(text: str, flag: str = "--text", what: str = "sentence") -> str:
     """
     for i, c in enumerate(text):
         if "\ud800" <= c <= "\udfff":
-            byte = f" (byte 0x{ord(c) - 0xDC00:02x})" if ord(c) >= 0xDC80 else ""
-            raise UsageError(
-                f"{flag} is not valid UTF-8{byte} at character {i + 1}: pass the {what} as "
-                "UTF-8 text"
-            )
+            said = Said(what)  # what it names, said in the command's language (error.json)
+            if ord(c) >= 0xDC80:
+                raise UsageError("%s is not valid UTF-8 (byte 0x%02x) at character %s: pass the "
+                                 "%s as UTF-8 text", flag, ord(c) - 0xDC00, i + 1, said)
+            raise UsageError("%s is not valid UTF-8 at character %s: pass the %s as UTF-8 text",
+                             flag, i + 1, said)
     return text
 
 

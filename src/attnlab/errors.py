@@ -163,6 +163,8 @@ def require(package: str, extra: str, purpose: str) -> ModuleType:
     try:
         return importlib.import_module(package)
     except ImportError as err:
-        found = "not installed here" if package in str(err) else f"broken here ({first_line(err)})"
-        raise UsageError(f"{purpose} needs {package}, which is {found}: "
-                         f"{install_hint(extra)}") from None
+        if package in str(err):
+            raise UsageError("%s needs %s, which is not installed here: %s", Said(purpose),
+                             package, install_hint(extra)) from None
+        raise UsageError("%s needs %s, which is broken here (%s): %s", Said(purpose), package,
+                         first_line(err), install_hint(extra)) from None
