@@ -292,3 +292,19 @@ def test_what_a_message_names_for_its_caller_is_said_too():
     assert said(err.value, "es") == ("para leer una carpeta de Hugging Face hace falta "
                                      "no_such_package_here, que no está instalado aquí: pip "
                                      "install 'attnlab[hf]'")
+
+
+def test_show_in_a_notebook_raises_in_its_language(tmp_path):
+    """A notebook has no command to say an error: ``show(..., lang="es")`` raises it said in
+    Spanish (the same class); in English, the error as raised."""
+    from attnlab.errors import DataError
+    from attnlab.explorer import show
+
+    with pytest.raises(DataError) as err:
+        show(tmp_path / "nada", "la gata", lang="es")
+    assert str(err.value) == f"no hay ninguna carpeta en {tmp_path / 'nada'}"
+    with pytest.raises(UsageError, match="give the sentence to show"):
+        show(tmp_path, lang="en")
+    with pytest.raises(UsageError) as err:
+        show(tmp_path, lang="es")
+    assert str(err.value) == "show(source, text): da la frase que quieres mostrar"

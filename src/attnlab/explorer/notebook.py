@@ -28,11 +28,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from attnlab.errors import DataError, UsageError
+from attnlab.errors import AttnlabError, DataError, UsageError
 from attnlab.explorer.page.render import ExplorerView
 from attnlab.explorer.sources.hand import hand_compute
 from attnlab.explorer.sources.heads import SENTENCE
 from attnlab.i18n import LANGS, resolve_lang
+from attnlab.i18n.logs import said
 
 __all__ = ["show"]
 
@@ -93,6 +94,17 @@ def show(
     and notes follow it too.
     """
     lang = _lang(lang)
+    try:
+        return _show(source, text, tokenizer, target, weights, tokens, height, lang)
+    except AttnlabError as err:
+        if lang == "en":
+            raise
+        raise type(err)(said(err, lang)) from err  # a notebook has no command to say it
+
+
+def _show(source: Any, text: str | None, tokenizer: Any, target: str | None, weights: Any,
+          tokens: Sequence[str] | None, height: int, lang: str) -> ExplorerView:
+    """``show``'s work, in English errors (``show`` says them in ``lang``)."""
     if weights is not None or tokens is not None:
         if source is not None or text is not None or weights is None or tokens is None:
             raise UsageError("show(weights=..., tokens=...) takes both, and no source or text")
