@@ -308,3 +308,4 @@ def test_show_in_a_notebook_raises_in_its_language(tmp_path):
     with pytest.raises(UsageError) as err:
         show(tmp_path, lang="es")
     assert str(err.value) == "show(source, text): da la frase que quieres mostrar"
+

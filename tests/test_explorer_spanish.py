@@ -283,3 +283,15 @@ def test_the_spanish_induction_page_shows_no_english(page, presets) -> None:
         titles = page.eval_on_selector_all("[title]", "els => els.map(e => e.title)")
         shown = [page.locator("body").inner_text(), *titles, *options]
         assert _english_left(shown) == [], mode
+
+
+def test_a_run_page_is_titled_in_the_language(tmp_path):
+    """The explorer's page of an attnlab run (``explore --checkpoint``, ``show(run)``) says
+    its title and its model in the page's language."""
+    from attnlab.explorer.sources.models import describe
+    from attnlab.nn.model_config import ModelConfig
+
+    cfg = ModelConfig(vocab_size=10, n_ctx=8, d_model=16, n_layer=2, mixer="mha", n_head=4,
+                      position="rope", scale=False)
+    assert describe(cfg) == "2 blocks of 4 heads, rope positions, no √d_k division"
+    assert describe(cfg, "es") == "2 bloques de 4 cabezas, posiciones rope, sin dividir entre √d_k"

@@ -70,7 +70,7 @@ def _compute(args: argparse.Namespace) -> Callable[[str], dict[str, Any]]:
     if args.checkpoint:
         from attnlab.explorer.sources.models import checkpoint_compute
 
-        return checkpoint_compute(args.checkpoint)
+        return checkpoint_compute(args.checkpoint, args.lang)
     if args.hf_model:
         from attnlab.explorer.sources.hf import hf_compute
 

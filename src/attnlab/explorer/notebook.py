@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from attnlab.errors import AttnlabError, DataError, UsageError
-from attnlab.explorer.page.render import ExplorerView
+from attnlab.explorer.page.render import ExplorerView, say
 from attnlab.explorer.sources.hand import hand_compute
 from attnlab.explorer.sources.heads import SENTENCE
 from attnlab.i18n import LANGS, resolve_lang
@@ -131,7 +131,7 @@ def _show(source: Any, text: str | None, tokenizer: Any, target: str | None, wei
             return ExplorerView(data, height=height, lang=lang)
         from attnlab.explorer.sources.models import checkpoint_compute
 
-        return ExplorerView(checkpoint_compute(folder)(text), height=height, lang=lang)
+        return ExplorerView(checkpoint_compute(folder, lang)(text), height=height, lang=lang)
     from attnlab.nn.model import LanguageModel
 
     if isinstance(source, LanguageModel):
@@ -141,8 +141,8 @@ def _show(source: Any, text: str | None, tokenizer: Any, target: str | None, wei
         from attnlab.explorer.sources.models import checkpoint_view, describe, model_page
 
         view = checkpoint_view(source, tokenizer, text, name=text)
-        title = "Attention of an attnlab model"
-        description = f"Every head of an attnlab model ({describe(source.cfg)}) on this sentence."
+        title = say("model.title", lang)
+        description = say("model.description", lang, model=describe(source.cfg, lang))
         data = model_page(source, [view], title, description)
         return ExplorerView(data, height=height, lang=lang)
     raise UsageError("show() takes a folder, an attnlab LanguageModel, None or weights=, not a "

@@ -62,6 +62,7 @@ from attnlab.explorer.sources.hf_seq import (
     split_heads,
 )
 from attnlab.explorer.sources.traces import LayerTrace, attnlab_traces, hf_value_norms, numpy_of
+from attnlab.i18n import text as say
 
 __all__ = ["HFModel", "hf_compute", "hf_token_strings", "hf_traces", "load_hf"]
 
@@ -300,13 +301,13 @@ def hf_compute(folder: str | Path, *, target: str | None = None, lang: str = "en
     if kind != "causal":
         return seq_compute(folder, config, kind, target=target, lang=lang)
     loaded = load_hf(folder)
-    how = ("converted into attnlab's model and traced" if loaded.converted else
-           "weights from the library's output_attentions")  # fmt: skip
-    title = f"Attention of {loaded.folder.name} ({family_name(loaded.model_type)})"
-    description = (
-        f"Where each token looks in every head of {a_model(loaded.model_type)} loaded from "
-        f"{loaded.folder.name} ({how}): choose a token to see its row."
-    )
+    family = family_name(loaded.model_type)
+    how = say("explorer", "hf.converted" if loaded.converted else "hf.library_weights", lang)
+    model = a_model(loaded.model_type) if lang == "en" else \
+        say("explorer", "hf.a_model", lang, family=family)
+    title = say("explorer", "hf.title", lang, folder=loaded.folder.name, family=family)
+    description = say("explorer", "hf.causal_description", lang, model=model,
+                      folder=loaded.folder.name, how=how)
 
     def compute(text: str) -> dict[str, Any]:
         view, scaled = loaded.view(text)

@@ -93,11 +93,15 @@ def checkpoint_view(
                             attnlab_traces(model, ids), lang=lang)
 
 
-def describe(cfg: ModelConfig) -> str:
-    """``2 blocks of 4 heads, rope positions`` (and ``, no √d_k division`` if so)."""
-    heads = counted(cfg.n_head, "head") if cfg.mixer == "mha" else f"a {cfg.mixer} mixer"
-    unscaled = ", no √d_k division" if cfg.mixer in ("head", "mha") and not cfg.scale else ""
-    return f"{counted(cfg.n_layer, 'block')} of {heads}, {cfg.position} positions{unscaled}"
+def describe(cfg: ModelConfig, lang: str = "en") -> str:
+    """``2 blocks of 4 heads, rope positions`` (and ``, no √d_k division`` if so), in
+    ``lang``."""
+    heads = counted(cfg.n_head, "head", lang) if cfg.mixer == "mha" else \
+        say("describe.mixer", lang, mixer=cfg.mixer)
+    unscaled = say("describe.unscaled", lang) if cfg.mixer in ("head", "mha") and \
+        not cfg.scale else ""
+    return say("describe.model", lang, blocks=counted(cfg.n_layer, "block", lang), heads=heads,
+               position=cfg.position, unscaled=unscaled)
 
 
 def model_page(
@@ -107,19 +111,17 @@ def model_page(
     return page_data(title, description, views, causal=True, scale=bool(model.cfg.scale))
 
 
-def checkpoint_compute(run: str | Path) -> Compute:
+def checkpoint_compute(run: str | Path, lang: str = "en") -> Compute:
     """Load the model (on the resolved device) and tokenizer of a run made by
-    ``attnlab train``; return ``compute(text) -> data``."""
+    ``attnlab train``; return ``compute(text) -> data`` (its title and description in
+    ``lang``)."""
     run_dir = Path(run)
     cfg, model, tokenizer, record = load_trained(run_dir, "auto")
     if tokenizer is None:
         raise DataError("run %s has no tokenizer.json (it was trained on token ids given "
                         "directly), so typed text cannot be tokenised", run_dir)
-    title = f"Attention of run {run_dir.name} (step {record.get('step', '?')})"
-    description = (
-        f"Every head of a trained attnlab model ({describe(cfg.model)}): "
-        "choose a token to see its row of weights."
-    )
+    title = say("run.title", lang, name=run_dir.name, step=record.get("step", "?"))
+    description = say("run.description", lang, model=describe(cfg.model, lang))
 
     def compute(text: str) -> dict[str, Any]:
         view = checkpoint_view(model, tokenizer, text, name=run_dir.name)
