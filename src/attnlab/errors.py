@@ -103,8 +103,9 @@ class Said(str):
 
     @classmethod
     def from_parts(cls, parts: dict) -> Said:
-        """The ``Said`` whose ``parts()`` are ``parts`` (its values strings, as stored): a
-        ``TypeError``, ``KeyError`` or ``ValueError`` where they are not such parts.
+        """The ``Said`` whose ``parts()`` are ``parts`` (its values numbers, strings or parts,
+        as stored): a ``TypeError``, ``KeyError`` or ``ValueError`` where they are not such
+        parts.
 
         >>> Said.from_parts(Said("cannot plan: %s", Said("got %s", 0)).parts())
         'cannot plan: got 0'

@@ -135,7 +135,7 @@ def check_no_damaged_results(out: Path, only: list[str] | None, profile: str,
     """Refuse, in one line, to write a report while an experiment's result in ``out`` is
     damaged (truncated, say): it would be shown as not run, and the report written over
     one that had it. The line names the file and the command that makes it again."""
-    from attnlab.i18n.logs import say_parts
+    from attnlab.i18n.logs import said_value
     from attnlab.kit import registry
     from attnlab.kit.envelope import ENVELOPE, damage
 
@@ -146,7 +146,7 @@ def check_no_damaged_results(out: Path, only: list[str] | None, profile: str,
         if why is not None:
             flags = "" if profile == "quick" else f" --profile {profile}"
             flags += "" if seeds is None else f" --seeds {seeds}"
-            why = say_parts(why.parts(), say.lang)  # the reason in the command's language
+            why = said_value(why, say.lang)  # the reason in the command's language
             raise DataError(say("reproduce.damaged", path=path, why=why, name=name,
                                 flags=flags, out=out))
 

@@ -32,18 +32,10 @@ from attnlab.errors import AttnlabError, DataError, UsageError
 from attnlab.explorer.page.render import ExplorerView, say
 from attnlab.explorer.sources.hand import hand_compute
 from attnlab.explorer.sources.heads import SENTENCE
-from attnlab.i18n import LANGS, resolve_lang
+from attnlab.i18n import resolve_lang
 from attnlab.i18n.logs import said
 
 __all__ = ["show"]
-
-
-def _lang(lang: str | None) -> str:
-    try:
-        return resolve_lang(lang)
-    except ValueError as err:  # the one it raises: a language attnlab does not speak
-        raise UsageError("unknown language %r; choose one of: %s", lang,
-                         ", ".join(LANGS)) from err
 
 
 def _folder_kind(folder: Path) -> str:
@@ -93,7 +85,7 @@ def show(
     the page's buttons, switches, captions and notes; the hand-designed page's title, heads
     and notes follow it too.
     """
-    lang = _lang(lang)
+    lang = resolve_lang(lang)
     try:
         return _show(source, text, tokenizer, target, weights, tokens, height, lang)
     except AttnlabError as err:

@@ -19,6 +19,8 @@ import os
 from functools import cache
 from importlib import resources
 
+from attnlab.errors import UsageError
+
 LANGS = ("en", "es")  # every catalogue entry has each of these
 DEFAULT = "en"
 THIN = "\u202f"  # groups thousands in Spanish
@@ -27,11 +29,12 @@ THIN = "\u202f"  # groups thousands in Spanish
 def resolve_lang(lang: str | None = None) -> str:
     """The language to speak: ``lang`` if given, else ``ATTNLAB_LANG`` (``es``, or a locale name
     such as ``es_ES.UTF-8``), else the locale's (``LC_ALL``, ``LC_MESSAGES``, ``LANG``), else
-    English. An unknown ``lang`` is a ``ValueError`` naming the choices; an ``ATTNLAB_LANG``
-    that names no language of attnlab is passed over, as an unknown locale is."""
+    English. An unknown ``lang`` is a ``UsageError`` (a ``ValueError``) naming the choices; an
+    ``ATTNLAB_LANG`` that names no language of attnlab is passed over, as an unknown locale
+    is."""
     if lang is not None:
         if lang not in LANGS:
-            raise ValueError(f"unknown language {lang!r}; choose one of: {', '.join(LANGS)}")
+            raise UsageError("unknown language %r; choose one of: %s", lang, ", ".join(LANGS))
         return lang
     chosen = _code(os.environ.get("ATTNLAB_LANG", ""))
     if chosen in LANGS:

@@ -61,16 +61,13 @@ def said(err: BaseException, lang: str) -> str:
     other = template(english, lang, "error")
     if other is None:
         return str(err)
-    return other % tuple(_said(v, lang) for v in values) if values else other
+    return other % tuple(said_value(v, lang) for v in values) if values else other
 
 
 def say_parts(parts: dict, lang: str) -> str:
-    """A stored ``Said`` (``attnlab.errors.Said.parts``) in ``lang``: its template's ``error``
-    entry in the language, else the template as it is, with each value said the same way."""
-    english = parts["template"]
-    values = tuple(say_parts(v, lang) if isinstance(v, dict) else v for v in parts["values"])
-    chosen = template(english, lang, "error") or english
-    return chosen % values if values else chosen
+    """A stored ``Said`` (``attnlab.errors.Said.parts``) in ``lang``: said as a live one is
+    (``said_value``), from the ``Said`` its parts make again."""
+    return str(said_value(Said.from_parts(parts), lang))
 
 
 def stored(record: dict, key: str, lang: str) -> str:
@@ -124,9 +121,9 @@ class Grouped(int):
     (``attnlab.i18n.group``: Spanish ``10 000 000`` with narrow spaces, ``1024`` alone).
     Otherwise an ordinary ``int``.
 
-    >>> str(Grouped(10_000_000)), "got %s" % Grouped(65536), _said(Grouped(1024), "es")
+    >>> str(Grouped(10_000_000)), "got %s" % Grouped(65536), said_value(Grouped(1024), "es")
     ('10,000,000', 'got 65,536', '1024')
-    >>> _said(Grouped(65536), "es") == "65\u202f536"
+    >>> said_value(Grouped(65536), "es") == "65\u202f536"
     True
     """
 
@@ -136,7 +133,7 @@ class Grouped(int):
         return f"{int(self):,}"
 
 
-def _said(arg: object, lang: str) -> object:
+def said_value(arg: object, lang: str) -> object:
     """A log line's or an error's argument in ``lang``: a run's label or a phrase said, a
     grouped number in the language's grouping, a ``Said`` (a sentence an error holds: the
     one a damaged checkpoint's advice wraps) by its ``error`` entry with its own values
@@ -150,7 +147,7 @@ def _said(arg: object, lang: str) -> object:
         return group(str(int(arg)), lang)
     if isinstance(arg, Said) and lang != "en":
         chosen = template(arg.template, lang, "error") or arg.template
-        values = tuple(_said(v, lang) for v in arg.values)
+        values = tuple(said_value(v, lang) for v in arg.values)
         return chosen % values if values else chosen
     if isinstance(arg, BaseException) and getattr(arg, "template", None) is not None:
         return said(arg, lang)  # an inner attnlab error ("%s; move it away"), by its own entry
@@ -172,7 +169,7 @@ class Translating(logging.Formatter):
         args = record.args
         if self.lang != "en" and isinstance(args, tuple) and \
                 any(isinstance(a, RunLabel | Phrase | Grouped) for a in args):
-            changes["args"] = tuple(_said(a, self.lang) for a in args)
+            changes["args"] = tuple(said_value(a, self.lang) for a in args)
         if changes:
             record = logging.makeLogRecord({**record.__dict__, **changes})
         return super().format(record)
@@ -188,5 +185,5 @@ def speak(lang: str, handlers: list[logging.Handler] | None = None) -> None:
                                          or "%(message)s"))
 
 
-__all__ = ["Grouped", "Phrase", "Translating", "reason_in", "said", "say_parts", "speak", "stored",
-           "template"]
+__all__ = ["Grouped", "Phrase", "Translating", "reason_in", "said", "said_value", "say_parts",
+           "speak", "stored", "template"]
