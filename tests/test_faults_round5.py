@@ -307,7 +307,7 @@ def test_ray_core_lines_stay_out_of_the_terminal_unless_verbose(monkeypatch, cap
     monkeypatch.setattr(cluster, "import_ray", FakeRay)
     monkeypatch.setattr(cluster, "probe", lambda *args, **kwargs: None)  # no server to probe
     monkeypatch.delenv("RAY_BACKEND_LOG_LEVEL", raising=False)
-    root = logging.getLogger()
+    root = logging.getLogger("attnlab")  # the logger -v opens to debug lines
     before = root.level
     try:
         root.setLevel(logging.INFO)

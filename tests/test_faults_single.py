@@ -263,3 +263,33 @@ def test_bad_input_traceback_only_with_verbose():
     assert one_line_error(cli("params", "--set", "n_head=3")).startswith("attnlab: error:")
     code, _, err = cli("-v", "params", "--set", "n_head=3")
     assert code == 2 and "Traceback" in err and "UsageError" in err
+
+
+VERBOSE_PROBE = """
+import logging, sys
+import attnlab.cli.params as params
+from attnlab.cli.main import main
+
+def logs(args):
+    logging.getLogger("attnlab.cli.process").debug("malloc keeps freed memory for reuse: %s", 1)
+    logging.getLogger("matplotlib.font_manager").debug("findfont: a library's line")
+    logging.getLogger("attnlab.cli.process").info("%s - %s", "a", "b")
+    return 0
+
+params.run = logs
+main(sys.argv[1:])
+"""
+
+
+@pytest.mark.parametrize("verbose", [True, False])
+def test_verbose_shows_attnlabs_debug_lines_and_no_librarys(verbose):
+    """-v opens attnlab's own debug lines, said in the command's language, and not every
+    library's (matplotlib's font search would bury them); without it, neither."""
+    import subprocess
+    import sys
+
+    argv = ["--lang", "es", *(["-v"] if verbose else []), "params"]
+    err = subprocess.run([sys.executable, "-c", VERBOSE_PROBE, *argv], capture_output=True,
+                         text=True, check=True, timeout=120).stderr
+    assert ("malloc guarda la memoria liberada para reutilizarla: 1" in err) is verbose
+    assert "findfont" not in err and "a - b" in err

@@ -97,11 +97,10 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(args, "lang", None) is None:  # `attnlab --lang es run ...`: chosen once
         args.lang = args.lang_first
     say = words(args.lang)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        format="%(message)s",
-        stream=sys.stderr,
-    )
+    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    own, level = logging.getLogger("attnlab"), logging.getLogger("attnlab").level
+    if args.verbose:  # attnlab's own debug lines, not every library's (matplotlib's fonts)
+        own.setLevel(logging.DEBUG)
     from attnlab.i18n.logs import speak
 
     speak(say.lang)  # the library's log lines in the command's language
@@ -124,6 +123,8 @@ def main(argv: list[str] | None = None) -> int:
         line = f"{type(err).__name__}: {first_line(err)}"
         hint = "" if args.verbose else say("main.traceback_hint")
         return _report(err, args.verbose, say("main.internal_error"), 1, line + hint)
+    finally:
+        own.setLevel(level)  # a caller's (a test's) logging as it was
 
 
 def _reader_gone() -> int:

@@ -185,7 +185,7 @@ def connect(address: str) -> ModuleType:
     ray = import_ray()
     if ray.is_initialized():  # already a driver: inside `ray job submit`, or a test
         return ray
-    verbose = logging.getLogger().isEnabledFor(logging.DEBUG)
+    verbose = logging.getLogger("attnlab").isEnabledFor(logging.DEBUG)
     if not verbose:
         os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "fatal")  # its C++ core's stderr
     target = address
