@@ -34,7 +34,7 @@ LEARNER = ["data/corpus.py", "kit/registry.py", "train/run_config.py", "cli/gene
            "explorer/sources/hf.py", "explorer/sources/hf_seq.py", "explorer/sources/models.py",
            "explorer/notebook.py", "explorer/server/httpd.py",
            "running/cluster.py", "running/ray_preflight.py", "running/executors.py",
-           "nn/model_config.py", "interp/scores.py", "bounds.py", "errors.py"]
+           "nn/model_config.py", "interp/scores.py", "bounds.py", "errors.py", "data/cache.py"]
 
 
 def raises(path: Path) -> list[tuple[int, list[ast.expr]]]:
@@ -309,3 +309,34 @@ def test_show_in_a_notebook_raises_in_its_language(tmp_path):
         show(tmp_path, lang="es")
     assert str(err.value) == "show(source, text): da la frase que quieres mostrar"
 
+
+
+def test_the_systems_reason_is_said_in_the_language(tmp_path, capsys):
+    """An error that names why the system refused (an ``OSError``'s strerror) says that
+    reason in the learner's language too, by its errno, in a command and after a pickle; an
+    errno without its entry keeps the system's words."""
+    import errno
+    import os
+
+    from attnlab.errors import OSReason, WriteError, os_reason
+    from attnlab.files import write_text
+    from attnlab.i18n.logs import said_value
+
+    for key, entry in catalogue("error").items():  # each entry is the system's own words
+        if key.startswith("os.") and hasattr(errno, key[3:]):
+            assert entry["en"] == os.strerror(getattr(errno, key[3:])), key
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x", encoding="utf-8")
+    with pytest.raises(WriteError) as caught:
+        write_text(blocker / "sub" / "out.txt", "y")
+    err = pickle.loads(pickle.dumps(caught.value))
+    assert str(err).endswith(": Not a directory")
+    assert said(err, "es") == \
+        f"no se pudo escribir {blocker / 'sub' / 'out.txt'}: no es una carpeta"
+    assert said_value(OSReason("Exec format error", errno.ENOEXEC), "es") == "Exec format error"
+    assert os_reason(ValueError("no")).args == ("no",)  # no strerror: the error itself
+    from attnlab.errors import DataError
+    from attnlab.labs import policy
+
+    with pytest.raises(DataError, match="es una carpeta"):  # a lab's words say it too
+        policy.read(tmp_path, "es")

@@ -138,6 +138,38 @@ def first_line(err: BaseException | str) -> str:
     return type(err).__name__
 
 
+class OSReason(str):
+    """The operating system's reason a file or network operation failed (an ``OSError``'s
+    ``strerror``), with its ``errno``, so that another language can say it by its ``os.<NAME>``
+    entry (``attnlab.i18n.logs.said_value``). Otherwise an ordinary ``str``, the system's words.
+
+    >>> reason = os_reason(FileNotFoundError(2, "No such file or directory"))
+    >>> str(reason), reason.errno
+    ('No such file or directory', 2)
+    """
+
+    errno: int | None
+
+    def __new__(cls, text: str, errno: int | None = None) -> OSReason:
+        made = super().__new__(cls, text)
+        made.errno = errno
+        return made
+
+    def __getnewargs__(self) -> tuple[str, int | None]:  # a copy or a pickle keeps its errno
+        return str(self), self.errno
+
+
+def os_reason(err: BaseException) -> object:
+    """Why ``err`` failed, to put in a message: its ``strerror`` as an ``OSReason`` where it
+    has one, else the error itself (said by its own message, or its template's entry).
+
+    >>> os_reason(ValueError("not a number"))
+    ValueError('not a number')
+    """
+    strerror = getattr(err, "strerror", None)
+    return OSReason(strerror, getattr(err, "errno", None)) if strerror else err
+
+
 def one_line(err: BaseException) -> str:
     """``Type: first line of the message``: how a failure is named in a record or a report.
 

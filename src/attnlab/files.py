@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from attnlab.errors import WriteError
+from attnlab.errors import WriteError, os_reason
 
 
 @contextlib.contextmanager
@@ -41,7 +41,7 @@ def atomic_path(path: str | Path, *, fsync: bool = True) -> Iterator[Path]:
                                     dir=path.parent)
         os.close(fd)
     except OSError as err:
-        raise WriteError("could not write %s: %s", path, err.strerror or err) from err
+        raise WriteError("could not write %s: %s", path, os_reason(err)) from err
     tmp = Path(name)
     try:
         os.chmod(tmp, 0o666 & ~current_umask())  # mkstemp makes it private; the target need not be
@@ -53,7 +53,7 @@ def atomic_path(path: str | Path, *, fsync: bool = True) -> Iterator[Path]:
         if fsync:
             fsync_dir(path.parent)
     except OSError as err:
-        raise WriteError("could not write %s: %s", path, err.strerror or err) from err
+        raise WriteError("could not write %s: %s", path, os_reason(err)) from err
     finally:
         tmp.unlink(missing_ok=True)
 
@@ -118,7 +118,7 @@ class Staged:
             os.close(fd)
             os.chmod(tmp, 0o666 & ~current_umask())
         except OSError as err:
-            raise WriteError("could not write %s: %s", target, err.strerror or err) from err
+            raise WriteError("could not write %s: %s", target, os_reason(err)) from err
         self.pending[target] = Path(tmp)
         return Path(tmp)
 
@@ -130,7 +130,7 @@ class Staged:
                 fh.write(data)
         except OSError as err:
             raise WriteError("could not write %s: %s", self.folder / name,
-                             err.strerror or err) from err
+                             os_reason(err)) from err
         return self.folder / name
 
     def write_text(self, name: str | Path, text: str) -> Path:
@@ -168,7 +168,7 @@ def staged(folder: str | Path, *, fsync: bool = True) -> Iterator[Staged]:
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as err:
-        raise WriteError("could not write into %s: %s", folder, err.strerror or err) from err
+        raise WriteError("could not write into %s: %s", folder, os_reason(err)) from err
     stage = Staged(folder)
     current = folder
     try:
@@ -186,7 +186,7 @@ def staged(folder: str | Path, *, fsync: bool = True) -> Iterator[Staged]:
     except OSError as err:
         if isinstance(err, WriteError):
             raise
-        raise WriteError("could not write %s: %s", current, err.strerror or err) from err
+        raise WriteError("could not write %s: %s", current, os_reason(err)) from err
     finally:
         for tmp in stage.pending.values():
             tmp.unlink(missing_ok=True)

@@ -26,7 +26,7 @@ from typing import Any
 from attnlab.bounds import check_text, whole
 from attnlab.cli.outputs import check_file, check_folder
 from attnlab.cli.words import Words, add_lang, new_parser, words
-from attnlab.errors import UsageError
+from attnlab.errors import UsageError, os_reason
 from attnlab.explorer.page.render import write_page
 from attnlab.explorer.server.httpd import serve
 from attnlab.explorer.sources.hand import hand_compute
@@ -149,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
         except OSError as err:  # port taken (or below 1024 without the right)
             raise UsageError("cannot serve on port %s of 127.0.0.1: %s (another program may "
                              "be listening there); choose another with --port N, or --port 0 "
-                             "for any free one", port, err.strerror or err) from err
+                             "for any free one", port, os_reason(err)) from err
         return 0
     path = write_page(compute(text), args.out or DEFAULT_OUT, lang=args.lang)
     print(say("explore.wrote", path=path))

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from attnlab.errors import WriteError
+from attnlab.errors import WriteError, os_reason
 
 
 def cache_dir() -> Path:
@@ -30,6 +30,6 @@ def cache_dir() -> Path:
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as err:
-        raise WriteError(f"cannot create the attnlab cache directory {path}: "
-                         f"{err.strerror or err} (set ATTNLAB_CACHE to a writable folder)") from err
+        raise WriteError("cannot create the attnlab cache directory %s: %s (set ATTNLAB_CACHE "
+                         "to a writable folder)", path, os_reason(err)) from err
     return path

@@ -29,7 +29,7 @@ import urllib.request
 from pathlib import Path
 
 from attnlab.data.cache import cache_dir
-from attnlab.errors import DataError, WriteError
+from attnlab.errors import DataError, WriteError, os_reason
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ def _checked(path: Path) -> Path:
     try:
         actual = sha256_of(path)
     except OSError as err:
-        raise CorpusError("cannot read corpus file %s: %s", path, err.strerror or err) from err
+        raise CorpusError("cannot read corpus file %s: %s", path, os_reason(err)) from err
     if actual != EXPECTED_SHA256:
         raise CorpusError("%s has sha256 %s, expected %s: refusing to use it (delete or "
                           "replace it)", path, actual, EXPECTED_SHA256)
@@ -97,7 +97,7 @@ def _fetch_into_cache(dest: Path) -> Path:
         fd, tmp_name = tempfile.mkstemp(prefix=f".{CORPUS_NAME}.", suffix=".part",
                                         dir=dest.parent)
     except OSError as err:
-        raise WriteError("could not write %s: %s", dest, err.strerror or err) from err
+        raise WriteError("could not write %s: %s", dest, os_reason(err)) from err
     os.close(fd)
     tmp = Path(tmp_name)
     try:
@@ -115,7 +115,7 @@ def _fetch_into_cache(dest: Path) -> Path:
         try:
             os.replace(tmp, dest)
         except OSError as err:
-            raise WriteError("could not write %s: %s", dest, err.strerror or err) from err
+            raise WriteError("could not write %s: %s", dest, os_reason(err)) from err
         log.info("downloaded %s into %s", CORPUS_NAME, dest)
         return dest
     finally:
@@ -164,4 +164,4 @@ def read_corpus(path: str | Path | None = None, *, download: bool = True) -> str
     except UnicodeDecodeError as err:
         raise CorpusError("corpus file %s is not UTF-8 text: %s", resolved, err.reason) from err
     except OSError as err:
-        raise CorpusError("cannot read corpus file %s: %s", resolved, err.strerror or err) from err
+        raise CorpusError("cannot read corpus file %s: %s", resolved, os_reason(err)) from err

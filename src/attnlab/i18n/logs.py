@@ -31,9 +31,10 @@ language); so is an error raised as one finished string.
 
 from __future__ import annotations
 
+import errno
 import logging
 
-from attnlab.errors import Said
+from attnlab.errors import OSReason, Said
 from attnlab.i18n import catalogue, group
 from attnlab.i18n.labels import RunLabel, say
 
@@ -137,7 +138,8 @@ def said_value(arg: object, lang: str) -> object:
     """A log line's or an error's argument in ``lang``: a run's label or a phrase said, a
     grouped number in the language's grouping, a ``Said`` (a sentence an error holds: the
     one a damaged checkpoint's advice wraps) by its ``error`` entry with its own values
-    said, else its English template; an inner attnlab error raised as a template by its own
+    said, else its English template; the system's reason an ``OSError`` gave (an
+    ``OSReason``) by its errno's entry; an inner attnlab error raised as a template by its own
     entry; the rest as given."""
     if isinstance(arg, RunLabel):
         return say(arg, lang)
@@ -145,6 +147,8 @@ def said_value(arg: object, lang: str) -> object:
         return arg.say(lang)
     if isinstance(arg, Grouped):
         return group(str(int(arg)), lang)
+    if isinstance(arg, OSReason) and lang != "en":  # the system's words, by its errno's entry
+        return os_words(arg, lang)
     if isinstance(arg, Said) and lang != "en":
         chosen = template(arg.template, lang, "error") or arg.template
         values = tuple(said_value(v, lang) for v in arg.values)
@@ -152,6 +156,18 @@ def said_value(arg: object, lang: str) -> object:
     if isinstance(arg, BaseException) and getattr(arg, "template", None) is not None:
         return said(arg, lang)  # an inner attnlab error ("%s; move it away"), by its own entry
     return arg
+
+
+def os_words(reason: OSReason, lang: str) -> str:
+    """The system's reason in ``lang``: the ``os.<ERRNO NAME>`` entry of the ``error``
+    catalogue (``os.ENOENT``: "no existe el archivo o la carpeta"), else the system's own words.
+
+    >>> os_words(OSReason("No such file or directory", 2), "es")
+    'no existe el archivo o la carpeta'
+    """
+    name = errno.errorcode.get(reason.errno) if reason.errno is not None else None
+    entry = catalogue("error").get(f"os.{name}", {}) if name else {}
+    return entry.get(lang) or str(reason)
 
 
 class Translating(logging.Formatter):

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from attnlab.errors import Said
+from attnlab.errors import Said, os_reason
 from attnlab.files import staged, write_json
 from attnlab.kit.tables import settings_dict
 
@@ -124,7 +124,7 @@ def damage(path: Path) -> Said | None:
     except ValueError as err:
         return Said("not valid JSON (%s)", err)
     except OSError as err:
-        return Said("cannot be read (%s)", err.strerror or err)
+        return Said("cannot be read (%s)", os_reason(err))
     return None if isinstance(cached, dict) else \
         Said("expected a JSON object, got %s", type(cached).__name__)
 

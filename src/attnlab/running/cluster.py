@@ -32,7 +32,7 @@ from collections.abc import Iterator, Mapping
 from types import ModuleType
 from typing import Any
 
-from attnlab.errors import AttnlabError, Said, UsageError, first_line
+from attnlab.errors import AttnlabError, Said, UsageError, first_line, os_reason
 
 log = logging.getLogger(__name__)
 
@@ -245,7 +245,7 @@ def probe(host: str, port: int, target: str, hint: str = "",
     try:
         conn = socket.create_connection((host, port), timeout=connect_s)
     except OSError as err:
-        raise UsageError("no Ray cluster answers at %s (%s): %s", target, err.strerror or err,
+        raise UsageError("no Ray cluster answers at %s (%s): %s", target, os_reason(err),
                          hint) from None
     with conn:
         if os.environ.get("RAY_USE_TLS", "0").lower() in ("1", "true"):
@@ -259,7 +259,7 @@ def probe(host: str, port: int, target: str, hint: str = "",
                              "Ray cluster (or a stalled one)", target, answer_s) from None
         except OSError as err:
             raise UsageError("%s closed the connection (%s): not a Ray cluster", target,
-                             err.strerror or err) from None
+                             os_reason(err)) from None
     if len(head) < 9 or head[3] != 0x04 or any(head[5:9]):  # a SETTINGS frame on stream 0
         said = head.decode("latin-1").splitlines()[0][:60].strip() if head else "nothing"
         raise UsageError("something other than Ray listens at %s (it answered %r): point "

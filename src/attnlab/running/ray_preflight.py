@@ -37,7 +37,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from attnlab.errors import Said, UsageError
+from attnlab.errors import Said, UsageError, os_reason
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +75,7 @@ def lock_problem(lock: Path, work: str) -> Said | None:
     try:
         fd = os.open(lock, os.O_RDWR)
     except OSError as err:
-        return Said("cannot open %s (%s)", lock, err.strerror)
+        return Said("cannot open %s (%s)", lock, os_reason(err))
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -83,8 +83,8 @@ def lock_problem(lock: Path, work: str) -> Said | None:
     except OSError as err:
         if err.errno in NO_LOCKS:
             return Said("file locking (flock) does not work in %s (%s): put --work on a file "
-                        "system with flock", work, err.strerror)
-        return Said("cannot lock %s (%s)", lock, err.strerror)
+                        "system with flock", work, os_reason(err))
+        return Said("cannot lock %s (%s)", lock, os_reason(err))
     else:
         fcntl.flock(fd, fcntl.LOCK_UN)
         return Said("a lock the driver holds in %s is not seen here (NFS mounted with "
@@ -112,7 +112,7 @@ def check_node(work: str, token: str, driver: dict[str, str], bf16: bool = False
         seen = None
         problems.append(Said("cannot see %s, which the driver wrote (%s): --work must be "
                              "shared storage mounted at the same path on every node", probe,
-                             err.strerror))
+                             os_reason(err)))
     if seen is not None and seen != token:
         problems.append(Said("%s holds another content than the driver wrote: --work is not "
                              "the same storage there", probe))
@@ -168,7 +168,7 @@ def preflight(ray: Any, work: Path, resource: str = "CPU", bf16: bool = False) -
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as err:
             raise UsageError("file locking (flock) does not work in %s on this machine (%s): "
-                             "put --work on a file system with flock", work, err.strerror) \
+                             "put --work on a file system with flock", work, os_reason(err)) \
                 from None
         check = ray.remote(num_cpus=0, max_retries=0)(check_node)
         facts = node_facts()

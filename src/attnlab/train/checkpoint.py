@@ -47,7 +47,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, load_model, save_file, save_model
 from torch import Tensor, nn
 
-from attnlab.errors import DataError, Said, WriteError, first_line
+from attnlab.errors import DataError, Said, WriteError, first_line, os_reason
 from attnlab.files import current_umask, fsync_dir, write_json
 from attnlab.train.newer_version import NewerRun, newer_run
 
@@ -82,9 +82,9 @@ def save_checkpoint(
     except OSError as err:
         if had:
             raise WriteError("could not write checkpoint %s: %s; the previous checkpoint is "
-                             "kept", final, err.strerror or err) from err
+                             "kept", final, os_reason(err)) from err
         raise WriteError("could not write checkpoint %s: %s; the run has no checkpoint yet",
-                         final, err.strerror or err) from err
+                         final, os_reason(err)) from err
     current = tmp
     try:
         os.chmod(tmp, 0o777 & ~current_umask())  # mkdtemp makes it private; a checkpoint is not
@@ -119,7 +119,7 @@ def save_checkpoint(
         shutil.rmtree(tmp, ignore_errors=True)
         if isinstance(err, WriteError):
             raise
-        reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+        reason = os_reason(err) if isinstance(err, OSError) else str(err)
         if had:
             raise WriteError("could not write checkpoint file %s for %s: %s; the previous "
                              "checkpoint is kept", current.name, final, reason) from err

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attnlab.errors import DataError, Said, UsageError, first_line
+from attnlab.errors import DataError, Said, UsageError, first_line, os_reason
 from attnlab.i18n.logs import Grouped
 from attnlab.nn.model_config import ModelConfig, Seq2SeqConfig
 
@@ -226,7 +226,7 @@ def read_config_file(path: Path) -> dict[str, Any]:
         raise DataError("config %s is not UTF-8 text (byte %d): is it a binary file?", path,
                         err.start) from err
     except OSError as err:
-        raise DataError("cannot read config %s: %s", path, err.strerror or err) from err
+        raise DataError("cannot read config %s: %s", path, os_reason(err)) from err
     try:
         if path.suffix == ".toml":
             import tomllib  # Python 3.11+

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from attnlab.errors import AttnlabError, DataError, Said, UsageError, WriteError
+from attnlab.errors import AttnlabError, DataError, Said, UsageError, WriteError, os_reason
 from attnlab.files import write_json, write_text
 from attnlab.train.newer_version import NewerRun, refuse_newer_config
 from attnlab.train.run_config import RunConfig, run_hash
@@ -68,7 +68,7 @@ def read_json(path: Path) -> Any:
     except json.JSONDecodeError as err:
         raise DataError("%s is damaged: not valid JSON (%s)", path, err) from None
     except OSError as err:
-        raise DataError("cannot read %s: %s", path, err.strerror or err) from None
+        raise DataError("cannot read %s: %s", path, os_reason(err)) from None
 
 
 def read_json_object(path: Path, *keys: str) -> dict[str, Any]:
@@ -213,7 +213,7 @@ def append_metrics(run_dir: Path, record: dict[str, Any]) -> None:
             fh.write(json.dumps(record, sort_keys=True) + "\n")
             fh.flush()
     except OSError as err:
-        raise WriteError("could not write %s: %s", path, err.strerror or err) from err
+        raise WriteError("could not write %s: %s", path, os_reason(err)) from err
 
 
 def read_metrics(run_dir: Path) -> list[dict[str, Any]]:
@@ -373,7 +373,7 @@ def run_lock(run_dir: Path) -> Iterator[None]:
     try:
         fh = open(path, "a")  # noqa: SIM115 - held for the whole block
     except OSError as err:
-        raise WriteError("could not write %s: %s", path, err.strerror or err) from err
+        raise WriteError("could not write %s: %s", path, os_reason(err)) from err
     try:
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
