@@ -72,6 +72,16 @@ def no_chosen_language(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LANG", "C.UTF-8")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C as a terminal gives it, wherever the suite was started: a suite started in the
+    background of a script (``cmd &``, ``nohup``) begins with SIGINT ignored, which every
+    subprocess would inherit, and the tests of what Ctrl-C does would test nothing."""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 @pytest.fixture(autouse=True)
 def _signals_left_as_found():  # noqa: ANN202
     """Every test leaves the process's SIGINT and SIGTERM handlers and its signal mask as
