@@ -31,8 +31,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from attnlab.errors import DataError, UsageError, WriteError, os_reason
-from attnlab.i18n.logs import said_value
+from attnlab.errors import DataError, UsageError, WriteError
+from attnlab.i18n.logs import reason_said
 
 TIME_LIMIT = (1.0, 600.0)  # seconds, both included: the range of --time-limit
 JOBS = (1, 16)  # learners checked at a time by lab grade, both included
@@ -266,7 +266,7 @@ def run_start(args: argparse.Namespace) -> int:
     except NotADirectoryError:
         raise UsageError(text("labs", "cli.not_a_folder", lang, path=folder)) from None
     except OSError as err:  # WriteError too: a read-only folder, a full disk
-        reason = said_value(os_reason(err.__cause__ or err), lang)
+        reason = reason_said(err.__cause__ or err, lang)
         raise WriteError(text("labs", "cli.cannot_write", lang, folder=folder,
                               reason=reason)) from None
     _out(text("labs", "cli.started", lang, stub=stub, notebook=nb, function=ex.function,
@@ -366,6 +366,6 @@ def run_train(args: argparse.Namespace) -> int:
         report.figure().savefig(report.png, dpi=100)
     except OSError as err:
         raise WriteError(text("labs", "cli.cannot_write", lang, folder=out,
-                              reason=said_value(os_reason(err), lang))) from None
+                              reason=reason_said(err, lang))) from None
     _out(f"{report}\n")
     return 0 if report.equal else 1

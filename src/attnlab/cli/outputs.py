@@ -34,8 +34,8 @@ from typing import TextIO
 
 from attnlab.bounds import check_text
 from attnlab.cli.words import Words, lang_of
-from attnlab.errors import UsageError, WriteError, os_reason
-from attnlab.i18n.logs import said_value
+from attnlab.errors import UsageError, WriteError
+from attnlab.i18n.logs import reason_said
 from attnlab.kit.envelope import ENVELOPE
 
 __all__ = ["add_replace", "check_file", "check_folder", "check_one_profile",
@@ -57,7 +57,7 @@ def _try_write(folder: Path, flag: str, shown: Path, say: Words) -> None:
     try:
         fd, name = tempfile.mkstemp(prefix=".attnlab-write-check.", dir=folder)
     except OSError as err:
-        reason = said_value(os_reason(err), say.lang)
+        reason = reason_said(err, say.lang)
         raise WriteError(say("outputs.cannot_write", flag=flag, path=shown, reason=reason,
                              folder=folder)) from err
     os.close(fd)
@@ -201,4 +201,4 @@ def _delete(out: Path, paths: list[Path], say: Words) -> None:
             path.unlink(missing_ok=True)
         except OSError as err:
             raise WriteError(say("outputs.cannot_delete", path=path, out=out,
-                                 reason=said_value(os_reason(err), say.lang))) from err
+                                 reason=reason_said(err, say.lang))) from err

@@ -34,7 +34,7 @@ from __future__ import annotations
 import errno
 import logging
 
-from attnlab.errors import OSReason, Said
+from attnlab.errors import OSReason, Said, os_reason
 from attnlab.i18n import catalogue, group
 from attnlab.i18n.labels import RunLabel, say
 
@@ -170,6 +170,12 @@ def os_words(reason: OSReason, lang: str) -> str:
     return entry.get(lang) or str(reason)
 
 
+def reason_said(err: BaseException, lang: str) -> str:
+    """Why ``err`` failed, in ``lang``, for a sentence of the catalogue (a lab's, a command's):
+    the system's reason by its errno's entry, else the error said as a command would."""
+    return str(said_value(os_reason(err), lang))
+
+
 class Translating(logging.Formatter):
     """A formatter that writes each log line it knows in ``lang`` (see the module docstring)."""
 
@@ -201,5 +207,5 @@ def speak(lang: str, handlers: list[logging.Handler] | None = None) -> None:
                                          or "%(message)s"))
 
 
-__all__ = ["Grouped", "Phrase", "Translating", "reason_in", "said", "said_value", "say_parts",
-           "speak", "stored", "template"]
+__all__ = ["Grouped", "Phrase", "Translating", "reason_in", "reason_said", "said",
+           "said_value", "say_parts", "speak", "stored", "template"]

@@ -41,9 +41,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from attnlab.errors import DataError, UsageError, WriteError, os_reason
+from attnlab.errors import DataError, UsageError, WriteError
 from attnlab.i18n import resolve_lang, text
-from attnlab.i18n.logs import said_value
+from attnlab.i18n.logs import reason_said
 from attnlab.labs import EXERCISES, boundary
 from attnlab.labs.checker import Case, Exercise
 from attnlab.labs.policy import Policy, of_class
@@ -131,7 +131,7 @@ def learners(folder: str | Path, skip: Path | None = None, lang: str | None = No
                         if e.is_dir() and not e.name.startswith(".")), key=lambda p: p.name)
     except OSError as err:
         raise DataError(text("labs", "grade.unreadable", lang, folder=folder,
-                             reason=said_value(os_reason(err), lang))) from None
+                             reason=reason_said(err, lang))) from None
     if skip is not None:
         found = [p for p in found if p.resolve() != skip.resolve()]
     if not found:
@@ -237,7 +237,7 @@ def writable(out: str | Path, lang: str | None = None) -> Path:
             pass
     except OSError as err:
         raise WriteError(text("labs", "cli.cannot_write", lang, folder=out,
-                              reason=said_value(os_reason(err), lang))) from None
+                              reason=reason_said(err, lang))) from None
     return out
 
 
@@ -252,7 +252,7 @@ def write(sheet: Sheet, out: str | Path) -> list[Path]:
             paths = [stage.write_text(name, make(sheet))
                      for name, make in zip(FILES, makers, strict=True)]
     except OSError as err:  # WriteError too: the folder went away, a full disk
-        reason = said_value(os_reason(err.__cause__ or err), sheet.lang)
+        reason = reason_said(err.__cause__ or err, sheet.lang)
         raise WriteError(text("labs", "cli.cannot_write", sheet.lang, folder=out,
                               reason=reason)) from None
     return paths

@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attnlab.errors import DataError, UsageError, os_reason
+from attnlab.errors import DataError, UsageError
 from attnlab.i18n import text
-from attnlab.i18n.logs import said_value
+from attnlab.i18n.logs import reason_said
 from attnlab.labs.checker import Case, Exercise
 
 FILE = "attnlab-class.toml"  # the policy's name in a class folder
@@ -99,7 +99,7 @@ def read(path: str | Path, lang: str | None = None) -> Policy:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
         raise DataError(text("labs", "policy.unreadable", lang, path=path,
-                             reason=said_value(os_reason(err), lang))) from None
+                             reason=reason_said(err, lang))) from None
     by_name = {ex.name: ex for ex in EXERCISES}
     tables = [ALL, *by_name]
 
