@@ -55,8 +55,8 @@ from attnlab.i18n.logs import Grouped
 from attnlab.kit.claims import MIN_SEEDS
 
 EXTRA_SEEDS = 2  # seeds added by the one extra round (3 seeds -> 5)
-# The quick profile is the budget a learner runs: on 2 cores its whole wall time is held to
-# 25 minutes, and the round takes a large share of it. docs/results.md shows only the last
+# The quick profile is the budget a learner runs: its whole wall time is sized for about 25
+# minutes on a fast 2-core CPU (a slower one takes longer), and the round takes a large share. docs/results.md shows only the last
 # quick run, made without the round; the commits that published a run with it (a5628a9) and
 # the next without it (fd70e07) give both wall times and say that no verdict changed. Its
 # verdicts are decided on the planned seeds (at least 3, a claim's minimum);
