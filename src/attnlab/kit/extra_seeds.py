@@ -56,11 +56,12 @@ from attnlab.kit.claims import MIN_SEEDS
 
 EXTRA_SEEDS = 2  # seeds added by the one extra round (3 seeds -> 5)
 # The quick profile is the budget a learner runs: its whole wall time is sized for about 25
-# minutes on a fast 2-core CPU (a slower one takes longer), and the round takes a large share. docs/results.md shows only the last
-# quick run, made without the round; the commits that published a run with it (a5628a9) and
-# the next without it (fd70e07) give both wall times and say that no verdict changed. Its
-# verdicts are decided on the planned seeds (at least 3, a claim's minimum);
-# ``--extra-seeds 2`` adds the round. Every other profile has it by default.
+# minutes on a fast 2-core CPU (a slower one takes longer), and the round takes a large
+# share. docs/results.md shows only the last quick run, made without the round; the commits
+# that published a run with it (a5628a9) and the next without it (fd70e07) give both wall
+# times and say that no verdict changed. Its verdicts are decided on the planned seeds (at
+# least 3, a claim's minimum); ``--extra-seeds 2`` adds the round. Every other profile has
+# it by default.
 PROFILE_EXTRA_SEEDS = {"quick": 0}
 
 
