@@ -225,3 +225,30 @@ def test_a_seed_that_never_held_at_its_edge_is_no_evidence_that_attention_stops_
     assert v["status"] == "inconclusive" and v["premise"]["seeds_not_learning"] == [1, 3]
     assert v["why"].startswith("2 of 4 seeds learned (seeds 1 and 3 did not: attention's "
                                "accuracy at the largest trained d ≥ 0.7)")
+
+
+def test_a_seed_exactly_at_the_threshold_of_a_premise_said_with_ge_learned():
+    """A premise whose words say "≥" holds at a margin of exactly 0 (an accuracy that is a
+    count over held-out items can land on 0.70); one that says ">" does not."""
+    at_edge = decide(_claim([1.0, 0.0, 0.5]), {"t": {}})
+    assert at_edge["premise"]["seeds_not_learning"] == []
+    strict = dataclasses.replace(_claim([1.0, 0.0, 0.5]),
+                                 premises=(dataclasses.replace(
+                                     _claim([1.0, 0.0, 0.5]).premises[0], strict=True),))
+    over = decide(strict, {"t": {}})
+    assert over["premise"]["seeds_not_learning"] == [1]
+
+
+def test_every_premise_is_strict_exactly_when_its_words_say_greater_than():
+    from attnlab.kit.registry import load, names
+
+    seen = 0
+    for name in names():
+        for c in load(name).claims:
+            for premise in c.premises:
+                says_ge = "≥" in premise.rule and "≥" in (premise.rule_es or "≥")
+                says_gt = ">" in premise.rule and ">" in (premise.rule_es or ">")
+                assert says_ge != says_gt, (c.id, premise.rule)
+                assert premise.strict == says_gt, (c.id, premise.rule)
+                seen += 1
+    assert seen >= 10

@@ -22,7 +22,8 @@ A claim may declare *premises*: the conditions under which it can be tested at a
 RNN learned the agreement at the smallest distance, else nothing can fall; an induction
 head formed, else there is nothing to ablate). Every premise of the claims is of that kind
 (the model learned what the claim is about), so a premise is decided **per seed**: a seed
-whose premise margin is above zero (on every premise) *learned*; a seed that did not is
+whose premise margin is at least zero (on every premise; above zero for a ``strict`` one, a
+condition written with ">") *learned*, as the premise's words say; a seed that did not is
 no evidence either way, its margins are left out of every part, and the verdict names it.
 The parts are decided over the learning seeds only, by the rule above. A training claim
 with fewer than ``MIN_SEEDS`` learning seeds (of at least ``MIN_SEEDS``) is
@@ -116,10 +117,12 @@ class Premise:
     """A condition under which a claim can be tested at all, decided as a part is."""
 
     rule: str  # the condition in words, with its threshold
-    margins: Callable[[Records], Margins]  # per-seed margins: > 0 where the condition holds
+    margins: Callable[[Records], Margins]  # per-seed margins: ≥ 0 where the condition holds
     failed: str  # why the claim cannot be tested, formatted with the margins' numbers
     failed_es: str = ""  # the same in Spanish
     rule_es: str = ""
+    # False: the rule says "≥", so a margin of exactly 0 holds; True: it says ">", and 0 fails
+    strict: bool = False
 
 
 @dataclass(frozen=True)
@@ -315,7 +318,8 @@ def seed_list(seeds: Sequence[int], lang: str = "en") -> str:
 
 def decide_premises(c: Claim, records: Records) -> dict[str, Any]:
     """The outcome of a claim's premises, per seed: ``seeds_not_learning`` (the seeds, from
-    0, whose margin is not above zero on some premise), ``learning_seeds`` (how many are),
+    0, whose margin is below zero on some premise, or zero on a strict one),
+    ``learning_seeds`` (how many are),
     ``held`` True (at least ``MIN_SEEDS`` learned; one, for a claim of one evaluation), False
     (fewer, of at least as many seeds: the claim cannot be tested) or None (fewer seeds in
     all than a verdict needs), ``why`` and ``why_es`` in words, and per premise its rule,
@@ -334,7 +338,8 @@ def decide_premises(c: Claim, records: Records) -> dict[str, Any]:
             mean, se = mean_se(values)
             row.update(margins=values, mean=mean, numbers=m.numbers,
                        se=se if math.isfinite(se) else None,
-                       seeds_failing=[i for i, v in enumerate(values) if v <= 0],
+                       seeds_failing=[i for i, v in enumerate(values)
+                                      if v < 0 or (premise.strict and v == 0)],
                        why=premise.failed.format(**m.numbers),
                        why_es=(premise.failed_es or premise.failed).format(**m.numbers),
                        status="measured")

@@ -90,7 +90,7 @@ def head_formed(consequence: str, consequence_es: str) -> Premise:
         "{bar:g}): " + consequence,
         "no se formó ninguna cabeza de inducción (la mejor cabeza del bloque 2 puntúa "
         "{score:.2f}, no más de {bar:g}): " + consequence_es,
-        f"puntuación de inducción de la mejor cabeza del bloque 2 > {MOST:g}")
+        f"puntuación de inducción de la mejor cabeza del bloque 2 > {MOST:g}", strict=True)
 
 
 def _kept(key: str, prev: bool) -> Any:
