@@ -84,7 +84,7 @@ KNOBS = {
     ("induction.two_blocks_form", "induction head"): ("ind", lambda m: 0.5 + m),
     ("induction.two_blocks_form", "previous-token head"): ("prev", lambda m: 0.5 + m),
     ("induction.one_block_does_not", "no induction head"): ("one_ind", lambda m: 0.25 - m),
-    # (first − repeat) / first < 0.10, first 3.5
+    # |first − repeat| / first < 0.10, first 3.5: the repeat loss below the first by 0.10 − m
     ("induction.one_block_does_not", "repeat loss near the first"):
         ("one_repeat", lambda m: 3.5 * (1 - (0.10 - m))),
     ("induction.phase_change", "abrupt"): ("loss_share", lambda m: 0.5 + m),
@@ -101,6 +101,9 @@ KNOBS = {
         ("other_benefit", lambda m: 0.5 + m),
 }
 PREMISED = {"induction.phase_change", "induction.ablation_k_composition"}  # a head formed
+# a part whose margin cannot pass its threshold gets a smaller scale: "near" is at most 0.10
+# from the first loss (margin 0.10 at equal losses), so its margins stay below 0.10
+UNITS = {"one_repeat": 0.05}
 
 
 def _two(v: dict[str, float]) -> dict:
@@ -121,7 +124,7 @@ def _two(v: dict[str, float]) -> dict:
 
 def _record(**set_margins: list[float]) -> dict:
     """Three seeds, each part's margins ``held`` unless ``set_margins`` names its knob."""
-    values = {knob: [value(m) for m in set_margins.get(knob, margins("held", U))]
+    values = {knob: [value(m) for m in set_margins.get(knob, margins("held", UNITS.get(knob, U)))]
               for knob, value in KNOBS.values()}
     seeds = [{k: v[s] for k, v in values.items()} for s in range(3)]
     one = [{"first": 3.5, "repeat": v["one_repeat"], "induction": [[v["one_ind"], 0.05, 0.05,
@@ -137,7 +140,7 @@ def test_every_claim_holds_on_olssons_picture():
 @pytest.mark.parametrize(("cid", "name"), list(KNOBS))
 def test_each_part_is_held_not_held_and_inconclusive_as_its_spread_says(cid, name, case):
     knob, _ = KNOBS[(cid, name)]
-    wanted = margins(case, U)
+    wanted = margins(case, UNITS.get(knob, U))
     verdicts = by_id(evaluate(_record(**{knob: wanted}), induction.CLAIMS))
     check_case(verdicts[cid], name, case, wanted)
     # the best block-2 score is also the premise of the claims about the head's forming and
@@ -166,3 +169,16 @@ def test_with_no_induction_head_its_forming_and_ablation_cannot_be_tested(case, 
                        for p in v["parts"])  # two seeds: too few for a verdict
             assert v["why"].startswith("2 of 3 seeds learned (seed 0 did not: the best "
                                        "block-2 head's induction score > 0.5)")
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_near_is_read_on_both_sides_of_the_first_loss(case):
+    """Rule v2: a repeat loss as far above the first occurrence's as another is below it is
+    as far from near (v1 held any repeat loss above the first as near)."""
+    wanted = margins(case, UNITS["one_repeat"])
+    above = [3.5 * (1 + (0.10 - m)) for m in wanted]
+    record = _record()
+    for seed, repeat in zip(record["induction"]["one"], above, strict=True):
+        seed["repeat"] = repeat
+    check_case(by_id(evaluate(record, induction.CLAIMS))["induction.one_block_does_not"],
+               "repeat loss near the first", case, wanted)

@@ -55,9 +55,9 @@ def _one_no_head(records: Records) -> Margins:
 
 
 def _one_loss_near(records: Records) -> Margins:
-    """Per seed: the one-block model's (first − repeat) / first loss, against CLEAR ("near":
-    less than a clear relative difference on the claims' one scale)."""
-    gaps = [(o["first"] - o["repeat"]) / o["first"] for o in records[NAME]["one"]]
+    """Per seed: the one-block model's |first − repeat| / first loss, against CLEAR ("near":
+    less than a clear relative difference on the claims' one scale, lower or higher)."""
+    gaps = [abs(o["first"] - o["repeat"]) / o["first"] for o in records[NAME]["one"]]
     return _margins(gaps, CLEAR, False)
 
 
@@ -127,8 +127,9 @@ CLAIMS: list[Claim] = [
           "repeated segment stays near the first occurrence's.", NAME,
           Part(f"the one-block model's best induction score < {MOST / 2:g} (half the "
                f"threshold {MOST:g})", _one_no_head, "score", "no induction head"),
-          Part(f"(first − repeat loss) / first-occurrence loss < {CLEAR:g}", _one_loss_near,
-               "relative loss", "repeat loss near the first")),
+          Part(f"|first − repeat loss| / first-occurrence loss < {CLEAR:g}", _one_loss_near,
+               "relative loss", "repeat loss near the first"),
+          version=2),  # v2: "near" on both sides (v1 read a repeat loss far above as near)
     claim("induction.phase_change",
           "The fall of the two-block model's repeated-segment loss is abrupt, a phase change: "
           "most of it happens within a short stretch of training, and that stretch is where "
