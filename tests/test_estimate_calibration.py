@@ -43,8 +43,7 @@ def test_calibrate_compares_each_run_with_its_own_estimate():
 
 
 def test_the_estimate_corrects_itself_by_the_runs_it_finds(monkeypatch, tmp_path):
-    monkeypatch.setattr(estimate_module, "step_seconds",
-                        lambda configs, side_by_side=1: [STEP_S] * len(configs))
+    monkeypatch.setattr(estimate_module, "step_seconds", lambda configs: [STEP_S] * len(configs))
     runner = Runner(tmp_path)
     first = estimate("micro", 3, runner, only=["agreement"])
     assert first.calibration is None and "not checked: no finished run" in first.text()
@@ -63,45 +62,3 @@ def test_the_estimate_corrects_itself_by_the_runs_it_finds(monkeypatch, tmp_path
     assert "checked against the 1 finished run of this cache" in text
     assert f"× {cal.ratio('agreement'):.2f})" in text  # the per-experiment line says the factor
     assert "should take about" in text and "between" in text
-
-
-def test_cpu_workers_are_timed_side_by_side_at_most_one_per_core(monkeypatch, tmp_path):
-    """Workers on one machine slow each other: the estimate times as many processes at once
-    as CPU workers will train at once, never more than the cores; a GPU run is timed alone."""
-    import os
-
-    import torch
-
-    from attnlab.running.cluster import sized
-    from attnlab.suite.forecast import side_by_side
-
-    cores = os.cpu_count() or 1
-    assert side_by_side(1, torch.device("cpu")) == 1
-    assert side_by_side(300, torch.device("cpu")) == cores
-    assert side_by_side(4, torch.device("cuda")) == 1
-    asked = []
-
-    def fake(configs, side_by_side=1):
-        asked.append(side_by_side)
-        return [STEP_S] * len(configs)
-
-    monkeypatch.setattr(estimate_module, "step_seconds", fake)
-    out = estimate("micro", 3, sized(Runner(tmp_path), 2), only=["agreement"])
-    assert asked == [min(2, cores)] and out.timed_together == min(2, cores)
-    out.timed_together = 2  # the words, whatever this machine's cores
-    assert "timings of each model in 2 processes side by side, as 2 workers will train" \
-        in out.text()
-    assert "de cada modelo en 2 procesos a la vez, como entrenarán 2 procesos de trabajo" \
-        in out.text("es")
-    out.timed_together = 1
-    assert "(from 2-step timings of each model, best of 2 rounds" in out.text()
-
-
-def test_side_by_side_timings_are_each_configs_mean_over_the_processes(tmp_path):
-    from attnlab.suite.forecast import step_seconds
-
-    exp = load("agreement")
-    configs = [Runner(tmp_path).resolve(exp.plan(exp.settings("micro"))[0]).config]
-    one, two = step_seconds(configs), step_seconds(configs, 2)
-    assert len(one) == len(two) == 1 and one[0] > 0 and two[0] > 0
-    assert step_seconds([], 2) == []

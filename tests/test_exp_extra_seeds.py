@@ -132,8 +132,7 @@ def test_the_estimate_counts_workers_sharing_a_gpu_as_one(monkeypatch, tmp_path)
 
     monkeypatch.setattr(pool, "gpu_count", lambda: 1)
     monkeypatch.setattr(Runner, "resolve_device", lambda self: torch.device("cuda"))
-    monkeypatch.setattr(estimate_module, "step_seconds",
-                        lambda configs, side_by_side=1: [0.01] * len(configs))
+    monkeypatch.setattr(estimate_module, "step_seconds", lambda configs: [0.01] * len(configs))
     runner = Runner(tmp_path, executor=LocalPool(4, "cuda"))
     est = estimate("micro", 3, runner, only=["agreement"])
     assert est.workers == 1 and est.sharing == 3  # 3 pending runs on 4 workers, one GPU

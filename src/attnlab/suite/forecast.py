@@ -6,12 +6,7 @@ the same ``SuitePlan`` the command then runs) and keeps the runs that have not f
 batch, context) in a fresh one-thread process
 (on CUDA: on the device, under the run's precision), as a worker would run
 it. Each shape is timed in interleaved rounds and the best round is kept, so
-a burst of other work on a shared machine inflates the estimate less. On the
-CPU the timing runs in as many processes side by side as workers will train
-at once (at most one per core), and a step's time is their mean: workers on
-one machine share its memory and caches, and timed alone a step came out
-faster than a worker ran it (on a 2-core AMD EPYC, 36m28s of the quick
-profile's training estimated alone, 45m48s measured on two workers). A run
+a burst of other work on a shared machine inflates the estimate less. A run
 then costs ``steps × step time`` plus its final evaluation (a forward pass
 over the held-out split and a train slice of the same size, counted as a third
 of a training step per token). The runs are laid on the workers longest first,
@@ -63,7 +58,6 @@ class Estimate:
     runs: dict[str, int] = field(default_factory=dict)  # pending runs per experiment
     wall_s: float = 0.0  # the busiest worker's seconds
     timing_s: float = 0.0  # how long the timing itself took
-    timed_together: int = 1  # timing processes side by side (``side_by_side``)
     extra_seeds: int = 0  # the extra-seed round's size (not in the estimate: said in text)
     seeds: dict[str, int] = field(default_factory=dict)  # planned seeds per experiment
     sharing: int = 0  # workers that will share the GPUs (counted as `workers`, one per GPU)
@@ -103,8 +97,7 @@ class Estimate:
                                        time=took(seconds), timed=timed))
         lines += ["  " + t("estimate.skipped", lang, name=name, why=why)
                   for name, why in self.skipped.items()]
-        key = "estimate.timings_together" if self.timed_together > 1 else "estimate.timings"
-        lines.append("  " + t(key, lang, steps=STEPS, rounds=ROUNDS, n=self.timed_together,
+        lines.append("  " + t("estimate.timings", lang, steps=STEPS, rounds=ROUNDS,
                               seconds=f"{self.timing_s:.0f}"))
         lines += (self.calibration.text(lang) if self.calibration is not None else
                   ["  " + t("estimate.unchecked", lang)])
@@ -244,27 +237,13 @@ def shape_of(cfg: RunConfig) -> tuple[Any, ...]:
     return (cfg.model, cfg.train.batch_size, cfg.train.device, cfg.train.precision)
 
 
-def step_seconds(configs: list[RunConfig], side_by_side: int = 1) -> list[float]:
-    """Seconds per training step of each config, timed in ``side_by_side`` fresh one-thread
-    processes at once (each times every config; a config's time is their mean)."""
+def step_seconds(configs: list[RunConfig]) -> list[float]:
+    """Seconds per training step of each config, timed in a fresh one-thread process."""
     if not configs:
         return []
-    n = max(1, side_by_side)
     ctx = mp.get_context("spawn")
-    with ctx.Pool(n) as pool:
-        timed = pool.map(_time_steps, [configs] * n, chunksize=1)
-    return [statistics.fmean(each) for each in zip(*timed, strict=True)]
-
-
-def side_by_side(workers: int, device: Any) -> int:
-    """How many timing processes stand in for ``workers`` CPU workers: one each, at most
-    one per core (more workers than cores share cores, which the estimate leaves out);
-    on CUDA one."""
-    import os
-
-    if device.type != "cpu":
-        return 1
-    return max(1, min(workers, os.cpu_count() or 1))
+    with ctx.Pool(1) as pool:
+        return pool.apply(_time_steps, (configs,))
 
 
 def _time_steps(configs: list[RunConfig]) -> list[float]:
@@ -386,14 +365,13 @@ def estimate_plans(profile: str, pending: dict[str, list[Any]], runner: Any, *,
     configs += [row[0] for rows in done.values() for row in rows]
     shapes = list(dict.fromkeys(shape_of(c) for c in configs))
     first = {shape_of(c): c for c in configs}
+    start = time.perf_counter()
+    timed = dict(zip(shapes, step_seconds([first[s] for s in shapes]), strict=True))
     pool = runner.slots(sum(map(len, pending.values())))
     device = runner.resolve_device()
     laid = min(pool, max(1, gpu_count())) if device.type == "cuda" else pool
-    together = side_by_side(laid, device)
-    start = time.perf_counter()
-    timed = dict(zip(shapes, step_seconds([first[s] for s in shapes], together), strict=True))
     out = Estimate(profile, laid, str(device), timing_s=time.perf_counter() - start,
-                   timed_together=together, extra_seeds=extra_seeds, seeds=seeds, sharing=pool,
+                   extra_seeds=extra_seeds, seeds=seeds, sharing=pool,
                    skipped=dict(skipped or {}))
     out.calibration = calibrate(done, timed, profile) if any(pending.values()) else None
     every = []
