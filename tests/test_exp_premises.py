@@ -230,13 +230,11 @@ def test_a_seed_that_never_held_at_its_edge_is_no_evidence_that_attention_stops_
 def test_a_seed_exactly_at_the_threshold_of_a_premise_said_with_ge_learned():
     """A premise whose words say "≥" holds at a margin of exactly 0 (an accuracy that is a
     count over held-out items can land on 0.70); one that says ">" does not."""
-    at_edge = decide(_claim([1.0, 0.0, 0.5]), {"t": {}})
-    assert at_edge["premise"]["seeds_not_learning"] == []
-    strict = dataclasses.replace(_claim([1.0, 0.0, 0.5]),
-                                 premises=(dataclasses.replace(
-                                     _claim([1.0, 0.0, 0.5]).premises[0], strict=True),))
-    over = decide(strict, {"t": {}})
-    assert over["premise"]["seeds_not_learning"] == [1]
+    edge = _claim([1.0, 0.0, 0.5])  # seed 1 exactly at the threshold
+    assert decide(edge, {"t": {}})["premise"]["seeds_not_learning"] == []
+    strict = dataclasses.replace(
+        edge, premises=(dataclasses.replace(edge.premises[0], strict=True),))
+    assert decide(strict, {"t": {}})["premise"]["seeds_not_learning"] == [1]
 
 
 def test_every_premise_is_strict_exactly_when_its_words_say_greater_than():
